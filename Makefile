@@ -1,0 +1,48 @@
+# ntsim: every target creates the virtual environment it needs from nothing.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+# The suite forces 4 host devices so sharded sweeps are exercised on a CPU.
+TEST_ENV := XLA_FLAGS=--xla_force_host_platform_device_count=4 MPLBACKEND=Agg
+
+.PHONY: venv test test-full lint format reproduce verify bench nt-fixtures clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+test: $(STAMP)
+	$(BIN)/ruff check ntsim experiments tests benchmarks scripts
+	$(BIN)/ruff format --check ntsim experiments tests benchmarks scripts
+	$(TEST_ENV) $(BIN)/pytest -q -m "not slow" -n 2 ntsim tests experiments
+
+test-full: $(STAMP)
+	$(TEST_ENV) $(BIN)/pytest -q -n 2 ntsim tests experiments
+
+lint: $(STAMP)
+	$(BIN)/ruff check ntsim experiments tests benchmarks scripts
+
+format: $(STAMP)
+	$(BIN)/ruff format ntsim experiments tests benchmarks scripts
+	$(BIN)/ruff check --fix ntsim experiments tests benchmarks scripts
+
+reproduce: $(STAMP)
+	MPLBACKEND=Agg $(BIN)/ntsim reproduce --scale quick
+
+verify: $(STAMP)
+	$(BIN)/ntsim verify --scale quick
+
+bench: $(STAMP)
+	XLA_FLAGS=--xla_force_host_platform_device_count=4 $(BIN)/python -m benchmarks.run
+
+# Reference kernels from neural-tangents, in a separate pinned environment (see scripts/).
+nt-fixtures:
+	bash scripts/make_nt_fixtures.sh
+
+clean:
+	rm -rf $(VENV) .venv-nt .pytest_cache build *.egg-info

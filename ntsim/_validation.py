@@ -1,0 +1,90 @@
+"""Argument checks shared across ntsim (raise early, name the argument and the rule).
+
+Every public function validates what can be known at trace time (shapes, static
+hyperparameters) with these helpers, so error messages look the same everywhere:
+``"<function>: <argument> must <rule>, got <value>."``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = [
+    "check_choice",
+    "check_finite_scalar",
+    "check_ndim",
+    "check_nonnegative",
+    "check_positive",
+    "check_positive_int",
+    "check_same_leading_dim",
+]
+
+
+def _is_concrete(value) -> bool:
+    """True when ``value`` can be read on the host (not a tracer under jit/vmap)."""
+    try:
+        np.asarray(value)
+    except Exception:  # jax.errors.TracerArrayConversionError and friends
+        return False
+    return True
+
+
+def check_positive_int(where: str, name: str, value) -> int:
+    """Require a positive Python integer (static shape-like argument)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+        raise ValueError(f"{where}: {name} must be a positive integer, got {value!r}.")
+    return int(value)
+
+
+def check_positive(where: str, name: str, value) -> None:
+    """Require ``value > 0`` elementwise when ``value`` is concrete (skipped under tracing)."""
+    if _is_concrete(value):
+        arr = np.asarray(value)
+        if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+            raise ValueError(f"{where}: {name} must be positive and finite, got {value!r}.")
+
+
+def check_nonnegative(where: str, name: str, value) -> None:
+    """Require ``value >= 0`` elementwise when ``value`` is concrete (skipped under tracing)."""
+    if _is_concrete(value):
+        arr = np.asarray(value)
+        if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+            raise ValueError(f"{where}: {name} must be non-negative and finite, got {value!r}.")
+
+
+def check_finite_scalar(where: str, name: str, value) -> None:
+    """Require a finite scalar when concrete."""
+    if _is_concrete(value):
+        arr = np.asarray(value)
+        if arr.ndim != 0 or not math.isfinite(float(arr)):
+            raise ValueError(f"{where}: {name} must be a finite scalar, got {value!r}.")
+
+
+def check_choice(where: str, name: str, value, choices: Sequence) -> None:
+    """Require ``value`` to be one of ``choices``."""
+    if value not in choices:
+        raise ValueError(f"{where}: {name} must be one of {tuple(choices)}, got {value!r}.")
+
+
+def check_ndim(where: str, name: str, array, ndim: int | Sequence[int]) -> None:
+    """Require ``array.ndim`` in ``ndim``."""
+    allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+    actual = np.ndim(array)
+    if actual not in allowed:
+        shape = np.shape(array)
+        raise ValueError(
+            f"{where}: {name} must have ndim in {allowed}, got shape {shape} (ndim {actual})."
+        )
+
+
+def check_same_leading_dim(where: str, names: Sequence[str], arrays: Sequence) -> None:
+    """Require all ``arrays`` to share their first dimension (number of examples)."""
+    sizes = [np.shape(a)[0] if np.ndim(a) else None for a in arrays]
+    if len(set(sizes)) != 1:
+        pairs = ", ".join(f"{n}.shape={np.shape(a)}" for n, a in zip(names, arrays, strict=True))
+        raise ValueError(
+            f"{where}: {', '.join(names)} must have the same first dimension, got {pairs}."
+        )
