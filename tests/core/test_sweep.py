@@ -1,0 +1,103 @@
+"""Sweeps: chunked, sharded vmap equals a Python loop over instances."""
+
+from __future__ import annotations
+
+import os
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import PartitionSpec
+
+from ntsim.core import SWEEP_AXIS, sweep, sweep_keys
+from ntsim.core._sweep import _chunk_runner
+
+FORCED_DEVICES = "--xla_force_host_platform_device_count=4" in os.environ.get("XLA_FLAGS", "")
+K = 7
+
+
+def _instance_fn(inst):
+    """A small random problem per instance: data from the key, one shrunk gradient step."""
+    x = jax.random.normal(inst["key"], (12, 3))
+    w = x.T @ jnp.sin(x[:, 0]) / (1.0 + inst["lam"])
+    return {"w": w, "norm": jnp.linalg.norm(w), "lam": inst["lam"]}
+
+
+def _inputs(key):
+    return {"key": jax.random.split(key, K), "lam": jnp.linspace(0.1, 1.0, K)}
+
+
+def _loop(fn, inputs):
+    outs = [fn(jax.tree.map(lambda a, i=i: a[i], inputs)) for i in range(K)]
+    return jax.tree.map(lambda *leaves: np.stack(leaves), *outs)
+
+
+@pytest.mark.parametrize("chunk_size", [None, 1, 2, 3, 4, 7, 100])
+def test_sweep_equals_python_loop(key, chunk_size):
+    inputs = _inputs(key)
+    expected = _loop(_instance_fn, inputs)
+    got = sweep(_instance_fn, inputs, chunk_size=chunk_size)
+    assert jax.tree.structure(got) == jax.tree.structure(expected)
+    for name in expected:
+        assert got[name].shape == expected[name].shape
+        # float32: the jitted batched program may round differently from eager calls (ulps)
+        np.testing.assert_allclose(got[name], expected[name], rtol=1e-5, atol=1e-6)
+
+
+def test_sweep_keys_equals_loop_over_split_keys(key):
+    got = sweep_keys(lambda k, n, scale: scale * jax.random.normal(k, (n,)), key, 5, n=3, scale=2.0)
+    keys = jax.random.split(key, 5)
+    expected = np.stack([2.0 * jax.random.normal(k, (3,)) for k in keys])
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
+@pytest.mark.skipif(
+    not FORCED_DEVICES,
+    reason="needs XLA_FLAGS=--xla_force_host_platform_device_count=4 (set by `make test`)",
+)
+def test_sharded_sweep_runs_on_four_devices_and_equals_unsharded(key):
+    assert jax.local_device_count() == 4
+    inputs = _inputs(key)
+    # A padded chunk of 8 instances goes through the runner: its output must be split
+    # over the 4 devices along the instance axis, 2 instances per device.
+    run, num_devices, sharding = _chunk_runner(_instance_fn, None)
+    assert num_devices == 4 and sharding.spec == PartitionSpec(SWEEP_AXIS)
+    chunk = jax.tree.map(lambda a: a[np.minimum(np.arange(8), K - 1)], inputs)
+    out = run(chunk)
+    for leaf in jax.tree.leaves(out):
+        assert leaf.sharding.is_equivalent_to(sharding, leaf.ndim)
+        shards = leaf.addressable_shards
+        assert {s.device for s in shards} == set(jax.local_devices())
+        assert sorted(s.index[0].start for s in shards) == [0, 2, 4, 6]
+        assert all(s.data.shape[0] == 2 for s in shards)
+    one_device = sweep(_instance_fn, inputs, chunk_size=3, devices=jax.local_devices()[:1])
+    for devices, chunk_size in ((None, None), (None, 3), (jax.local_devices()[:2], 5)):
+        got = sweep(_instance_fn, inputs, chunk_size=chunk_size, devices=devices)
+        for name in got:
+            np.testing.assert_array_equal(got[name], one_device[name])
+
+
+def test_progress_bar_on_stderr_only_when_enabled(key, capsys):
+    sweep(_instance_fn, _inputs(key), chunk_size=3, progress=True, description="ridge seeds")
+    captured = capsys.readouterr()
+    assert "ridge seeds" in captured.err and f"{K}/{K}" in captured.err
+    assert captured.out == ""
+    sweep(_instance_fn, _inputs(key), chunk_size=3)
+    assert capsys.readouterr().err == ""
+
+
+def test_bad_inputs_raise(key):
+    fn = lambda x: x
+    with pytest.raises(ValueError, match="same leading"):
+        sweep(fn, {"a": jnp.ones(3), "b": jnp.ones(4)})
+    with pytest.raises(ValueError, match="same leading"):
+        sweep(fn, {"a": jnp.ones(3), "b": jnp.array(1.0)})
+    with pytest.raises(ValueError, match="at least one array"):
+        sweep(fn, {})
+    with pytest.raises(ValueError, match="at least one instance"):
+        sweep(fn, jnp.ones((0, 2)))
+    with pytest.raises(ValueError, match="chunk_size must be a positive integer"):
+        sweep(fn, jnp.ones(3), chunk_size=0)
+    with pytest.raises(ValueError, match="num must be a positive integer"):
+        sweep_keys(lambda k: k, key, 0)
