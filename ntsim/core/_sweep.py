@@ -20,6 +20,7 @@ when sharded).
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 from collections.abc import Callable, Sequence
@@ -60,6 +61,14 @@ def _num_instances(where: str, inputs: PyTree) -> int:
 
 def _chunk_runner(
     fn: Callable[[Any], PyTree], devices: Sequence[jax.Device] | None
+) -> tuple[Callable[[PyTree], PyTree], int, NamedSharding | None]:
+    """Cached :func:`_build_chunk_runner`: sweeping the same ``fn`` again does not recompile."""
+    return _build_chunk_runner(fn, None if devices is None else tuple(devices))
+
+
+@functools.lru_cache(maxsize=32)  # holds references to the last 32 swept functions
+def _build_chunk_runner(
+    fn: Callable[[Any], PyTree], devices: tuple[jax.Device, ...] | None
 ) -> tuple[Callable[[PyTree], PyTree], int, NamedSharding | None]:
     """``(run, num_devices, sharding)``: ``run(chunk)`` is jitted ``vmap(fn)`` on ``devices``.
 
