@@ -4,6 +4,14 @@ Public names are re-exported here from the private ``_*.py`` modules; import fro
 ``ntsim.core``, never from the underscore modules.
 """
 
+from ntsim.core._analytic import (
+    InfiniteWidthKernels,
+    erf_mlp_kernels,
+    linear_kernel,
+    linear_mlp_kernels,
+    relu_mlp_kernels,
+    two_layer_relu_hinf,
+)
 from ntsim.core._attention import LOGIT_SCALINGS, attention_model, layer_norm
 from ntsim.core._data import (
     covariance,
@@ -13,12 +21,21 @@ from ntsim.core._data import (
     two_level_spectrum,
 )
 from ntsim.core._flow import gradient_flow
+from ntsim.core._kernel_dynamics import (
+    LOSS_CONVENTIONS,
+    Predictions,
+    kernel_flow_predictions,
+    kernel_gd_predictions,
+    kernel_ridge_regression,
+    mse_loss_scale,
+)
 from ntsim.core._kernels import (
     IMPLEMENTATIONS,
     empirical_ntk,
     empirical_ntk_fn,
     ntk_vector_product_fn,
 )
+from ntsim.core._linearize import linearize, taylor_expand
 from ntsim.core._models import (
     ACTIVATIONS,
     PARAMETERIZATIONS,
@@ -54,6 +71,7 @@ __all__ = [
     "ACTIVATIONS",
     "IMPLEMENTATIONS",
     "LOGIT_SCALINGS",
+    "LOSS_CONVENTIONS",
     "PARAMETERIZATIONS",
     "SWEEP_AXIS",
     "attention_model",
@@ -68,16 +86,26 @@ __all__ = [
     "empirical_ntk",
     "empirical_ntk_fn",
     "end_to_end_vector",
+    "erf_mlp_kernels",
     "gaussian_inputs",
     "gradient_descent",
     "gradient_flow",
+    "InfiniteWidthKernels",
+    "kernel_flow_predictions",
+    "kernel_gd_predictions",
+    "kernel_ridge_regression",
     "layer_norm",
     "linear",
+    "linear_kernel",
+    "linear_mlp_kernels",
+    "linearize",
     "mlp",
     "Model",
     "mse_loss",
+    "mse_loss_scale",
     "ntk_vector_product_fn",
     "power_law_spectrum",
+    "Predictions",
     "random_orthogonal",
     "random_signs",
     "Record",
@@ -85,11 +113,14 @@ __all__ = [
     "record_loss",
     "record_params",
     "record_predictions",
+    "relu_mlp_kernels",
     "sweep",
     "sweep_keys",
+    "taylor_expand",
     "TrainResult",
     "TrainState",
     "tree_distance",
     "two_layer_relu",
+    "two_layer_relu_hinf",
     "two_level_spectrum",
 ]

@@ -195,7 +195,7 @@ def balanced_deep_linear_params(
       >>> import jax.numpy as jnp
       >>> theta = jnp.array([3.0, 4.0])
       >>> p = balanced_deep_linear_params(theta, (2, 1), [jnp.array([1.0, 0.0])])
-      >>> end_to_end_vector(p).tolist()
+      >>> end_to_end_vector(p).round(5).tolist()
       [3.0, 4.0]
     """
     where = "balanced_deep_linear_params"
