@@ -1,0 +1,155 @@
+"""Figure 1 of Shachaf et al. 2021: fine-tuning risk vs n when θ_T − θ_S is top/bottom aligned.
+
+What is plotted: the population risk ``R(γ) = ‖Σ^{1/2}P_⊥(θ_T − θ_S)‖²`` of the GD
+fine-tuning limit (Thm 4.1, eq. (2)) against the number of target samples ``n = 1, …, d``,
+for ``Σ = diag(top_value × top, bottom_value × (d − top))`` (paper: d = 1000, 50 eigenvalues
+1.5, the rest 0.3) and two task differences ``v = θ_T − θ_S`` of equal norm:
+
+* "Top Eigen Align": ``P_{≤m} v = 0`` — ``v`` lies in the bottom span (the tasks agree on
+  the top eigenvectors); best at small ``n``;
+* "Bottom Eigen Align": ``P_{>m} v = 0`` — ``v`` lies in the top-``m`` span; its risk drops
+  to ≈ 0 well before ``n = d``.
+
+Each repeat draws ``v`` uniformly on the sphere of its subspace and one Gaussian ``X`` with
+``d`` rows shared by both curves; all ``n`` come from that draw (nested-prefix trick,
+:func:`ntsim.theory.linear_teachers.risk_curve_nested`, in float64). Bands are mean ± std
+over repeats. Theory curves: the ridgeless deterministic equivalent
+(:func:`~ntsim.theory.linear_teachers.deterministic_equivalent_risk`, an extension, not in
+the paper) and its predicted crossing ``n_×`` (dotted line).
+
+Run: ``ntsim run linear_teachers/fig1_covariance_alignment [--scale full]`` or this file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ntsim.core import sweep_keys, two_level_spectrum
+from ntsim.theory import linear_teachers as lt
+
+
+@dataclass(frozen=True)
+class Config:
+    """Figure 1 setting (Sec 4.2). ``norm`` and ``repeats`` are unspecified in the paper."""
+
+    d: int = 1000  # input dimension (paper)
+    top: int = 50  # m: number of large eigenvalues (paper)
+    top_value: float = 1.5  # the top-m eigenvalues (paper)
+    bottom_value: float = 0.3  # the remaining d − m eigenvalues (paper)
+    norm: float = 1.0  # ‖θ_T − θ_S‖, the same for both curves; risk scales as norm²
+    repeats: int = 20  # draws of (X, v) per curve
+    chunk_size: int = 4  # repeats vmapped at once: bounds memory (~50 MB per repeat at d=1000)
+
+    def __post_init__(self):
+        for name in ("d", "top", "repeats", "chunk_size"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ValueError(f"Config.{name} must be a positive integer, got {value!r}.")
+        if self.d < 2 or self.top >= self.d:
+            raise ValueError(f"Config.top must satisfy 1 <= top < d, got {self.top=}, {self.d=}.")
+        for name in ("top_value", "bottom_value", "norm"):
+            if not float(getattr(self, name)) > 0:
+                raise ValueError(f"Config.{name} must be positive, got {getattr(self, name)!r}.")
+        if self.top_value <= self.bottom_value:
+            raise ValueError(
+                "Config.top_value must exceed Config.bottom_value (the top-m span must hold "
+                f"the largest eigenvalues), got {self.top_value=}, {self.bottom_value=}."
+            )
+        if self.repeats < 2:
+            raise ValueError(f"Config.repeats must be >= 2 for a std band, got {self.repeats}.")
+
+
+SCALES = {
+    "quick": Config(d=200, top=10, repeats=20),  # same structure, d/5; a few seconds on CPU
+    "full": Config(),
+}
+
+
+def run(config: Config, key) -> dict:
+    """Risk curves of both alignments over ``n = 1..d`` for ``config.repeats`` draws."""
+    with jax.enable_x64(True):  # the nested-prefix risks cancel to ~0 as n → d (see theory)
+        spectrum = two_level_spectrum(config.d, config.top, config.top_value, config.bottom_value)
+
+        def one_repeat(k):
+            k_v, k_x = jax.random.split(k)
+            dirs = lt.alignment_directions(k_v, spectrum, config.top, norm=config.norm)
+            risks = lt.risk_curve_nested(k_x, spectrum, jnp.stack(dirs), config.d)
+            return {"risks": risks, "v_squared": jnp.stack(dirs) ** 2}
+
+        # vmapped over repeats in chunks (bounded memory), sharded over local devices.
+        out = sweep_keys(
+            one_repeat,
+            key,
+            config.repeats,
+            chunk_size=config.chunk_size,
+            progress=True,
+            description="fig1 repeats",
+        )
+        n = jnp.arange(1, config.d + 1)
+        v_squared = out["v_squared"].mean(axis=0)  # (2, d); block sums are exactly norm²
+        theory = jax.vmap(lambda v2: lt.deterministic_equivalent_risk(spectrum, v2, n))(v_squared)
+        n_cross = lt.deterministic_equivalent_crossing(
+            config.top_value, config.bottom_value, config.d, config.top
+        )
+        risks = np.asarray(out["risks"])  # (repeats, 2, d)
+        theory, n_cross = np.asarray(theory), float(n_cross)
+    results = {
+        "n": np.asarray(n).tolist(),
+        "theory_crossing_n": n_cross,
+        "d": config.d,
+        "top": config.top,
+        "top_value": config.top_value,
+        "bottom_value": config.bottom_value,
+        "norm": config.norm,
+        "repeats": config.repeats,
+    }
+    for index, name in enumerate(("top_align", "bottom_align")):
+        results[f"{name}_mean"] = risks[:, index].mean(axis=0).tolist()
+        results[f"{name}_std"] = risks[:, index].std(axis=0, ddof=1).tolist()
+        results[f"{name}_theory"] = theory[index].tolist()
+    return results
+
+
+def plot(results: dict):
+    """Mean ± std bands of both alignments, deterministic-equivalent curves and ``n_×``."""
+    import matplotlib.pyplot as plt
+
+    n = np.asarray(results["n"])
+    fig, ax = plt.subplots(figsize=(7.0, 4.5))
+    labels = {"top_align": "Top Eigen Align", "bottom_align": "Bottom Eigen Align"}
+    colors = {"top_align": ("tab:blue", "navy"), "bottom_align": ("tab:orange", "saddlebrown")}
+    for name, label in labels.items():
+        band, line = colors[name]
+        mean = np.asarray(results[f"{name}_mean"])
+        std = np.asarray(results[f"{name}_std"])
+        ax.fill_between(n, mean - std, mean + std, color=band, alpha=0.25, linewidth=0)
+        ax.plot(n, mean, color=band, label=f"{label}: simulation (mean ± std)")
+        theory = results[f"{name}_theory"]
+        ax.plot(n, theory, color=line, linestyle="--", label=f"{label}: deterministic equivalent")
+    crossing = results["theory_crossing_n"]
+    ax.axvline(
+        crossing, color="gray", linestyle=":", label=f"predicted crossing n ≈ {crossing:.0f}"
+    )
+    ax.set_xlabel("number of target samples n")
+    ax.set_ylabel(r"population risk $R(\gamma)$")
+    ax.set_xlim(0, n[-1])
+    ax.set_ylim(bottom=0)
+    ax.set_title(
+        f"Shachaf et al. 2021, Fig. 1: d = {results['d']}, top {results['top']} eigenvalues "
+        f"{results['top_value']:g}, rest {results['bottom_value']:g}\n"
+        f"‖θ_T − θ_S‖ = {results['norm']:g}, {results['repeats']} repeats",
+        fontsize=10,
+    )
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+if __name__ == "__main__":
+    from ntsim.experiment import main
+
+    main(__file__)
