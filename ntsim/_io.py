@@ -1,0 +1,135 @@
+"""Output plumbing shared by experiments and claims: atomic writes, JSON, run metadata.
+
+Every file ntsim writes goes through :func:`atomic_write_bytes` (temp file in the same
+directory + ``os.replace``), so an interrupted run never leaves a half-written figure or
+JSON behind.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import importlib.metadata
+import io
+import json
+import os
+import pathlib
+import platform
+import subprocess
+import tempfile
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "git_commit",
+    "run_metadata",
+    "save_figure",
+    "to_jsonable",
+    "write_json",
+]
+
+_PACKAGES = ("ntsim", "jax", "jaxlib", "numpy", "optax", "diffrax", "matplotlib", "scikit-learn")
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> pathlib.Path:
+    """Write ``data`` to ``path`` atomically (temp file in the same directory, then rename)."""
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        pathlib.Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> pathlib.Path:
+    """UTF-8 text version of :func:`atomic_write_bytes`."""
+    return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Convert arrays, numpy scalars, dataclasses and tuples to plain JSON types."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, (str, bool, int, type(None))):
+        return obj
+    if isinstance(obj, float):
+        return obj if np.isfinite(obj) else str(obj)
+    array = np.asarray(obj)
+    if array.dtype.kind in "fc":
+        return (
+            np.where(np.isfinite(array), array, np.nan).tolist()
+            if array.ndim
+            else (float(array) if np.isfinite(array) else str(float(array)))
+        )
+    return array.tolist()
+
+
+def write_json(path: str | os.PathLike, obj: Any) -> pathlib.Path:
+    """Atomically write ``obj`` (made JSON-able by :func:`to_jsonable`) with indentation."""
+    text = json.dumps(to_jsonable(obj), indent=1, allow_nan=True)
+    return atomic_write_text(path, text + "\n")
+
+
+def save_figure(figure, path: str | os.PathLike, *, dpi: int = 110) -> pathlib.Path:
+    """Atomically save a matplotlib figure as PNG (small: committed figures stay light)."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
+    return atomic_write_bytes(path, buffer.getvalue())
+
+
+def git_commit(directory: str | os.PathLike | None = None) -> str:
+    """The current git commit of ``directory`` (``"unknown"`` outside a repository)."""
+    directory = pathlib.Path(directory or pathlib.Path(__file__).resolve().parent)
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=directory,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=directory,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return out.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+
+
+def run_metadata() -> dict[str, Any]:
+    """Versions, commit, devices and precision: what a reader needs to trust a number."""
+    import jax  # local: keep `import ntsim._io` cheap
+
+    versions = {}
+    for name in _PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = None
+    return {
+        "versions": versions,
+        "python": platform.python_version(),
+        "git_commit": git_commit(),
+        "devices": [str(d) for d in jax.devices()],
+        "backend": jax.default_backend(),
+        "x64": bool(jax.config.jax_enable_x64),
+        "timestamp": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+    }

@@ -1,0 +1,204 @@
+"""``ntsim`` command line: list | run | verify | reproduce | report.
+
+Examples::
+
+    ntsim list
+    ntsim run linear_teachers/fig1_covariance_alignment --scale quick --set d=200
+    ntsim verify --topic linear_teachers
+    ntsim reproduce                 # every experiment + every claim, quick scale
+    ntsim report                    # index of the figures written so far
+
+Exit status: 0 when everything ran and every claim has its expected verdict, 1 when an
+experiment failed or a claim did not, 2 on bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import sys
+import time
+import traceback
+from collections.abc import Sequence
+
+__all__ = ["main"]
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _add_common(parser: argparse.ArgumentParser, *, scale: bool = True) -> None:
+    if scale:
+        parser.add_argument("--scale", choices=("quick", "full"), default="quick")
+        parser.add_argument("--seed", type=int, default=0, help="seed of the jax.random key")
+    parser.add_argument("--out", default="figures", help="output directory (default figures/)")
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ntsim", description="Numerical theory simulator for fine-tuning theory."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("list", help="list experiments and claims")
+    p.add_argument("what", nargs="?", choices=("all", "experiments", "claims"), default="all")
+    p = sub.add_parser("run", help="run one experiment: PNG + JSON under --out")
+    p.add_argument("name", help="<topic>/<name>, see `ntsim list experiments`")
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="override a config field (repeatable; tuples as 1,2,4)",
+    )
+    _add_common(p)
+    p = sub.add_parser("verify", help="run the claims, write VERIFICATION.md + JSON")
+    p.add_argument("--topic", help="only this topic's claims")
+    p.add_argument("--id", dest="ids", action="append", default=[], help="only these claim ids")
+    _add_common(p)
+    p = sub.add_parser("reproduce", help="every experiment and every claim, then a summary")
+    p.add_argument("--topic", help="only this topic")
+    _add_common(p)
+    p = sub.add_parser("report", help="write <out>/README.md indexing the figures written")
+    _add_common(p, scale=False)
+    return parser
+
+
+def _cmd_list(args) -> int:
+    from ntsim.claims import REGISTRY
+    from ntsim.experiment import list_experiments
+
+    if args.what in ("all", "experiments"):
+        print("Experiments (ntsim run NAME):")
+        for name in list_experiments():
+            print(f"  {name}")
+    if args.what in ("all", "claims"):
+        print("Claims (ntsim verify --id ID):")
+        for claim in REGISTRY:
+            flag = "" if claim.expect == "holds" else "  [expect refuted]"
+            print(f"  {claim.id:55s} {claim.paper}{flag}")
+    return 0
+
+
+def _cmd_run(args) -> int:
+    from ntsim.experiment import run_experiment
+
+    _log(f"running {args.name} (scale {args.scale}, seed {args.seed}) ...")
+    output = run_experiment(
+        args.name, scale=args.scale, seed=args.seed, out_dir=args.out, overrides=args.overrides
+    )
+    _log(f"done in {output.wall_time_s:.1f} s: {output.png} and {output.json}")
+    return 0
+
+
+def _verify(args, topic: str | None, ids: Sequence[str] = ()) -> tuple[int, int]:
+    from ntsim.claims import run_claims, select_claims, write_verification
+
+    claims = select_claims(topic, tuple(ids))
+    runs = run_claims(claims, scale=args.scale, seed=args.seed, progress=_log)
+    md, _ = write_verification(runs, out_dir=args.out, scale=args.scale, seed=args.seed)
+    print(f"\n{'claim':58s} {'instances':>9s} {'worst margin':>12s}  verdict")
+    for run in runs:
+        instances = run.result.num_instances if run.result else "-"
+        margin = f"{run.result.worst_margin:.3g}" if run.result else "-"
+        mark = "ok" if run.as_expected else "UNEXPECTED"
+        print(f"{run.claim.id:58s} {instances!s:>9s} {margin:>12s}  {run.verdict} [{mark}]")
+    good = sum(run.as_expected for run in runs)
+    print(f"{good}/{len(runs)} claims as expected; table in {md}")
+    return good, len(runs)
+
+
+def _cmd_verify(args) -> int:
+    good, total = _verify(args, args.topic, args.ids)
+    return 0 if good == total else 1
+
+
+def _cmd_reproduce(args) -> int:
+    from ntsim.experiment import list_experiments, run_experiment
+
+    names = [n for n in list_experiments() if args.topic is None or n.startswith(args.topic + "/")]
+    summary = []
+    for index, name in enumerate(names, start=1):
+        _log(f"[{index}/{len(names)}] experiment {name} (scale {args.scale}) ...")
+        start = time.perf_counter()
+        try:
+            output = run_experiment(name, scale=args.scale, seed=args.seed, out_dir=args.out)
+            summary.append((name, "ok", time.perf_counter() - start, str(output.png)))
+        except Exception:  # report and go on: reproduce skips nothing silently
+            _log(traceback.format_exc())
+            summary.append((name, "FAILED", time.perf_counter() - start, "-"))
+        _log(f"    {summary[-1][1]} in {summary[-1][2]:.1f} s")
+    good, total = _verify(args, args.topic)
+    _write_index(pathlib.Path(args.out))
+    print(f"\n{'experiment':50s} {'status':>7s} {'seconds':>8s}  output")
+    for name, status, seconds, png in summary:
+        print(f"{name:50s} {status:>7s} {seconds:8.1f}  {png}")
+    failed = sum(status != "ok" for _, status, _, _ in summary)
+    print(
+        f"{len(summary) - failed}/{len(summary)} experiments ok; {good}/{total} claims as expected"
+    )
+    return 0 if failed == 0 and good == total else 1
+
+
+def _write_index(out: pathlib.Path) -> pathlib.Path:
+    from ntsim import _io
+
+    rows = []
+    for path in sorted(out.glob("*/*.json")):
+        try:
+            record = json.loads(path.read_text())
+        except ValueError:
+            continue
+        if "experiment" not in record:
+            continue
+        rows.append(
+            f"| [{path.stem}]({path.relative_to(out).with_suffix('.png')}) | "
+            f"`{record['experiment']}` | {record['scale']} | {record['seed']} | "
+            f"{record.get('overrides') or '-'} | {record['wall_time_s']:.1f} |"
+        )
+    text = "\n".join(
+        [
+            "# ntsim figures",
+            "",
+            "Written by `ntsim run` / `ntsim reproduce`; each PNG has a JSON beside it with "
+            "the numbers, config, seed, versions, commit and wall time. Claims: "
+            "[VERIFICATION.md](VERIFICATION.md).",
+            "",
+            "| figure | experiment | scale | seed | overrides | wall time (s) |",
+            "|---|---|---|---|---|---|",
+            *rows,
+            "",
+        ]
+    )
+    return _io.atomic_write_text(out / "README.md", text)
+
+
+def _cmd_report(args) -> int:
+    path = _write_index(pathlib.Path(args.out))
+    print(f"wrote {path}")
+    return 0
+
+
+_COMMANDS = {
+    "list": _cmd_list,
+    "run": _cmd_run,
+    "verify": _cmd_verify,
+    "reproduce": _cmd_reproduce,
+    "report": _cmd_report,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``ntsim`` console script; returns the exit status."""
+    args = _build_parser().parse_args(argv)
+    try:
+        return _COMMANDS[args.command](args)
+    except ValueError as error:  # usage errors; anything else keeps its traceback
+        print(f"ntsim: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

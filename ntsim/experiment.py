@@ -1,0 +1,233 @@
+"""The experiment contract and its runner.
+
+An experiment is a module ``experiments/<topic>/<name>.py`` that defines
+
+* ``Config`` — a frozen dataclass with typed fields (``int``, ``float``, ``str``, ``bool``,
+  ``tuple[int, ...]``, ``tuple[float, ...]``, ``tuple[str, ...]``), validated in
+  ``__post_init__``;
+* ``SCALES = {"quick": Config(...), "full": Config(...)}`` — quick runs in well under a
+  minute on a 2-core CPU, full is the paper's size;
+* ``run(config, key) -> dict`` — arrays and numbers only (no plotting, no files);
+* ``plot(results) -> matplotlib.figure.Figure`` — reads only ``results``.
+
+:func:`run_experiment` glues them: it applies ``--set field=value`` overrides (checked
+against the field types, with an error that lists the valid fields), runs, plots, and
+writes ``<out>/<topic>/<name>[suffix].png`` and ``.json`` atomically. The JSON holds the
+results, the config, the overrides, the seed, the scale, package versions, the git commit
+and the wall time. The file suffix encodes what differs from the paper's configuration
+(``_quick``, ``_seed<S>``, ``_<hash of overrides>``), so a run never overwrites the output
+of a different configuration.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib
+import json
+import pathlib
+import pkgutil
+import sys
+import time
+import types
+import typing
+import warnings
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from ntsim import _io
+from ntsim.claims._base import SCALES
+
+__all__ = [
+    "ExperimentOutput",
+    "list_experiments",
+    "load_experiment",
+    "main",
+    "output_stem",
+    "parse_overrides",
+    "run_experiment",
+]
+
+_REQUIRED = ("Config", "SCALES", "run", "plot")
+
+
+class ExperimentOutput(NamedTuple):
+    """What :func:`run_experiment` produced."""
+
+    name: str
+    png: pathlib.Path
+    json: pathlib.Path
+    results: dict
+    wall_time_s: float
+
+
+def list_experiments() -> list[str]:
+    """Names ``<topic>/<name>`` of every experiment module under the ``experiments`` package."""
+    import experiments
+
+    names = []
+    for info in pkgutil.walk_packages(experiments.__path__, prefix="experiments."):
+        parts = info.name.split(".")
+        if info.ispkg or len(parts) != 3 or parts[-1].startswith("_"):
+            continue
+        names.append(f"{parts[1]}/{parts[2]}")
+    return sorted(names)
+
+
+def load_experiment(name: str) -> types.ModuleType:
+    """Import experiment ``<topic>/<name>`` and check that it follows the contract."""
+    available = list_experiments()
+    if name not in available:
+        raise ValueError(f"Unknown experiment {name!r}. Available: {', '.join(available)}.")
+    module = importlib.import_module("experiments." + name.replace("/", "."))
+    missing = [attr for attr in _REQUIRED if not hasattr(module, attr)]
+    if missing:
+        raise TypeError(f"Experiment {name} does not define {missing} (see ntsim.experiment).")
+    if set(module.SCALES) != set(SCALES):
+        raise TypeError(f"Experiment {name}: SCALES must have keys {SCALES}.")
+    return module
+
+
+def _convert(field_name: str, annotation: Any, text: str) -> Any:
+    """Parse one ``--set`` value according to the dataclass field's annotation."""
+    origin = typing.get_origin(annotation)
+    if origin is tuple:
+        (item_type, *_rest) = typing.get_args(annotation)
+        items = [item.strip() for item in text.split(",") if item.strip()]
+        return tuple(_convert(field_name, item_type, item) for item in items)
+    try:
+        if annotation is bool:
+            if text.lower() not in ("true", "false", "1", "0"):
+                raise ValueError(text)
+            return text.lower() in ("true", "1")
+        if annotation in (int, float, str):
+            return annotation(text)
+    except ValueError:
+        raise ValueError(
+            f"--set {field_name}={text}: expected a value of type {annotation.__name__}."
+        ) from None
+    raise TypeError(f"Config field {field_name} has unsupported type {annotation!r}.")
+
+
+def parse_overrides(config_cls: type, assignments: Sequence[str]) -> dict[str, Any]:
+    """Turn ``["d=200", "depths=1,2,4"]`` into typed field values of ``config_cls``.
+
+    Raises:
+      ValueError: malformed assignment, unknown field (the message lists the valid fields)
+        or a value that does not parse as the field's type.
+    """
+    hints = typing.get_type_hints(config_cls)
+    fields = {f.name for f in dataclasses.fields(config_cls)}
+    overrides = {}
+    for assignment in assignments:
+        name, sep, value = assignment.partition("=")
+        name = name.strip()
+        if not sep:
+            raise ValueError(f"--set expects FIELD=VALUE, got {assignment!r}.")
+        if name not in fields:
+            raise ValueError(
+                f"--set {name}: {config_cls.__module__}.Config has no field {name!r}. "
+                f"Valid fields: {', '.join(sorted(fields))}."
+            )
+        overrides[name] = _convert(name, hints[name], value.strip())
+    return overrides
+
+
+def output_stem(name: str, *, scale: str, seed: int, overrides: dict[str, Any]) -> str:
+    """File stem that differs whenever the configuration differs (module doc)."""
+    stem = name.split("/", 1)[1]
+    if scale != "full":
+        stem += f"_{scale}"
+    if seed != 0:
+        stem += f"_seed{seed}"
+    if overrides:
+        digest = hashlib.sha1(
+            json.dumps(_io.to_jsonable(overrides), sort_keys=True).encode()
+        ).hexdigest()
+        stem += f"_{digest[:8]}"
+    return stem
+
+
+def run_experiment(
+    name: str,
+    *,
+    scale: str = "quick",
+    seed: int = 0,
+    out_dir: str | pathlib.Path = "figures",
+    overrides: Sequence[str] | dict[str, Any] = (),
+) -> ExperimentOutput:
+    """Run one experiment, plot it, and write its PNG and JSON (module doc).
+
+    Args:
+      name: ``<topic>/<name>`` as listed by :func:`list_experiments`.
+      scale: ``"quick"`` or ``"full"``.
+      seed: integer seed of the ``jax.random`` key passed to ``run``.
+      out_dir: root output directory; files go to ``<out_dir>/<topic>/``.
+      overrides: ``["field=value", ...]`` or an already-typed dict of config fields.
+    """
+    import jax
+    import matplotlib
+
+    if scale not in SCALES:
+        raise ValueError(f"scale must be one of {SCALES}, got {scale!r}.")
+    module = load_experiment(name)
+    if not isinstance(overrides, dict):
+        overrides = parse_overrides(module.Config, overrides)
+    config = dataclasses.replace(module.SCALES[scale], **overrides)
+
+    start = time.perf_counter()
+    results = jax.block_until_ready(module.run(config, jax.random.PRNGKey(seed)))
+    wall_time = time.perf_counter() - start
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    figure = module.plot(results)
+    folder = pathlib.Path(out_dir) / name.split("/", 1)[0]
+    stem = output_stem(name, scale=scale, seed=seed, overrides=overrides)
+    json_path, png_path = folder / f"{stem}.json", folder / f"{stem}.png"
+    record = {
+        "experiment": name,
+        "scale": scale,
+        "seed": seed,
+        "config": config,
+        "overrides": overrides,
+        "wall_time_s": wall_time,
+        "metadata": _io.run_metadata(),
+        "results": results,
+    }
+    _warn_if_config_changed(json_path, _io.to_jsonable(config))
+    _io.save_figure(figure, png_path)
+    plt.close(figure)
+    _io.write_json(json_path, record)
+    return ExperimentOutput(name, png_path, json_path, results, wall_time)
+
+
+def _warn_if_config_changed(json_path: pathlib.Path, config: dict) -> None:
+    """Same stem but another config can only mean edited defaults: say so loudly."""
+    if not json_path.exists():
+        return
+    try:
+        previous = json.loads(json_path.read_text()).get("config")
+    except (OSError, ValueError):
+        return
+    if previous != config:
+        warnings.warn(
+            f"{json_path} was written by a different configuration (the experiment's "
+            "defaults changed); it is being replaced.",
+            stacklevel=3,
+        )
+
+
+def main(module_name_or_file: str, argv: Sequence[str] | None = None) -> None:
+    """``python experiments/<topic>/<name>.py [--scale ...]``: same as ``ntsim run``."""
+    from ntsim import cli
+
+    path = pathlib.Path(module_name_or_file)
+    if path.suffix == ".py":
+        name = f"{path.parent.name}/{path.stem}"
+    else:
+        parts = module_name_or_file.split(".")
+        name = f"{parts[-2]}/{parts[-1]}"
+    args = list(sys.argv[1:] if argv is None else argv)
+    raise SystemExit(cli.main(["run", name, *args]))

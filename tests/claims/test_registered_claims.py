@@ -1,0 +1,47 @@
+"""Every registered claim, at quick scale, reaches its expected verdict (one parametrised test,
+in the spirit of optax's ``_OPTIMIZERS_UNDER_TEST``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ntsim.claims import REGISTRY, claim_key, get_claim, select_claims
+
+# Instances the issues ask for, per claim (claims not listed need at least one).
+MIN_INSTANCES = {
+    "linear_teachers.thm4_1.closed_form": 200,
+    "linear_teachers.thm4_1.gd_converges": 200,
+    "linear_teachers.thm4_1.risk_monte_carlo": 200,
+    "linear_teachers.thm4_1.translation_invariance": 200,
+    "linear_teachers.fig1.crossing": 20,
+}
+
+
+def test_registry_is_well_formed():
+    ids = [claim.id for claim in REGISTRY]
+    assert len(set(ids)) == len(ids)
+    assert set(MIN_INSTANCES) <= set(ids)
+    for claim in REGISTRY:
+        assert claim.statement and claim.paper, claim.id
+        assert get_claim(claim.id) is claim
+    assert select_claims("linear_teachers") == tuple(
+        c for c in REGISTRY if c.topic == "linear_teachers"
+    )
+    with pytest.raises(ValueError, match="Topics with claims"):
+        select_claims("no_such_topic")
+
+
+@pytest.mark.parametrize("claim", REGISTRY, ids=lambda claim: claim.id)
+def test_claim_quick(claim):
+    result = claim.check(claim_key(0, claim.id), "quick")
+    assert result.holds == (claim.expect == "holds"), result.notes
+    assert result.num_instances >= MIN_INSTANCES.get(claim.id, 1)
+    assert result.margins.shape == result.measured.shape == result.reference.shape
+    assert np.all(np.isfinite(result.measured)), result.notes
+    assert result.notes
+
+
+def test_claims_reject_unknown_scale():
+    with pytest.raises(ValueError, match="scale"):
+        REGISTRY[0].check(claim_key(0, REGISTRY[0].id), "huge")

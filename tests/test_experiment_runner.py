@@ -1,0 +1,95 @@
+"""The experiment contract: overrides, output naming, atomic writes, claims plumbing."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from ntsim import _io
+from ntsim.claims import Claim, compare, run_claims, write_verification
+from ntsim.experiment import output_stem, parse_overrides
+
+
+@dataclasses.dataclass(frozen=True)
+class _Config:
+    d: int = 10
+    rate: float = 0.5
+    name: str = "a"
+    flag: bool = False
+    depths: tuple[int, ...] = (1, 2)
+
+
+def test_overrides_are_parsed_with_the_field_types():
+    parsed = parse_overrides(
+        _Config, ["d=200", "rate=1e-3", "name=bottom", "flag=true", "depths=1,2,4"]
+    )
+    assert parsed == {"d": 200, "rate": 1e-3, "name": "bottom", "flag": True, "depths": (1, 2, 4)}
+
+
+@pytest.mark.parametrize(
+    ("assignment", "message"),
+    [
+        ("dd=3", "Valid fields: d, depths, flag, name, rate"),
+        ("d=3.5", "expected a value of type int"),
+        ("flag=maybe", "expected a value of type bool"),
+        ("depths=1,x", "expected a value of type int"),
+        ("d", "FIELD=VALUE"),
+    ],
+)
+def test_bad_overrides_raise_errors_that_say_what_is_valid(assignment, message):
+    with pytest.raises(ValueError, match=message):
+        parse_overrides(_Config, [assignment])
+
+
+def test_output_stems_differ_whenever_the_configuration_differs():
+    stems = {
+        output_stem("t/fig", scale="full", seed=0, overrides={}),
+        output_stem("t/fig", scale="quick", seed=0, overrides={}),
+        output_stem("t/fig", scale="quick", seed=1, overrides={}),
+        output_stem("t/fig", scale="quick", seed=0, overrides={"d": 3}),
+        output_stem("t/fig", scale="quick", seed=0, overrides={"d": 4}),
+    }
+    assert len(stems) == 5
+    assert output_stem("t/fig", scale="full", seed=0, overrides={}) == "fig"
+
+
+def test_atomic_json_round_trip_leaves_no_temporary_files(tmp_path):
+    path = _io.write_json(tmp_path / "sub" / "r.json", {"a": np.arange(3), "c": _Config()})
+    assert json.loads(path.read_text()) == {
+        "a": [0, 1, 2],
+        "c": {"d": 10, "rate": 0.5, "name": "a", "flag": False, "depths": [1, 2]},
+    }
+    assert [p.name for p in path.parent.iterdir()] == ["r.json"]
+
+
+def test_compare_margins_and_verdicts():
+    equal = compare([1.0, 2.0 + 1e-9], [1.0, 2.0], relation="equal", rtol=1e-8)
+    assert equal.holds and equal.worst_margin > 0
+    broken = compare([1.0, 3.0], [1.0, 2.0], relation="upper_bound")
+    assert not broken.holds and broken.worst_margin == pytest.approx(-1.0)
+    assert not compare([np.nan], [1.0], relation="lower_bound").holds  # NaN never passes
+
+
+def test_claim_runner_records_errors_and_expected_refutations(tmp_path):
+    def refuted(key, scale):
+        return compare([2.0], [1.0], relation="upper_bound", notes="counterexample")
+
+    def broken(key, scale):
+        raise RuntimeError("boom")
+
+    claims = (
+        Claim("demo.printed.bound", "Demo 2020, eq. (1)", "x <= 1", refuted, expect="refuted"),
+        Claim("demo.broken.check", "Demo 2020, eq. (2)", "never runs", broken),
+    )
+    runs = run_claims(claims, scale="quick")
+    assert [r.verdict for r in runs] == ["refuted", "error"]
+    assert [r.as_expected for r in runs] == [True, False]
+    md, js = write_verification(runs, out_dir=tmp_path, scale="quick", seed=0)
+    text = md.read_text()
+    assert "1 of 2 claims as expected" in text and "boom" in text
+    assert json.loads(js.read_text())["claims"][0]["verdict"] == "refuted"
+    with pytest.raises(ValueError, match="<topic>.<result>.<aspect>"):
+        Claim("nodots", "x", "y", refuted)
