@@ -13,6 +13,7 @@ import pytest
 
 from ntsim.core import covariance, gaussian_inputs, random_orthogonal, two_level_spectrum
 from ntsim.theory import linear_teachers as lt
+from ntsim.theory.linear_teachers._alignment import _kappa
 
 # Round-off scale for float64 identities on d ≤ 50 with cond(X) ≲ 1e3: eps·cond ≈ 2e-13.
 TIGHT = 1e-10
@@ -165,7 +166,7 @@ def test_deterministic_equivalent_isotropic_closed_form_and_kappa(x64):
     np.testing.assert_allclose(values, expected, rtol=1e-12, atol=1e-14)
     # κ solves Σ λ/(λ+κ) = n for a non-trivial spectrum (bisection to round-off).
     spectrum = jnp.sort(jax.random.uniform(jax.random.PRNGKey(0), (d,), minval=0.1))[::-1]
-    kappa = lt._kappa(spectrum, jnp.array(17.0))
+    kappa = _kappa(spectrum, jnp.array(17.0))
     assert float(jnp.sum(spectrum / (spectrum + kappa))) == pytest.approx(17.0, rel=1e-12)
     # vmappable and jittable over n and the spectrum alike
     batched = jax.jit(jax.vmap(lt.deterministic_equivalent_risk, in_axes=(None, None, 0)))

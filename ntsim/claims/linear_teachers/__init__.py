@@ -1,0 +1,12 @@
+"""Claims of Shachaf, Brutzkus & Globerson 2021 (linear teachers), one submodule per section.
+
+``CLAIMS`` is the explicit concatenation of the submodules' ``CLAIMS`` tuples.
+"""
+
+from __future__ import annotations
+
+from ntsim.claims.linear_teachers import _regression
+
+__all__ = ["CLAIMS"]
+
+CLAIMS = (*_regression.CLAIMS,)

@@ -1,0 +1,61 @@
+r"""Fine-tuning linear regression from a linear teacher (Shachaf, Brutzkus & Globerson 2021).
+
+Setting (Sec 3): target inputs ``x ~ D`` with second moment ``Σ = V diag(λ) Vᵀ``
+(``λ_1 ≥ … ≥ λ_d``), ``n < d`` target samples ``X ∈ R^{n×d}`` labelled by a linear teacher,
+``y = X θ_T``; fine-tuning runs gradient descent on ``L(w) = (1/n)‖Xw − y‖²`` from the
+pretrained weights ``w(0) = θ_S``. ``P_∥ = Xᵀ(XXᵀ)⁻¹X`` projects onto the row space of ``X``
+and ``P_⊥ = I − P_∥`` onto its null space. Theorem 4.1 gives the limit ``γ`` of GD and its
+population risk; Figure 1 compares ``v = θ_T − θ_S`` in the top vs the bottom eigenspace.
+
+Conventions: ``x`` is ``(n, d)`` (rows are samples). Functions are pure, keep the input
+dtype, and are ``jit``/``vmap``-compatible; value checks (rank, ordering) run only on concrete
+inputs. Nothing here touches ``jax_enable_x64``: use ``with jax.enable_x64(True):``.
+
+References:
+  .. code-block:: bibtex
+
+    @inproceedings{shachaf2021theoretical,
+      title     = {A Theoretical Analysis of Fine-tuning with Linear Teachers},
+      author    = {Shachaf, Gal and Brutzkus, Alon and Globerson, Amir},
+      booktitle = {Advances in Neural Information Processing Systems},
+      volume    = {34},
+      year      = {2021},
+      url       = {https://arxiv.org/abs/2107.01641},
+    }
+
+"""
+
+from ntsim.theory.linear_teachers._alignment import (
+    AlignmentDirections,
+    alignment_directions,
+    deterministic_equivalent_crossing,
+    deterministic_equivalent_risk,
+    nested_prefix_risks,
+    risk_curve_nested,
+)
+from ntsim.theory.linear_teachers._common import null_space_projector, row_space_projector
+from ntsim.theory.linear_teachers._regression import (
+    fine_tuned_linear,
+    fine_tuned_linear_pinv,
+    gd_iterate_closed_form,
+    monte_carlo_risk,
+    population_risk,
+    risk_thm4_1,
+)
+
+__all__ = [
+    "AlignmentDirections",
+    "alignment_directions",
+    "deterministic_equivalent_crossing",
+    "deterministic_equivalent_risk",
+    "fine_tuned_linear",
+    "fine_tuned_linear_pinv",
+    "gd_iterate_closed_form",
+    "monte_carlo_risk",
+    "nested_prefix_risks",
+    "null_space_projector",
+    "population_risk",
+    "risk_curve_nested",
+    "risk_thm4_1",
+    "row_space_projector",
+]
