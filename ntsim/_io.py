@@ -64,16 +64,11 @@ def to_jsonable(obj: Any) -> Any:
         return [to_jsonable(v) for v in obj]
     if isinstance(obj, (str, bool, int, type(None))):
         return obj
-    if isinstance(obj, float):
-        return obj if np.isfinite(obj) else str(obj)
     array = np.asarray(obj)
-    if array.dtype.kind in "fc":
-        return (
-            np.where(np.isfinite(array), array, np.nan).tolist()
-            if array.ndim
-            else (float(array) if np.isfinite(array) else str(float(array)))
-        )
-    return array.tolist()
+    if array.ndim == 0 and array.dtype.kind == "f":
+        value = float(array)  # non-finite scalars as strings ("nan", "inf"): readable anywhere
+        return value if np.isfinite(value) else str(value)
+    return array.tolist()  # non-finite array entries are written as NaN/Infinity
 
 
 def write_json(path: str | os.PathLike, obj: Any) -> pathlib.Path:
