@@ -17,6 +17,12 @@ over repeats. Theory curves: the ridgeless deterministic equivalent
 (:func:`~ntsim.theory.linear_teachers.deterministic_equivalent_risk`, an extension, not in
 the paper) and its predicted crossing ``n_×`` (dotted line).
 
+Second panel (log y): the constant-free Thm 4.2 bound (eq. (3) with ``g = ĝ = ‖Σ̃ − Σ‖₂``
+from each repeat's own draw, ``m = top``; mean over repeats) above the same risks. ``ĝ`` needs
+an eigenvalue problem per ``n``, so the bound is evaluated on a geometric grid of
+``bound_points`` sample sizes (dense at small ``n``, where it changes fastest), using the
+spiked-covariance reduction :func:`~ntsim.theory.linear_teachers.realised_deviation_spiked`.
+
 Run: ``ntsim run linear_teachers/fig1_covariance_alignment [--scale full]`` or this file.
 """
 
@@ -28,7 +34,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ntsim.core import sweep_keys, two_level_spectrum
+from ntsim.core import gaussian_inputs, sweep_keys, two_level_spectrum
 from ntsim.theory import linear_teachers as lt
 
 
@@ -43,9 +49,10 @@ class Config:
     norm: float = 1.0  # ‖θ_T − θ_S‖, the same for both curves; risk scales as norm²
     repeats: int = 20  # draws of (X, v) per curve
     chunk_size: int = 4  # repeats vmapped at once: bounds memory (~50 MB per repeat at d=1000)
+    bound_points: int = 40  # sample sizes (geometric grid) where the Thm 4.2 bound is computed
 
     def __post_init__(self):
-        for name in ("d", "top", "repeats", "chunk_size"):
+        for name in ("d", "top", "repeats", "chunk_size", "bound_points"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"Config.{name} must be a positive integer, got {value!r}.")
@@ -73,12 +80,18 @@ def run(config: Config, key) -> dict:
     """Risk curves of both alignments over ``n = 1..d`` for ``config.repeats`` draws."""
     with jax.enable_x64(True):  # the nested-prefix risks cancel to ~0 as n → d (see theory)
         spectrum = two_level_spectrum(config.d, config.top, config.top_value, config.bottom_value)
+        grid = tuple(
+            int(n) for n in np.unique(np.geomspace(1, config.d - 1, config.bound_points).round())
+        )
 
         def one_repeat(k):
             k_v, k_x = jax.random.split(k)
             dirs = lt.alignment_directions(k_v, spectrum, config.top, norm=config.norm)
             risks = lt.risk_curve_nested(k_x, spectrum, jnp.stack(dirs), config.d)
-            return {"risks": risks, "v_squared": jnp.stack(dirs) ** 2}
+            # the same draw again (same key), for ĝ on the bound grid (Thm 4.2, m = top)
+            x = gaussian_inputs(k_x, config.d, spectrum)
+            bound = lt.bound_thm4_2_prefixes(x, spectrum, config.top, jnp.stack(dirs), grid)
+            return {"risks": risks, "v_squared": jnp.stack(dirs) ** 2, "bound": bound}
 
         # vmapped over repeats in chunks (bounded memory), sharded over local devices.
         out = sweep_keys(
@@ -96,6 +109,7 @@ def run(config: Config, key) -> dict:
             config.top_value, config.bottom_value, config.d, config.top
         )
         risks = np.asarray(out["risks"])  # (repeats, 2, d)
+        bound = np.asarray(out["bound"])  # (repeats, 2, len(grid))
         theory, n_cross = np.asarray(theory), float(n_cross)
     results = {
         "n": np.asarray(n).tolist(),
@@ -106,20 +120,23 @@ def run(config: Config, key) -> dict:
         "bottom_value": config.bottom_value,
         "norm": config.norm,
         "repeats": config.repeats,
+        "bound_n": list(grid),
     }
     for index, name in enumerate(("top_align", "bottom_align")):
         results[f"{name}_mean"] = risks[:, index].mean(axis=0).tolist()
         results[f"{name}_std"] = risks[:, index].std(axis=0, ddof=1).tolist()
         results[f"{name}_theory"] = theory[index].tolist()
+        results[f"{name}_bound_mean"] = bound[:, index].mean(axis=0).tolist()
+        results[f"{name}_bound_std"] = bound[:, index].std(axis=0, ddof=1).tolist()
     return results
 
 
 def plot(results: dict):
-    """Mean ± std bands of both alignments, deterministic-equivalent curves and ``n_×``."""
+    """Left: mean ± std risks, deterministic equivalents, ``n_×``. Right: Thm 4.2 bound (log)."""
     import matplotlib.pyplot as plt
 
     n = np.asarray(results["n"])
-    fig, ax = plt.subplots(figsize=(7.0, 4.5))
+    fig, (ax, ax_bound) = plt.subplots(1, 2, figsize=(13.0, 4.8))
     labels = {"top_align": "Top Eigen Align", "bottom_align": "Bottom Eigen Align"}
     colors = {"top_align": ("tab:blue", "navy"), "bottom_align": ("tab:orange", "saddlebrown")}
     for name, label in labels.items():
@@ -145,6 +162,30 @@ def plot(results: dict):
         fontsize=10,
     )
     ax.legend(fontsize=8)
+    bound_n = np.asarray(results["bound_n"])
+    for name, label in labels.items():
+        band, line = colors[name]
+        mean = np.asarray(results[f"{name}_mean"])
+        ax_bound.plot(n[:-1], mean[:-1], color=band, label=f"{label}: risk (mean)")
+        ax_bound.plot(
+            bound_n,
+            results[f"{name}_bound_mean"],
+            color=line,
+            marker="o",
+            markersize=3,
+            linestyle="-.",
+            label=f"{label}: Thm 4.2 bound, ĝ, m = {results['top']} (mean)",
+        )
+    ax_bound.set_yscale("log")
+    ax_bound.set_xlim(0, n[-1])
+    ax_bound.set_xlabel("number of target samples n")
+    ax_bound.set_ylabel(r"$R(\gamma)$ and bound (log scale)")
+    ax_bound.set_title(
+        r"Thm 4.2 with $\hat g = \|\tilde\Sigma - \Sigma\|_2$ of each draw (no constant); "
+        f"\nbound on {len(bound_n)} geometric n values; risk at n = d is 0 (not shown)",
+        fontsize=10,
+    )
+    ax_bound.legend(fontsize=8)
     fig.tight_layout()
     return fig
 

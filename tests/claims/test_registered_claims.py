@@ -15,6 +15,9 @@ MIN_INSTANCES = {
     "linear_teachers.thm4_1.risk_monte_carlo": 200,
     "linear_teachers.thm4_1.translation_invariance": 200,
     "linear_teachers.fig1.crossing": 20,
+    "linear_teachers.thm4_2.deterministic": 200,
+    "linear_teachers.thm4_2.implied_constant": 200,
+    "linear_teachers.sigma_identity.expected_risk": 200,
 }
 
 
