@@ -5,8 +5,8 @@
 
 from __future__ import annotations
 
-from ntsim.claims.linear_teachers import _bounds, _regression
+from ntsim.claims.linear_teachers import _bounds, _regression, _relu
 
 __all__ = ["CLAIMS"]
 
-CLAIMS = (*_regression.CLAIMS, *_bounds.CLAIMS)
+CLAIMS = (*_regression.CLAIMS, *_bounds.CLAIMS, *_relu.CLAIMS)
