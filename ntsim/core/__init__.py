@@ -49,7 +49,7 @@ from ntsim.core._models import (
     random_signs,
     two_layer_relu,
 )
-from ntsim.core._sweep import SWEEP_AXIS, sweep, sweep_keys
+from ntsim.core._sweep import sweep, sweep_keys
 from ntsim.core._train import (
     DivergenceError,
     Record,
@@ -73,7 +73,6 @@ __all__ = [
     "LOGIT_SCALINGS",
     "LOSS_CONVENTIONS",
     "PARAMETERIZATIONS",
-    "SWEEP_AXIS",
     "attention_model",
     "balanced_deep_linear_params",
     "batched",

@@ -7,15 +7,17 @@ hyperparameters, stacked datasets). :func:`sweep` returns ``jax.vmap(fn)(inputs)
 * in chunks of ``chunk_size`` instances (the last one padded by repeating the last instance,
   then cropped), so every chunk has the same shape — one compilation — and the peak memory
   of the computation is that of ``chunk_size`` instances;
-* sharded across devices: each chunk's leading axis is split over a 1-D
-  :class:`jax.sharding.Mesh` (axis name :data:`SWEEP_AXIS`) of all local devices (or
-  ``devices``), padded to a multiple of the device count, under ``jax.jit``. On a CPU the
-  tests force 4 host devices with ``XLA_FLAGS=--xla_force_host_platform_device_count=4``;
+* split across devices: each chunk (padded to a multiple of the device count) is cut into
+  one slice per local device (or per entry of ``devices``), and each slice runs as an
+  independent single-device program, all dispatched before any is awaited. This is
+  data-parallel sharding without an SPMD program: instances are independent, so no
+  collective is needed, and avoiding collectives avoids a CPU rendezvous deadlock when
+  there are more (virtual) devices than cores. On a CPU the tests force 4 host devices with
+  ``XLA_FLAGS=--xla_force_host_platform_device_count=4``;
 * with a tqdm progress bar (stderr) updated between chunks.
 
 Results equal the unchunked, unsharded ``jax.jit(jax.vmap(fn))(inputs)``. The stacked result
-is gathered as one ``jax.Array`` per leaf (leading axis ``K``; replicated over the devices
-when sharded).
+is gathered as one ``jax.Array`` per leaf (leading axis ``K``) on the first device.
 """
 
 from __future__ import annotations
@@ -29,16 +31,12 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from tqdm.auto import tqdm
 
 from ntsim._types import PRNGKey, PyTree
 from ntsim._validation import check_positive_int
 
-__all__ = ["SWEEP_AXIS", "sweep", "sweep_keys"]
-
-#: Name of the mesh axis over which the instances of a sweep are sharded.
-SWEEP_AXIS = "instances"
+__all__ = ["sweep", "sweep_keys"]
 
 
 def _num_instances(where: str, inputs: PyTree) -> int:
@@ -61,7 +59,7 @@ def _num_instances(where: str, inputs: PyTree) -> int:
 
 def _chunk_runner(
     fn: Callable[[Any], PyTree], devices: Sequence[jax.Device] | None
-) -> tuple[Callable[[PyTree], PyTree], int, NamedSharding | None]:
+) -> tuple[Callable[[PyTree], PyTree], int]:
     """Cached :func:`_build_chunk_runner`: sweeping the same ``fn`` again does not recompile."""
     return _build_chunk_runner(fn, None if devices is None else tuple(devices))
 
@@ -69,27 +67,39 @@ def _chunk_runner(
 @functools.lru_cache(maxsize=32)  # holds references to the last 32 swept functions
 def _build_chunk_runner(
     fn: Callable[[Any], PyTree], devices: tuple[jax.Device, ...] | None
-) -> tuple[Callable[[PyTree], PyTree], int, NamedSharding | None]:
-    """``(run, num_devices, sharding)``: ``run(chunk)`` is jitted ``vmap(fn)`` on ``devices``.
+) -> tuple[Callable[[PyTree], PyTree], int]:
+    """``(run, num_devices)``: ``run(chunk)`` is jitted ``vmap(fn)`` split over ``devices``.
 
-    With more than one device the chunk's leading axis is placed with
-    ``NamedSharding(Mesh(devices, (SWEEP_AXIS,)), PartitionSpec(SWEEP_AXIS))`` and the output
-    keeps that sharding, so each device computes its own slice of instances.
+    With several devices the chunk's leading axis is cut into one equal slice per device,
+    and each slice runs as its own single-device program (dispatched asynchronously, so the
+    devices work at the same time); the outputs are gathered on the first device. There is
+    no SPMD program and hence no cross-device collective: on a CPU with more (virtual)
+    devices than cores, XLA's collective rendezvous can deadlock (seen with forced host
+    devices on 2 cores), while independent programs cannot.
     """
-    if devices is None:
-        devices = jax.local_devices()
-    devices = list(devices)
+    devices = list(jax.local_devices() if devices is None else devices)
     if not devices:
         raise ValueError("sweep: devices must name at least one device, got [].")
-    batched = jax.vmap(fn)
+    jitted = jax.jit(jax.vmap(fn))
     if len(devices) == 1:
-        device = devices[0]
-        jitted = jax.jit(batched)
-        return lambda chunk: jitted(jax.device_put(chunk, device)), 1, None
-    mesh = Mesh(np.asarray(devices), (SWEEP_AXIS,))
-    sharding = NamedSharding(mesh, PartitionSpec(SWEEP_AXIS))
-    jitted = jax.jit(batched, out_shardings=sharding)
-    return lambda chunk: jitted(jax.device_put(chunk, sharding)), len(devices), sharding
+        return lambda chunk: jitted(jax.device_put(chunk, devices[0])), 1
+
+    def run(chunk: PyTree) -> PyTree:
+        outputs = _dispatch(chunk)
+        gathered = [jax.device_put(out, devices[0]) for out in outputs]
+        return jax.tree.map(lambda *leaves: jnp.concatenate(leaves), *gathered)
+
+    def _dispatch(chunk: PyTree) -> list[PyTree]:
+        size = jax.tree.leaves(chunk)[0].shape[0] // len(devices)
+        return [
+            jitted(
+                jax.device_put(jax.tree.map(lambda a, i=i: a[i * size : (i + 1) * size], chunk), d)
+            )
+            for i, d in enumerate(devices)
+        ]
+
+    run.dispatch = _dispatch  # per-device outputs, for tests and diagnostics
+    return run, len(devices)
 
 
 def sweep(
@@ -131,7 +141,7 @@ def sweep(
     where = "sweep"
     k = _num_instances(where, inputs)
     chunk = k if chunk_size is None else min(check_positive_int(where, "chunk_size", chunk_size), k)
-    run, num_devices, _ = _chunk_runner(fn, devices)
+    run, num_devices = _chunk_runner(fn, devices)
     padded = math.ceil(chunk / num_devices) * num_devices
     outputs = []
     with tqdm(
