@@ -191,13 +191,7 @@ def _fig2a_gd(key, config: Config, alphas):
 def _fig2b(key, d: int, ratios, depth: float, angle: float, alphas):
     """One seed: scale-target and scale-source risks (ratio, α), L = depth, eq. (5)."""
     k_x, k_s, k_p = jax.random.split(key, 3)
-    unit_s = jax.random.normal(k_s, (d,))
-    unit_s = unit_s / jnp.linalg.norm(unit_s)
-    perp = jax.random.normal(k_p, (d,))
-    perp = perp - (perp @ unit_s) * unit_s
-    perp = perp / jnp.linalg.norm(perp)
-    cos = 1.0 - angle**2 / 2  # ‖t̂ − ŝ‖² = 2 − 2cos
-    unit_t = cos * unit_s + jnp.sqrt(1.0 - cos**2) * perp
+    unit_s, unit_t = lt.unit_pair_at_distance(k_s, k_p, d, angle)
     x_all = jax.random.normal(k_x, (d, d))
     target, source = [], []
     for ratio in ratios:

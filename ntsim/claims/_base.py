@@ -22,7 +22,7 @@ import numpy as np
 
 from ntsim._types import PRNGKey
 
-__all__ = ["SCALES", "Claim", "ClaimResult", "compare"]
+__all__ = ["SCALES", "Claim", "ClaimResult", "combine_results", "compare", "vmap_instances"]
 
 #: The two sizes every claim and experiment supports.
 SCALES = ("quick", "full")
@@ -159,3 +159,30 @@ class Claim:
     def topic(self) -> str:
         """The paper topic (first component of the id)."""
         return self.id.split(".", 1)[0]
+
+
+def combine_results(*results: ClaimResult, notes: str) -> ClaimResult:
+    """Several :func:`compare` results of one claim as one: it holds when all of them hold.
+
+    Measured values, references and margins are concatenated; ``num_instances`` is the
+    largest of the parts (they check the same instances from different angles).
+    """
+    return ClaimResult(
+        holds=all(r.holds for r in results),
+        measured=np.concatenate([r.measured for r in results]),
+        reference=np.concatenate([r.reference for r in results]),
+        margins=np.concatenate([r.margins for r in results]),
+        num_instances=max(r.num_instances for r in results),
+        notes=notes,
+    )
+
+
+def vmap_instances(fn: Callable, instances):
+    """``fn`` vmapped (and jitted) over the leading axis of the pytree ``instances``.
+
+    jaxlib 0.10.x deadlocks when batched LAPACK calls (QR, SVD, eigh) run concurrently on
+    the CPU thread pool; ntsim pins jaxlib < 0.10 for that reason (see pyproject.toml).
+    """
+    import jax
+
+    return jax.jit(jax.vmap(fn))(instances)

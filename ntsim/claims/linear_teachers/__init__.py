@@ -5,8 +5,14 @@
 
 from __future__ import annotations
 
-from ntsim.claims.linear_teachers import _bounds, _deep, _regression, _relu
+from ntsim.claims.linear_teachers import _bounds, _deep, _random_projection, _regression, _relu
 
 __all__ = ["CLAIMS"]
 
-CLAIMS = (*_regression.CLAIMS, *_bounds.CLAIMS, *_deep.CLAIMS, *_relu.CLAIMS)
+CLAIMS = (
+    *_regression.CLAIMS,
+    *_bounds.CLAIMS,
+    *_deep.CLAIMS,
+    *_random_projection.CLAIMS,
+    *_relu.CLAIMS,
+)

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ntsim._validation import check_choice
-from ntsim.claims._base import SCALES, Claim, ClaimResult, compare
+from ntsim.claims._base import SCALES, Claim, ClaimResult, compare, vmap_instances
 from ntsim.core import covariance, gaussian_inputs, power_law_spectrum, random_orthogonal
 from ntsim.theory import linear_teachers as lt
 from ntsim.theory.linear_teachers import _bounds as ltb
@@ -71,11 +71,11 @@ def _spread_instance(key, n: int, d: int) -> dict:
 def _over_sizes(key, instance_fn, fn, ns: tuple[int, ...], per_n: int):
     """``fn`` vmapped over ``per_n`` instances for each ``n`` (prefix rows of one draw)."""
     keys = jax.random.split(key, len(ns) * per_n)
-    instances = jax.jit(jax.vmap(lambda k: instance_fn(k, max(ns))))(keys)
+    instances = vmap_instances(lambda k: instance_fn(k, max(ns)), keys)
     outs = []
     for j, n in enumerate(ns):
         group = jax.tree.map(lambda a, j=j: a[j * per_n : (j + 1) * per_n], instances)
-        outs.append(jax.jit(jax.vmap(fn))({**group, "x": group["x"][:, :n]}))
+        outs.append(vmap_instances(fn, {**group, "x": group["x"][:, :n]}))
     return jax.tree.map(lambda *a: jnp.stack(a), *outs)
 
 

@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ntsim._validation import check_choice
-from ntsim.claims._base import SCALES, Claim, ClaimResult, compare
+from ntsim.claims._base import SCALES, Claim, ClaimResult, compare, vmap_instances
 from ntsim.core import (
     Record,
     check_finite,
@@ -80,15 +80,6 @@ def _instance(key, n: int, d: int) -> dict:
     }
 
 
-def _map_instances(fn, instances):
-    """``fn`` vmapped over the leading axis of ``instances`` (jitted).
-
-    jaxlib 0.10.x deadlocks when batched LAPACK calls (QR, SVD, eigh) run concurrently on
-    the CPU thread pool; ntsim pins jaxlib < 0.10 for that reason (see pyproject.toml).
-    """
-    return jax.jit(jax.vmap(fn))(instances)
-
-
 def _over_sizes(key, fn, d: int, ns: tuple[int, ...], per_n: int):
     """``fn(instance)`` vmapped over ``per_n`` instances for each sample size ``n`` in ``ns``.
 
@@ -97,11 +88,11 @@ def _over_sizes(key, fn, d: int, ns: tuple[int, ...], per_n: int):
     draw); only the linear algebra is compiled once per ``n``.
     """
     keys = jax.random.split(key, len(ns) * per_n)
-    instances = _map_instances(lambda k: _instance(k, max(ns), d), keys)
+    instances = vmap_instances(lambda k: _instance(k, max(ns), d), keys)
     outs = []
     for j, n in enumerate(ns):
         group = jax.tree.map(lambda a, j=j: a[j * per_n : (j + 1) * per_n], instances)
-        outs.append(_map_instances(fn, {**group, "x": group["x"][:, :n]}))
+        outs.append(vmap_instances(fn, {**group, "x": group["x"][:, :n]}))
     return jax.tree.map(lambda *a: jnp.concatenate(a), *outs)
 
 
@@ -160,8 +151,8 @@ def check_gd_converges(key, scale: str) -> ClaimResult:
     check_choice("check_gd_converges", "scale", scale, SCALES)
     d, n, count, steps, every = _GD[scale]
     with jax.enable_x64(True):
-        instances = _map_instances(lambda k: _instance(k, n, d), jax.random.split(key, count))
-        run, errs = _map_instances(lambda inst: _gd_errors(inst, steps, every), instances)
+        instances = vmap_instances(lambda k: _instance(k, n, d), jax.random.split(key, count))
+        run, errs = vmap_instances(lambda inst: _gd_errors(inst, steps, every), instances)
         check_finite(run)
         errs = {name: np.asarray(e) for name, e in errs.items()}
     measured = np.concatenate([errs["limit"], errs["iterates"], errs["null_space"]])
@@ -265,7 +256,7 @@ def check_fig1_crossing(key, scale: str) -> ClaimResult:
             v = jnp.stack(lt.alignment_directions(k_v, spectrum, top, norm=1.0))
             return lt.risk_curve_nested(k_x, spectrum, v, d - 1)  # (2, d−1): n = 1..d−1
 
-        risks = np.asarray(_map_instances(one, jax.random.split(key, repeats)))
+        risks = np.asarray(vmap_instances(one, jax.random.split(key, repeats)))
         n_cross = float(lt.deterministic_equivalent_crossing(*_FIG1_VALUES, d, top))
     top_align, bottom_align = risks[:, 0], risks[:, 1]
     n = np.arange(1, d)

@@ -21,7 +21,7 @@ import numpy as np
 
 import ntsim
 from ntsim._validation import check_choice
-from ntsim.claims._base import SCALES, Claim, ClaimResult, compare
+from ntsim.claims._base import SCALES, Claim, ClaimResult, compare, vmap_instances
 from ntsim.core import Record, random_signs, two_layer_relu, two_layer_relu_hinf
 from ntsim.theory.linear_teachers import _relu as relu
 from ntsim.theory.linear_teachers._common import _row_basis
@@ -31,11 +31,6 @@ __all__ = ["CLAIMS"]
 _PAPER = "Shachaf et al. 2021"
 _EXPERIMENT = "linear_teachers/relu_kernel_vs_network"
 _FIXTURE = "nt_relu_analytic.npz"
-
-
-def _map_instances(fn, instances):
-    """``fn`` vmapped over the leading axis of ``instances`` (jitted)."""
-    return jax.jit(jax.vmap(fn))(instances)
 
 
 def _slope(widths, values) -> float:
@@ -163,7 +158,7 @@ def check_hinf_dominates_gram(key, scale: str) -> ClaimResult:
     with jax.enable_x64(True):
         for j, n in enumerate(ns):
             keys = jax.random.split(jax.random.fold_in(key, j), per_n)
-            out.append(np.asarray(_map_instances(lambda k, n=n: _psd_margin(
+            out.append(np.asarray(vmap_instances(lambda k, n=n: _psd_margin(
                 relu.unit_norm_inputs(k, n, d)), keys)))  # fmt: skip
     measured = np.concatenate(out)
     return compare(
@@ -203,7 +198,7 @@ def _cor62(key, scale):
     with jax.enable_x64(True):
         for j, n in enumerate(ns):
             keys = jax.random.split(jax.random.fold_in(key, j), per_n)
-            out.append(_map_instances(lambda k, n=n: _cor62_instance(k, n, d), keys))
+            out.append(vmap_instances(lambda k, n=n: _cor62_instance(k, n, d), keys))
         out = {name: np.concatenate([np.asarray(o[name]) for o in out]) for name in out[0]}
     return out, d, ns, per_n
 
@@ -389,7 +384,7 @@ def _risk_runs(key, scale):
         init_scale=0.1, pretrain_steps=pre_steps, fine_tune_steps=ft_steps, num_test=num_test,
     )  # fmt: skip
     with jax.enable_x64(False):
-        out = _map_instances(fn, jax.random.split(key, repeats))
+        out = vmap_instances(fn, jax.random.split(key, repeats))
     return {name: np.asarray(v) for name, v in out.items()}, width, repeats
 
 

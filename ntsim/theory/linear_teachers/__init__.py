@@ -64,6 +64,7 @@ from ntsim.theory.linear_teachers._deep import (
     frozen_risk_floor,
     projection_epsilon,
     random_projection_bounds,
+    unit_pair_at_distance,
 )
 from ntsim.theory.linear_teachers._regression import (
     fine_tuned_linear,
@@ -155,5 +156,6 @@ __all__ = [
     "thm6_1_o_term",
     "train_two_layer_relu",
     "unit_norm_inputs",
+    "unit_pair_at_distance",
     "zero_one_error",
 ]

@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ntsim._types import Array, ArrayLike
+from ntsim._types import Array, ArrayLike, PRNGKey
 from ntsim._validation import _is_concrete, check_ndim
 from ntsim.theory.linear_teachers._common import _check_data, _row_basis, _shaped
 
@@ -369,3 +369,22 @@ def frozen_risk_floor(
     _check_nonzero(where, "θ_SᵀΣθ_S", ss, "the floor divides by it")
     st = theta_source @ covariance @ theta_target
     return theta_target @ covariance @ theta_target - st**2 / ss
+
+
+def unit_pair_at_distance(
+    key_source: PRNGKey, key_orthogonal: PRNGKey, d: int, distance: ArrayLike
+) -> tuple[Array, Array]:
+    """Random unit vectors ``(θ̂_S, θ̂_T)`` in ``R^d`` with ``‖θ̂_T − θ̂_S‖ = distance`` exactly.
+
+    The alignment parameter of Thm 5.4 and Fig 2b (Shachaf et al. 2021): ``θ̂_S`` is uniform
+    on the sphere (from ``key_source``), ``θ̂_T = cos·θ̂_S + sin·u`` with ``u ⊥ θ̂_S`` a uniform
+    unit vector (from ``key_orthogonal``) and ``cos = 1 − distance²/2``, since
+    ``‖θ̂_T − θ̂_S‖² = 2 − 2cos``. Needs ``0 ≤ distance ≤ 2``.
+    """
+    unit_s = jax.random.normal(key_source, (d,))
+    unit_s = unit_s / jnp.linalg.norm(unit_s)
+    perp = jax.random.normal(key_orthogonal, (d,))
+    perp = perp - (perp @ unit_s) * unit_s
+    perp = perp / jnp.linalg.norm(perp)
+    cos = 1.0 - jnp.asarray(distance) ** 2 / 2
+    return unit_s, cos * unit_s + jnp.sqrt(1.0 - cos**2) * perp
