@@ -5,7 +5,15 @@
 
 from __future__ import annotations
 
-from ntsim.claims.linear_teachers import _bounds, _deep, _random_projection, _regression, _relu
+from ntsim.claims.linear_teachers import (
+    _bounds,
+    _deep,
+    _freezing,
+    _random_projection,
+    _regression,
+    _relu,
+    _scale_and_depth,
+)
 
 __all__ = ["CLAIMS"]
 
@@ -13,6 +21,8 @@ CLAIMS = (
     *_regression.CLAIMS,
     *_bounds.CLAIMS,
     *_deep.CLAIMS,
+    *_scale_and_depth.CLAIMS,
     *_random_projection.CLAIMS,
+    *_freezing.CLAIMS,
     *_relu.CLAIMS,
 )

@@ -12,7 +12,8 @@ first layer of Thm 5.5.
 Layer-wise GD needs no code here: it is :func:`ntsim.core.gradient_descent` on
 ``mse_loss(deep_linear(widths).apply, x, y, loss_scale=1/n)`` from
 :func:`ntsim.core.balanced_deep_linear_params`; freezing ``W_1`` is GD on the other layers
-with ``W_1`` closed over.
+with ``W_1`` closed over. The end-to-end view of the same flow, ``β̇ = −P_L(β)∇ℓ(β)``, is
+the optax transformation :func:`end_to_end_preconditioner` (notes check 15).
 
 ``depth`` may be a traced float and ``jnp.inf`` (eq. (6)); every function is pure ``jnp``
 and vmappable. Value checks (``depth ≥ 1``, ``P_∥θ_S ≠ 0``, ``P_∥θ_T ≠ 0``) run only on
@@ -26,6 +27,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 
 from ntsim._types import Array, ArrayLike, PRNGKey
 from ntsim._validation import _is_concrete, check_ndim
@@ -388,3 +390,45 @@ def unit_pair_at_distance(
     perp = perp / jnp.linalg.norm(perp)
     cos = 1.0 - jnp.asarray(distance) ** 2 / 2
     return unit_s, cos * unit_s + jnp.sqrt(1.0 - cos**2) * perp
+
+
+# ------------------------------------------------------------- end-to-end dynamics (5.2)
+
+
+def end_to_end_preconditioner(depth: int) -> optax.GradientTransformation:
+    r"""``g ↦ ‖β‖^{2−2/L}(g + (L−1)⟨g, β̂⟩β̂)``: the end-to-end dynamics of a balanced net.
+
+    For a depth-``L`` linear network with scalar output that is 0-balanced, gradient flow on
+    the layers moves the end-to-end vector ``β = W_1⋯W_L`` by
+    ``β̇ = −‖β‖^{2−2/L}(∇ℓ(β) + (L−1)⟨∇ℓ(β), β̂⟩β̂)``, ``β̂ = β/‖β‖`` (Arora, Cohen & Hazan
+    2018, Thm 1 / Claim 1 for a single output; the flow behind Shachaf et al. 2021, Thm 5.2;
+    notes check 15). Chained with ``optax.sgd(η)`` this is the discrete end-to-end
+    preconditioned GD ``β ← β − η P_L(β)∇ℓ(β)``, which tracks layer-wise GD from exactly
+    balanced weights up to ``O(η)`` and converges to eq. (5).
+
+    ``depth = 1`` is the identity (plain GD). At ``β = 0`` and ``L ≥ 2`` the update is 0.
+
+    Args:
+      depth: ``L ≥ 1`` (static).
+
+    Examples:
+      >>> import jax.numpy as jnp, optax
+      >>> opt = optax.chain(end_to_end_preconditioner(2), optax.sgd(1.0))
+      >>> beta, grad = jnp.array([3.0, 4.0]), jnp.array([1.0, 0.0])
+      >>> updates, _ = opt.update(grad, opt.init(beta), beta)
+      >>> [round(u, 4) for u in updates.tolist()]  # −5·([1, 0] + 0.6·[0.6, 0.8])
+      [-6.8, -2.4]
+    """
+    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1:
+        raise ValueError(f"end_to_end_preconditioner: depth must be an integer ≥ 1, got {depth!r}.")
+    power = 2.0 - 2.0 / depth
+
+    def update(updates, state, params=None):
+        if params is None:
+            raise ValueError("end_to_end_preconditioner needs params (the current β).")
+        norm = jnp.linalg.norm(params)
+        unit = params / jnp.where(norm > 0, norm, 1.0)
+        scale = norm**power if depth > 1 else jnp.ones_like(norm)
+        return scale * (updates + (depth - 1) * (updates @ unit) * unit), state
+
+    return optax.GradientTransformation(lambda params: optax.EmptyState(), update)

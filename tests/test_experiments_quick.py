@@ -1,0 +1,35 @@
+"""Every experiment under ``experiments/`` runs at quick scale and writes a real figure.
+
+The numbers inside each figure are checked by the claims and theory tests; this test
+guards the experiment contract itself (``Config``/``SCALES``/``run``/``plot``), that the
+quick scale stays runnable, and that results are finite JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from ntsim.experiment import list_experiments, run_experiment
+
+
+def _finite_numbers(value) -> bool:
+    """Every float in a JSON document is finite (NaN would mean a broken run)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(_finite_numbers(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_finite_numbers(v) for v in value)
+    return True
+
+
+@pytest.mark.parametrize("name", list_experiments())
+def test_experiment_runs_at_quick_scale(name, tmp_path):
+    output = run_experiment(name, scale="quick", out_dir=tmp_path)
+    assert output.png.stat().st_size > 10_000, "the figure is empty"
+    record = json.loads(output.json.read_text())
+    assert record["experiment"] == name and record["scale"] == "quick"
+    assert _finite_numbers(record["results"]), f"{name}: non-finite numbers in the results"
