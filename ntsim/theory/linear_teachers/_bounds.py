@@ -457,17 +457,31 @@ def zero_one_error(w: ArrayLike, x: ArrayLike, y: ArrayLike, weights: ArrayLike 
     return jnp.sum(weights * wrong) / jnp.sum(weights)
 
 
-def min_norm_least_squares(x: ArrayLike, y: ArrayLike, weights: ArrayLike | None = None) -> Array:
-    """``X⁺y``: the minimum-norm least-squares weights (θ_S, θ_T of Table 1; notes E2).
+def min_norm_least_squares(
+    x: ArrayLike, y: ArrayLike, weights: ArrayLike | None = None, ridge: ArrayLike = 0.0
+) -> Array:
+    """``X⁺y`` (``ridge = 0``) or ``argmin (1/N)‖Xθ − y‖² + ridge·‖θ‖²`` (θ_S, θ_T of Table 1).
 
-    ``weights`` in ``{0, 1}`` drop padded rows (their rows are zeroed, which leaves ``X⁺y``
-    of the kept rows unchanged).
+    The paper leaves how θ_S and θ_T are fitted unspecified (notes E2: least squares). With
+    ``ridge = 0`` this is the minimum-norm least-squares solution; ``ridge > 0`` is the ridge
+    solution ``(XᵀX + N·ridge·I)⁻¹Xᵀy`` with ``N`` the number of kept rows, which tends to
+    ``X⁺y`` as ``ridge → 0``. ``weights`` in ``{0, 1}`` drop padded rows (their rows are
+    zeroed, which leaves the solution on the kept rows unchanged).
+
+    Examples:
+      >>> x, y = jnp.array([[1.0, 0.0], [0.0, 0.0]]), jnp.array([2.0, 0.0])
+      >>> min_norm_least_squares(x, y).tolist(), min_norm_least_squares(x, y, ridge=0.5).tolist()
+      ([2.0, 0.0], [1.0, 0.0])
     """
     x, y = jnp.asarray(x), jnp.asarray(y, jnp.asarray(x).dtype)
-    if weights is not None:
-        keep = jnp.asarray(weights, x.dtype)
-        x, y = x * keep[:, None], y * keep
-    return jnp.linalg.pinv(x) @ y
+    keep = jnp.ones(x.shape[0], x.dtype) if weights is None else jnp.asarray(weights, x.dtype)
+    x, y = x * keep[:, None], y * keep
+    if _is_concrete(ridge) and float(ridge) == 0.0:
+        return jnp.linalg.pinv(x) @ y
+    if _is_concrete(ridge) and float(ridge) < 0:
+        raise ValueError(f"min_norm_least_squares: ridge must be ≥ 0, got {float(ridge)}.")
+    gram = x.T @ x + jnp.sum(keep) * ridge * jnp.eye(x.shape[1], dtype=x.dtype)
+    return jnp.linalg.solve(gram, x.T @ y)
 
 
 def second_moment(x: ArrayLike, weights: ArrayLike | None = None) -> Array:
