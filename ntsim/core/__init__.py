@@ -49,6 +49,16 @@ from ntsim.core._models import (
     random_signs,
     two_layer_relu,
 )
+from ntsim.core._regularizers import (
+    augmented_linear_head,
+    logistic_loss,
+    masked_reconstruction_loss,
+    max_margin_regularizer,
+    mixout,
+    multi_head_loss,
+    multi_head_predict,
+    noise_stability_penalty,
+)
 from ntsim.core._sweep import sweep, sweep_keys
 from ntsim.core._train import (
     DivergenceError,
@@ -68,6 +78,14 @@ from ntsim.core._train import (
 )
 
 __all__ = [
+    "augmented_linear_head",
+    "logistic_loss",
+    "masked_reconstruction_loss",
+    "max_margin_regularizer",
+    "mixout",
+    "multi_head_loss",
+    "multi_head_predict",
+    "noise_stability_penalty",
     "ACTIVATIONS",
     "IMPLEMENTATIONS",
     "LOGIT_SCALINGS",

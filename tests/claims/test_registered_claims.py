@@ -24,6 +24,12 @@ MIN_INSTANCES = {
     "linear_teachers.thm5_4.scale_invariance": 200,
     "linear_teachers.cor6_2.bound": 200,
     "linear_teachers.cor6_2.derived_bound": 200,
+    "linear_teachers.fig2a.depth_helps": 100,
+    "linear_teachers.fig2b.target_vs_source": 100,
+    "linear_teachers.fig3.ordering": 200,
+    "stability.tables.avg_consistent": 48,  # 4 tables × 6 methods × (mean, std)
+    "stability.mmr.identity": 200,
+    "stability.mhloss.identity": 200,
 }
 
 

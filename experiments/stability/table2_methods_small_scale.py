@@ -1,0 +1,220 @@
+"""Small-scale analogue of Fu et al. 2023 Table 2 (and the violin plot of Fig. 10).
+
+What is computed: an MLP encoder pretrained on a synthetic source task (source logistic
+losses + masked reconstruction) is fine-tuned on a related, shifted, label-noisy target
+task with few labels by each of FineTune, MixOut, LNSR, MHLoss, MMR and SURT
+(:mod:`ntsim.theory.stability` small-scale setting; methods from :mod:`ntsim.core`), with
+``seeds`` seeds per method, all methods and seeds vmapped in ONE compiled program. For each
+seed the run is repeated on ``S^i`` (one random training point removed, same seed), giving
+the leave-one-out distance ``‖A(S^i) − A(S)‖`` (Def. 2.1, encoder + averaged head) and the
+normalised head distance of Def. 2.3.
+
+What is plotted: (left) the distribution of test accuracy over seeds per method (violins,
+Fig. 10 analogue); (middle) the std of test accuracy over seeds per method, next to the
+paper's Table 2 AVG std (RoBERTa-base, 11 tasks; a different scale, compare orderings only);
+(right) mean ± std of the LOO distance. The paper's AVG columns are printed in the results
+(``paper_table2_avg``) beside the simulated numbers.
+
+Not in the paper (substitutes, notes §6): the synthetic tasks, the encoder, every method
+hyperparameter (the paper gives none: MixOut ``p``, LNSR ``σ`` and weight, MMR ``α``, SURT
+mask rate and steps), and no early stopping (the last epoch is reported).
+
+Run: ``ntsim run stability/table2_methods_small_scale [--scale full]`` or this file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ntsim.theory.stability import (
+    METHODS,
+    TransferSetting,
+    finetune_loo,
+    method_hyper,
+    pretrain,
+    recomputed_avg,
+    stability_table,
+    surt_retrain,
+    transfer_task_data,
+)
+
+
+@dataclass(frozen=True)
+class Config:
+    """Sizes and method hyperparameters (none are given by the paper unless marked)."""
+
+    seeds: int = 10  # paper: 10 random seeds per method (Sec 4.1)
+    n_train: int = 64  # labelled target examples (small-data regime)
+    n_test: int = 2000
+    n_source: int = 2000
+    d: int = 20
+    hidden: int = 32
+    features: int = 8
+    label_noise: float = 0.1
+    pretrain_steps: int = 300
+    epochs: int = 20
+    batch_size: int = 16
+    learning_rate: float = 1e-2  # Adam
+    heads: int = 50  # MHLoss H (paper main experiment: H = 50)
+    mixout_p: float = 0.3
+    lnsr_weight: float = 1.0
+    lnsr_sigma: float = 0.1
+    mmr_weight: float = 1.0
+    surt_steps: int = 100
+    surt_learning_rate: float = 1e-2
+
+    def __post_init__(self):
+        for name in ("seeds", "n_train", "n_test", "n_source", "d", "hidden", "features",
+                     "pretrain_steps", "epochs", "batch_size", "heads", "surt_steps"):  # fmt: skip
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ValueError(f"Config.{name} must be a positive integer, got {value!r}.")
+        if self.seeds < 2:
+            raise ValueError(f"Config.seeds must be >= 2 for a std, got {self.seeds}.")
+        if self.n_train % self.batch_size:
+            raise ValueError(
+                f"Config.batch_size must divide n_train, got {self.batch_size=}, {self.n_train=}."
+            )
+        if not 0 <= self.mixout_p < 1:
+            raise ValueError(f"Config.mixout_p must lie in [0, 1), got {self.mixout_p}.")
+
+    def setting(self) -> TransferSetting:
+        """The synthetic source/target pair of this config."""
+        return TransferSetting(
+            d=self.d, n_source=self.n_source, n_train=self.n_train, n_test=self.n_test,
+            label_noise=self.label_noise, hidden=(self.hidden,), features=self.features,
+        )  # fmt: skip
+
+
+SCALES = {
+    "quick": Config(n_test=1000, n_source=1000, pretrain_steps=200, epochs=12, surt_steps=50),
+    "full": Config(n_train=256, epochs=40, pretrain_steps=1000, surt_steps=200),
+}
+
+
+def run(config: Config, key) -> dict:
+    """All six methods × ``seeds`` seeds, each on ``S`` and ``S^i``, in one vmapped program."""
+    setting = config.setting()
+    k_data, k_pre, k_seeds, k_surt, k_removed = jax.random.split(key, 5)
+    data = jax.jit(transfer_task_data, static_argnums=1)(k_data, setting)
+    pretrained = jax.jit(lambda k: pretrain(k, data, setting, steps=config.pretrain_steps))(k_pre)
+    weights = jnp.ones(config.n_train)
+    seed_keys = jax.random.split(k_seeds, config.seeds)  # the same seeds for every method
+    removed = jax.random.randint(k_removed, (config.seeds,), 0, config.n_train)
+    surt_encoders = jax.jit(
+        jax.vmap(
+            lambda k: surt_retrain(
+                k, pretrained, data.x_train, setting, steps=config.surt_steps,
+                learning_rate=config.surt_learning_rate,
+            ).encoder
+        )
+    )(jax.random.split(k_surt, config.seeds))  # fmt: skip
+    hypers = [
+        method_hyper(
+            name, heads=config.heads, mixout_p=config.mixout_p, lnsr_weight=config.lnsr_weight,
+            lnsr_sigma=config.lnsr_sigma, mmr_weight=config.mmr_weight,
+        )
+        for name in METHODS
+    ]  # fmt: skip
+    hyper = jax.tree.map(lambda *v: jnp.repeat(jnp.asarray(v), config.seeds), *hypers)
+    tile = lambda a: jnp.broadcast_to(a, (config.seeds, *a.shape))  # noqa: E731
+    encoders = jax.tree.map(
+        lambda pre, surt: jnp.concatenate(
+            [surt if name == "SURT" else tile(pre) for name in METHODS]
+        ),
+        pretrained.encoder,
+        surt_encoders,
+    )
+
+    def one(k, i, h, enc):
+        return finetune_loo(
+            k, enc, data, weights, i, h, setting, head_slots=config.heads, epochs=config.epochs,
+            batch_size=config.batch_size, learning_rate=config.learning_rate,
+        )  # fmt: skip
+
+    out = jax.jit(jax.vmap(one))(
+        jnp.concatenate([seed_keys] * len(METHODS)),
+        jnp.concatenate([removed] * len(METHODS)),
+        hyper,
+        encoders,
+    )
+    shape = (len(METHODS), config.seeds)
+    acc_curve = np.asarray(out.test_accuracy).reshape(*shape, config.epochs)
+    acc = acc_curve[..., -1]
+    loo = np.asarray(out.loo_distance).reshape(shape)
+    loo_head = np.asarray(out.loo_head_normalized).reshape(shape)
+    paper = stability_table("table2")
+    paper_mean, paper_std = recomputed_avg(paper)
+    results = {
+        "methods": list(METHODS),
+        "seeds": config.seeds,
+        "accuracy": acc.tolist(),
+        "accuracy_mean": acc.mean(axis=1).tolist(),
+        "accuracy_std": acc.std(axis=1, ddof=1).tolist(),
+        "accuracy_curve_mean": acc_curve.mean(axis=1).tolist(),
+        "loo_distance_mean": loo.mean(axis=1).tolist(),
+        "loo_distance_std": loo.std(axis=1, ddof=1).tolist(),
+        "loo_head_normalized_mean": loo_head.mean(axis=1).tolist(),
+        "loo_head_normalized_std": loo_head.std(axis=1, ddof=1).tolist(),
+        "paper_table2_avg_mean": paper.avg_mean.tolist(),
+        "paper_table2_avg_std": paper.avg_std.tolist(),
+        "paper_table2_recomputed_avg_mean": paper_mean.tolist(),
+        "paper_table2_recomputed_avg_std": paper_std.tolist(),
+    }
+    results["table"] = [
+        f"{m:8s}  sim acc {a:6.2f} ± {s:4.2f}  LOO {lm:.3f} ± {ls:.3f}  "
+        f"head Δ̂ {hm:.4f}  | paper Table 2 AVG {pm:.2f} ± {ps:.2f}"
+        for m, a, s, lm, ls, hm, pm, ps in zip(
+            METHODS, results["accuracy_mean"], results["accuracy_std"],
+            results["loo_distance_mean"], results["loo_distance_std"],
+            results["loo_head_normalized_mean"], paper.avg_mean, paper.avg_std, strict=True,
+        )
+    ]  # fmt: skip
+    return results
+
+
+def plot(results: dict):
+    """Violins of accuracy (Fig. 10), std per method vs the paper's AVG std, LOO distance."""
+    import matplotlib.pyplot as plt
+
+    methods = results["methods"]
+    pos = np.arange(len(methods))
+    fig, (ax_v, ax_s, ax_l) = plt.subplots(1, 3, figsize=(16.0, 4.8))
+    ax_v.violinplot(np.asarray(results["accuracy"]).T, positions=pos, showmeans=True)
+    ax_v.set_xticks(pos, methods)
+    ax_v.set_ylabel("target test accuracy (%)")
+    ax_v.set_title(f"Fig. 10 analogue: accuracy over {results['seeds']} seeds", fontsize=10)
+    width = 0.38
+    ax_s.bar(pos - width / 2, results["accuracy_std"], width, label="simulation: std over seeds")
+    ax_s.set_ylabel("std of test accuracy (%), simulation")
+    ax_p = ax_s.twinx()
+    ax_p.bar(
+        pos + width / 2, results["paper_table2_avg_std"], width, color="tab:orange",
+        label="paper Table 2 AVG std (RoBERTa-base)",
+    )  # fmt: skip
+    ax_p.set_ylabel("paper AVG std (score points)")
+    ax_s.set_xticks(pos, methods)
+    handles = ax_s.get_legend_handles_labels()[0] + ax_p.get_legend_handles_labels()[0]
+    ax_s.set_ylim(0, 1.4 * max(results["accuracy_std"]))  # head room for the legend
+    ax_p.set_ylim(0, 1.4 * max(results["paper_table2_avg_std"]))
+    ax_s.legend(handles=handles, fontsize=8, loc="upper left")
+    ax_s.set_title("Table 2 analogue: std over seeds (compare orderings only)", fontsize=10)
+    ax_l.errorbar(
+        pos, results["loo_distance_mean"], yerr=results["loo_distance_std"], fmt="o", capsize=4
+    )
+    ax_l.set_xticks(pos, methods)
+    ax_l.set_ylabel(r"LOO distance $\|A(S^i) - A(S)\|$ (mean ± std)")
+    ax_l.set_title("Def. 2.1 leave-one-out distance, encoder + averaged head", fontsize=10)
+    fig.suptitle("Fu et al. 2023, small-scale Table 2: pretrained MLP encoder, synthetic target")
+    fig.tight_layout()
+    return fig
+
+
+if __name__ == "__main__":
+    from ntsim.experiment import main
+
+    main(__file__)

@@ -1,0 +1,12 @@
+"""Claims of Fu, So & Collier 2023 (stability of fine-tuning), one submodule per section.
+
+``CLAIMS`` is the explicit concatenation of the submodules' ``CLAIMS`` tuples.
+"""
+
+from __future__ import annotations
+
+from ntsim.claims.stability import _methods
+
+__all__ = ["CLAIMS"]
+
+CLAIMS = (*_methods.CLAIMS,)
