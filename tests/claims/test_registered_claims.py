@@ -27,6 +27,27 @@ MIN_INSTANCES = {
     "linear_teachers.fig2a.depth_helps": 100,
     "linear_teachers.fig2b.target_vs_source": 100,
     "linear_teachers.fig3.ordering": 200,
+    **{
+        f"stability.{name}": 200
+        for name in (
+            "thm2_2.certificate",
+            "thm2_2.bound_corrected",
+            "thm2_2.bound_printed",
+            "thm2_2.bound_printed_generic",
+            "thm2_2.bound_printed_radius",
+            "thm2_2.scaling_n",
+            "thm2_2.scaling_r",
+            "thm2_2.scaling_lipschitz",
+            "lemma_a1_1.quadratic",
+            "lemma_a1_2.quadratic",
+            "lemma_a1_2.logistic",
+            "lemma_a1_3.quadratic",
+            "lemma_a1_3.logistic",
+            "lemma_a5_1.quadratic",
+            "lemma_a5_1.logistic",
+            "lemma_a5_1.step_size",
+        )
+    },  # fmt: skip
     "stability.tables.avg_consistent": 48,  # 4 tables × 6 methods × (mean, std)
     "stability.mmr.identity": 200,
     "stability.mhloss.identity": 200,

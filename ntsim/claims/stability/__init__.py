@@ -5,8 +5,8 @@
 
 from __future__ import annotations
 
-from ntsim.claims.stability import _methods
+from ntsim.claims.stability import _full_finetuning, _methods
 
 __all__ = ["CLAIMS"]
 
-CLAIMS = (*_methods.CLAIMS,)
+CLAIMS = (*_full_finetuning.CLAIMS, *_methods.CLAIMS)

@@ -2,6 +2,8 @@
 
 One private submodule per section; the public names are re-exported here.
 
+* :mod:`._full_finetuning` — Sec 2.2: the quadratic (Taylor) model, leave-one-out GD, the
+  Thm 2.2 bounds (printed, proof, corrected) and Lemmas A.1.1–A.1.3, A.5.1.
 * :mod:`._tables` — the paper's Tables 2–5 as data and their AVG columns.
 * :mod:`._small_scale` — the small-scale analogue of Table 2: synthetic source/target
   tasks, an MLP encoder, pretraining, SURT re-training and fine-tuning with each method.
@@ -18,6 +20,27 @@ References:
     }
 """
 
+from ntsim.theory.stability._full_finetuning import (
+    LemmaSides,
+    LooTrajectory,
+    QuadraticInstance,
+    lemma_a1_1_rate,
+    lemma_a1_2_sides,
+    lemma_a1_3_sides,
+    lemma_a5_1_sides,
+    logistic_sample_loss,
+    logistic_smoothness,
+    loo_distance_isotropic,
+    loo_trajectory,
+    path_lipschitz_constant,
+    quadratic_instance,
+    quadratic_loss,
+    simulate_loo_stability,
+    simulate_loo_stability_grid,
+    thm2_2_bound_corrected,
+    thm2_2_bound_printed,
+    thm2_2_bound_proof,
+)
 from ntsim.theory.stability._small_scale import (
     FinetuneResult,
     LooResult,
@@ -44,6 +67,25 @@ from ntsim.theory.stability._tables import (
 )
 
 __all__ = [
+    "LemmaSides",
+    "LooTrajectory",
+    "QuadraticInstance",
+    "lemma_a1_1_rate",
+    "lemma_a1_2_sides",
+    "lemma_a1_3_sides",
+    "lemma_a5_1_sides",
+    "logistic_sample_loss",
+    "logistic_smoothness",
+    "loo_distance_isotropic",
+    "loo_trajectory",
+    "path_lipschitz_constant",
+    "quadratic_instance",
+    "quadratic_loss",
+    "simulate_loo_stability",
+    "simulate_loo_stability_grid",
+    "thm2_2_bound_corrected",
+    "thm2_2_bound_printed",
+    "thm2_2_bound_proof",
     "METHODS",
     "ROUNDING_TOLERANCE",
     "TABLES",
