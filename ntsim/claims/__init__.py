@@ -7,6 +7,7 @@ module ``ntsim/claims/<topic>.py`` exports ``CLAIMS`` and is listed in :data:`RE
 from __future__ import annotations
 
 from ntsim.claims import linear_teachers as _linear_teachers
+from ntsim.claims import overtraining as _overtraining
 from ntsim.claims import stability as _stability
 from ntsim.claims._base import SCALES, Claim, ClaimResult, compare
 from ntsim.claims._report import ClaimRun, claim_key, run_claims, write_verification
@@ -26,7 +27,11 @@ __all__ = [
 ]
 
 #: Every registered claim, in topic order.
-REGISTRY: tuple[Claim, ...] = (*_linear_teachers.CLAIMS, *_stability.CLAIMS)
+REGISTRY: tuple[Claim, ...] = (
+    *_linear_teachers.CLAIMS,
+    *_stability.CLAIMS,
+    *_overtraining.CLAIMS,
+)
 
 
 def get_claim(claim_id: str) -> Claim:

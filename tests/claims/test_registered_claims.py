@@ -48,7 +48,17 @@ MIN_INSTANCES = {
             "lemma_a5_1.step_size",
         )
     },  # fmt: skip
-    "stability.tables.avg_consistent": 48,  # 4 tables × 6 methods × (mean, std)
+    "stability.tables.avg_consistent": 48,
+    "overtraining.thm4_1.logistic_closed_form": 200,
+    "overtraining.lemma_a5.expected_perturbed_loss": 200,
+    "overtraining.prop4_3.increment": 200,
+    "overtraining.thm4_4.inflection": 200,
+    "overtraining.thm4_4.larger_gamma_earlier": 200,
+    "overtraining.prop_d1.hessian_trace": 200,
+    "overtraining.lemma_a7.per_mode_recursion": 200,
+    "overtraining.lemma_a7.dead_units": 200,
+    "overtraining.lemma_a28.contraction": 2000,
+    "overtraining.eq11.minibatch_gradient": 200,  # 4 tables × 6 methods × (mean, std)
     "stability.mmr.identity": 200,
     "stability.mhloss.identity": 200,
 }
@@ -66,6 +76,15 @@ def test_registry_is_well_formed():
     )
     with pytest.raises(ValueError, match="Topics with claims"):
         select_claims("no_such_topic")
+
+
+def test_every_refuted_claim_has_a_corrected_twin():
+    """A refuted printed statement sits beside a statement of the same result that holds."""
+    for claim in REGISTRY:
+        if claim.expect == "refuted":
+            stem = claim.id.rsplit(".", 1)[0]
+            twins = [c.id for c in REGISTRY if c.expect == "holds" and c.id.startswith(stem)]
+            assert twins, f"{claim.id} has no corrected twin under {stem}.*"
 
 
 @pytest.mark.parametrize("claim", REGISTRY, ids=lambda claim: claim.id)

@@ -1,0 +1,174 @@
+"""Theory figures T3–T6 (λ) (Springer et al. 2025, Sec 4.3, Thms 4.6, 4.7, App A.24–A.27).
+
+What is plotted (analogues of the paper's Fig 4 and Fig 5 top; the paper has no
+linear-model figure). Fine-tuning is GD on the matrices (eqs. 16–17, m = ∞, η = 0.01) from
+the ideal checkpoints ``n = 0..d`` (markers), against the converged closed forms of the notes
+§1.4 (lines):
+
+* (a) ``Δ_pre(n) = L_pre(θ^n(K)) − L_pre(θ^n(0)) = Σ_{i≤n}((σ^ft_i − σ^pre_i)/(1+λ))²``,
+  non-decreasing in ``n`` (progressive sensitivity, Thm 4.6), one curve per λ;
+* (b) the post-fine-tuning pretraining loss ``L_pre(θ^n(K))`` per λ with the inflection
+  (Def 4.2) starred, and the pretrained ``L_pre(θ^n(0)) = Σ_{i>n}σ_i²`` dashed (Thm 4.7);
+* (c) the ID loss ``‖θ^n(K) − A^ft‖²`` at ``n = d`` vs λ: regularisation costs ID loss;
+* (d) the inflection ``r(λ)``: larger λ delays it (Thm 4.7 part 2 in its corrected
+  direction; the appendix's printed ``r_{λ1} ≤ r_{λ2}`` is refuted by
+  ``overtraining.thm4_7.regularisation_printed``).
+
+The ideal init is used on purpose: from real checkpoints long fine-tuning learns the
+unlearned modes and erases the effect (claim ``overtraining.caveat.long_finetuning_erases``).
+Setting: config R of the notes (§7), ``σ^pre_i = 4·0.6^{i−1}``, ``σ^ft_i = 0.95^{i−1}``.
+
+Run: ``ntsim run overtraining/fig_finetuning_inflection [--scale full]`` or this file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ntsim.core import random_orthogonal
+from ntsim.theory import overtraining as ot
+
+
+@dataclass(frozen=True)
+class Config:
+    """Config R (notes §7), λ ∈ {0, 1, 3} (notes check 13), η = 0.01 (notes §1.4)."""
+
+    d: int = 10  # dimension (notes §7)
+    pre_first: float = 4.0  # σ^pre_1 (notes §7)
+    pre_ratio: float = 0.6  # σ^pre_{i+1}/σ^pre_i (notes §7)
+    ft_first: float = 1.0  # σ^ft_1 (notes §7)
+    ft_ratio: float = 0.95  # σ^ft_{i+1}/σ^ft_i (notes §7)
+    regs: tuple[float, ...] = (0.0, 1.0, 3.0)  # λ of the GD runs (notes check 13)
+    learning_rate: float = 0.01  # η (notes §1.4); A.8 needs 4η(λ+2)Γ < 1
+    num_steps: int = 2000  # K: every learned mode within 1e-10 of its fixed point
+    reg_grid_max: float = 8.0  # the λ grid of panels (c), (d) spans [0, reg_grid_max]
+    reg_grid_points: int = 161
+
+    def __post_init__(self):
+        for name in ("d", "num_steps", "reg_grid_points"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 1:
+                raise ValueError(f"Config.{name} must be an integer > 1, got {value!r}.")
+        if not self.regs or any(r < 0 for r in self.regs):
+            raise ValueError(f"Config.regs must be non-empty and >= 0, got {self.regs}.")
+        gamma = max(self.pre_first, self.ft_first)
+        if not 4 * self.learning_rate * (max(self.regs) + 2) * gamma < 1:
+            raise ValueError(
+                "Config.learning_rate violates Assumption A.8, 4η(λ+2)Γ < 1: got "
+                f"η = {self.learning_rate}, λ = {max(self.regs)}, Γ = {gamma}."
+            )
+
+
+SCALES = {
+    "quick": Config(num_steps=1500, reg_grid_points=81),  # seconds on CPU
+    "full": Config(),
+}
+
+
+def run(config: Config, key) -> dict:
+    """GD from every ideal checkpoint for each λ, and the closed forms on a λ grid."""
+    with jax.enable_x64(True):
+        pre = ot.geometric_spectrum(config.d, config.pre_first, config.pre_ratio)
+        ft = ot.geometric_spectrum(config.d, config.ft_first, config.ft_ratio)
+        k_u, k_v = jax.random.split(key)
+        u, v = random_orthogonal(k_u, config.d), random_orthogonal(k_v, config.d)
+
+        def gd(reg):
+            _, pre_loss, id_loss = ot.finetune_ideal_checkpoints(
+                pre, ft, u, v, learning_rate=config.learning_rate, reg=reg,
+                num_steps=config.num_steps,
+            )  # fmt: skip
+            return pre_loss, id_loss
+
+        regs = jnp.asarray(config.regs)
+        gd_pre, gd_id = jax.jit(jax.vmap(gd))(regs)
+
+        def closed(reg):
+            return ot.post_finetuning_losses(ot.fixed_point(pre, ft, reg), pre, ft)
+
+        closed_pre, closed_id = jax.vmap(closed)(regs)
+        grid = jnp.linspace(0.0, config.reg_grid_max, config.reg_grid_points)
+        grid_pre, grid_id = jax.vmap(closed)(grid)
+        initial = jnp.concatenate([jnp.cumsum((pre**2)[::-1])[::-1], jnp.zeros(1)])
+        out = {
+            "gd_pretrain": gd_pre,
+            "gd_id": gd_id,
+            "gd_delta": gd_pre - initial,
+            "closed_pretrain": closed_pre,
+            "closed_delta": closed_pre - initial,
+            "gd_inflection": ot.inflection_point(gd_pre),
+            "closed_inflection": ot.inflection_point(closed_pre),
+            "initial": initial,
+            "reg_grid": grid,
+            "grid_id_full": grid_id[:, -1],
+            "grid_inflection": ot.inflection_point(grid_pre),
+            "spectrum_pre": pre,
+            "spectrum_ft": ft,
+        }
+        out = {name: np.asarray(value).tolist() for name, value in out.items()}
+    return {
+        **out,
+        "regs": list(config.regs),
+        "d": config.d,
+        "eta_k": config.learning_rate * config.num_steps,
+    }
+
+
+def plot(results: dict):
+    """Four panels: Δ_pre(n), post-FT L_pre(n) with inflections, ID loss vs λ, r(λ)."""
+    import matplotlib.pyplot as plt
+
+    d = results["d"]
+    n = np.arange(d + 1)
+    fig, axes = plt.subplots(1, 4, figsize=(21.0, 4.8))
+    ax_delta, ax_pre, ax_id, ax_r = axes
+    colors = plt.cm.viridis(np.linspace(0.0, 0.85, len(results["regs"])))
+    for j, (reg, color) in enumerate(zip(results["regs"], colors, strict=True)):
+        ax_delta.plot(n, results["closed_delta"][j], color=color, label=f"λ = {reg:g}")
+        ax_delta.plot(n, results["gd_delta"][j], "o", color=color, markersize=4)
+        ax_pre.plot(n, results["closed_pretrain"][j], color=color, label=f"λ = {reg:g}")
+        ax_pre.plot(n, results["gd_pretrain"][j], "o", color=color, markersize=4)
+        r = results["gd_inflection"][j]
+        if r < d:
+            ax_pre.plot(r, results["gd_pretrain"][j][r], "*", markersize=15, color=color,
+                        markeredgecolor="k")  # fmt: skip
+    ax_pre.plot(n, results["initial"], "k--", label="pretrained, before FT")
+    for ax in (ax_delta, ax_pre):
+        ax.plot([], [], "ko", markersize=4, label="GD on W1, W2 (m = ∞)")
+        ax.set_xlabel("checkpoint n (features learned)")
+    ax_pre.plot([], [], "*", color="gray", markeredgecolor="k", markersize=12, label="inflection")
+    ax_delta.set_ylabel(r"$\Delta_{pre}(n) = L_{pre}(\theta^n(K)) - L_{pre}(\theta^n(0))$")
+    ax_delta.set_title("Progressive sensitivity (Thm 4.6; Fig 4 analogue)", fontsize=10)
+    ax_pre.set_yscale("log")
+    ax_pre.set_ylabel(r"$L_{pre}(\theta^n(K))$")
+    ax_pre.set_title(
+        f"Post-FT pretraining loss (Thm 4.7; Fig 5 top analogue), ηK = {results['eta_k']:g}",
+        fontsize=10,
+    )
+    ax_delta.legend(fontsize=8)
+    ax_pre.legend(fontsize=8)
+    grid = np.asarray(results["reg_grid"])
+    ax_id.plot(grid, results["grid_id_full"], label="closed form, n = d")
+    ax_id.plot(results["regs"], [row[-1] for row in results["gd_id"]], "ko", label="GD, n = d")
+    ax_id.set_xlabel("regularisation λ")
+    ax_id.set_ylabel(r"ID loss $\|\theta^d(K) - A^{ft}\|_F^2$")
+    ax_id.set_title("Regularisation costs ID performance (Thm 4.7.2)", fontsize=10)
+    ax_id.legend(fontsize=8)
+    ax_r.step(grid, results["grid_inflection"], where="post", label="closed form")
+    ax_r.plot(results["regs"], results["gd_inflection"], "ko", label="GD")
+    ax_r.set_xlabel("regularisation λ")
+    ax_r.set_ylabel(f"inflection point r(λ) (r = {d}: none)")
+    ax_r.set_title("Larger λ delays the inflection (Thm 4.7.2, corrected)", fontsize=10)
+    ax_r.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+if __name__ == "__main__":
+    from ntsim.experiment import main
+
+    main(__file__)

@@ -1,0 +1,22 @@
+"""Claims of Springer et al. 2025 (overtraining), two-layer linear theory; one module per topic.
+
+``CLAIMS`` is the explicit concatenation of the submodules' ``CLAIMS`` tuples.
+"""
+
+from __future__ import annotations
+
+from ntsim.claims.overtraining import (
+    _finetuning,
+    _perturbation,
+    _post_finetuning,
+    _pretraining,
+)
+
+__all__ = ["CLAIMS"]
+
+CLAIMS = (
+    *_pretraining.CLAIMS,
+    *_perturbation.CLAIMS,
+    *_finetuning.CLAIMS,
+    *_post_finetuning.CLAIMS,
+)

@@ -1,0 +1,108 @@
+r"""Catastrophic overtraining in two-layer linear networks (Springer et al. 2025, Sec 4, App A, D).
+
+Setting (Sec 4.1): ``y = A^pre x``, ``x ~ N(0, I_d)``, ``A^pre = U Σ^pre Vᵀ``; model
+``θ = W1 W2`` pretrained by gradient flow from a small init, which learns the singular
+values one at a time (Thm 4.1, Saxe et al.; :mod:`._pretraining`). Checkpoint ``n`` has the
+top ``n`` features learned. Two post-training modifications of checkpoint ``n`` are studied:
+Gaussian perturbation of the factors (Sec 4.2; :mod:`._perturbation`) and fine-tuning on
+``A^ft = U Σ^ft Vᵀ`` with a pull ``λ`` toward the checkpoint (Sec 4.3; :mod:`._finetuning`).
+The inflection point (Def 4.2, :func:`inflection_point`) is the checkpoint after which the
+modified model's pretraining loss grows.
+
+Errata (``../shared/papers/notes_springer2025_overtraining.md``) are implemented as printed /
+corrected pairs: the fixed point of A.11/A.28 (:func:`fixed_point_printed` vs
+:func:`fixed_point`), eq. (18) without its factor ``x`` (``mode_step(printed=True)``), eq. (11)
+which is not the minibatch gradient (``finetune(eq11="printed")``). Thm 4.7 part 2's printed
+direction (larger λ ⇒ earlier inflection) is refuted in ``ntsim.claims.overtraining``.
+
+Conventions: functions are pure, keep the input dtype and are ``jit``/``vmap``-compatible;
+checkpoint-indexed curves have ``d + 1`` entries, ``n = 0..d``. Nothing here touches
+``jax_enable_x64``.
+
+References:
+  .. code-block:: bibtex
+
+    @misc{springer2025overtrained,
+      title   = {Overtrained Language Models Are Harder to Fine-Tune},
+      author  = {Springer, Jacob Mitchell and Goyal, Sachin and Wen, Kaiyue and Kumar, Tanishq
+                 and Yue, Xiang and Malladi, Sadhika and Neubig, Graham and
+                 Raghunathan, Aditi},
+      year    = {2025},
+    }
+"""
+
+from ntsim.theory.overtraining._finetuning import (
+    FinetuneResult,
+    assumption_a8_holds,
+    contraction_condition,
+    contraction_rate,
+    finetune,
+    finetune_ideal_checkpoints,
+    finetuning_increments,
+    fixed_point,
+    fixed_point_printed,
+    mode_step,
+    mode_trajectory,
+    post_finetuning_losses,
+)
+from ntsim.theory.overtraining._perturbation import (
+    assumption_a2_bound,
+    expected_perturbed_loss,
+    gaussian_inflection,
+    hessian_trace,
+    ideal_hessian_traces,
+    ideal_perturbed_losses,
+    inflection_point,
+    lemma_a6_gap_bound,
+    monte_carlo_perturbed_loss,
+    perturbed_increments,
+)
+from ntsim.theory.overtraining._pretraining import (
+    aligned_init,
+    checkpoint_times,
+    closest_checkpoints,
+    geometric_spectrum,
+    ideal_checkpoint,
+    identity_init,
+    logistic_modes,
+    mode_matrix,
+    pretrain_gradient_flow,
+    pretraining_loss,
+    task_matrix,
+)
+
+__all__ = [
+    "aligned_init",
+    "assumption_a2_bound",
+    "assumption_a8_holds",
+    "checkpoint_times",
+    "closest_checkpoints",
+    "contraction_condition",
+    "contraction_rate",
+    "expected_perturbed_loss",
+    "finetune",
+    "finetune_ideal_checkpoints",
+    "FinetuneResult",
+    "finetuning_increments",
+    "fixed_point",
+    "fixed_point_printed",
+    "gaussian_inflection",
+    "geometric_spectrum",
+    "hessian_trace",
+    "ideal_checkpoint",
+    "ideal_hessian_traces",
+    "ideal_perturbed_losses",
+    "identity_init",
+    "inflection_point",
+    "lemma_a6_gap_bound",
+    "logistic_modes",
+    "mode_matrix",
+    "mode_step",
+    "mode_trajectory",
+    "monte_carlo_perturbed_loss",
+    "perturbed_increments",
+    "post_finetuning_losses",
+    "pretrain_gradient_flow",
+    "pretraining_loss",
+    "task_matrix",
+]
