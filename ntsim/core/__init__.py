@@ -59,6 +59,8 @@ from ntsim.core._regularizers import (
     multi_head_predict,
     noise_stability_penalty,
 )
+from ntsim.core._separable_data import SeparableData, separable_dataset
+from ntsim.core._svm import SVMSolution, hard_margin_svm, soft_margin_svm, svm_primal_objective
 from ntsim.core._sweep import sweep, sweep_keys
 from ntsim.core._train import (
     DivergenceError,
@@ -78,6 +80,12 @@ from ntsim.core._train import (
 )
 
 __all__ = [
+    "SVMSolution",
+    "hard_margin_svm",
+    "soft_margin_svm",
+    "svm_primal_objective",
+    "SeparableData",
+    "separable_dataset",
     "augmented_linear_head",
     "logistic_loss",
     "masked_reconstruction_loss",

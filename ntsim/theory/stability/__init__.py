@@ -4,6 +4,8 @@ One private submodule per section; the public names are re-exported here.
 
 * :mod:`._full_finetuning` — Sec 2.2: the quadratic (Taylor) model, leave-one-out GD, the
   Thm 2.2 bounds (printed, proof, corrected) and Lemmas A.1.1–A.1.3, A.5.1.
+* :mod:`._head_tuning` — Sec 2.3: head tuning by GD on the augmented features, its
+  direction limit (the bias-penalised SVM), Thm 2.4, Lemmas A.2.1–A.2.5, Cor 2.5, Cor 3.1.
 * :mod:`._tables` — the paper's Tables 2–5 as data and their AVG columns.
 * :mod:`._small_scale` — the small-scale analogue of Table 2: synthetic source/target
   tasks, an MLP encoder, pretraining, SURT re-training and fine-tuning with each method.
@@ -41,6 +43,40 @@ from ntsim.theory.stability._full_finetuning import (
     thm2_2_bound_printed,
     thm2_2_bound_proof,
 )
+from ntsim.theory.stability._head_tuning import (
+    LOO_NORMALIZERS,
+    HeadTuningRun,
+    a4_1_convexity_sides,
+    augment_features,
+    cor2_5_gap_corrected,
+    cor2_5_gap_printed,
+    cor3_1_bound_corrected,
+    cor3_1_bound_printed,
+    cor3_1_factor,
+    cor3_1_min_delta,
+    direction_error,
+    fit_soudry_constant,
+    head_tuning_gd,
+    head_tuning_step_size,
+    head_xi,
+    hinge_lipschitz,
+    lemma_a2_1_sides,
+    lemma_a2_2_sides,
+    lemma_a2_3_bound,
+    lemma_a2_5_bound,
+    lemma_a2_5_bound_simplified,
+    lemma_a2_5_terms,
+    log_spaced_steps,
+    loo_head_tuning,
+    loo_weights,
+    multi_head_init,
+    normalize,
+    nu_lemma_a2_1,
+    soudry_rate,
+    svm_head,
+    telescoping_sides,
+    thm2_4_bound,
+)
 from ntsim.theory.stability._small_scale import (
     FinetuneResult,
     LooResult,
@@ -67,6 +103,38 @@ from ntsim.theory.stability._tables import (
 )
 
 __all__ = [
+    "HeadTuningRun",
+    "LOO_NORMALIZERS",
+    "a4_1_convexity_sides",
+    "augment_features",
+    "cor2_5_gap_corrected",
+    "cor2_5_gap_printed",
+    "cor3_1_bound_corrected",
+    "cor3_1_bound_printed",
+    "cor3_1_factor",
+    "cor3_1_min_delta",
+    "direction_error",
+    "fit_soudry_constant",
+    "head_tuning_gd",
+    "head_tuning_step_size",
+    "head_xi",
+    "hinge_lipschitz",
+    "lemma_a2_1_sides",
+    "lemma_a2_2_sides",
+    "lemma_a2_3_bound",
+    "lemma_a2_5_bound",
+    "lemma_a2_5_bound_simplified",
+    "lemma_a2_5_terms",
+    "log_spaced_steps",
+    "loo_head_tuning",
+    "loo_weights",
+    "multi_head_init",
+    "normalize",
+    "nu_lemma_a2_1",
+    "soudry_rate",
+    "svm_head",
+    "telescoping_sides",
+    "thm2_4_bound",
     "LemmaSides",
     "LooTrajectory",
     "QuadraticInstance",
