@@ -6,6 +6,7 @@ module ``ntsim/claims/<topic>.py`` exports ``CLAIMS`` and is listed in :data:`RE
 
 from __future__ import annotations
 
+from ntsim.claims import early_stopping as _early_stopping
 from ntsim.claims import linear_teachers as _linear_teachers
 from ntsim.claims import overtraining as _overtraining
 from ntsim.claims import stability as _stability
@@ -31,6 +32,7 @@ REGISTRY: tuple[Claim, ...] = (
     *_linear_teachers.CLAIMS,
     *_stability.CLAIMS,
     *_overtraining.CLAIMS,
+    *_early_stopping.CLAIMS,
 )
 
 

@@ -60,6 +60,15 @@ from ntsim.core._regularizers import (
     noise_stability_penalty,
 )
 from ntsim.core._separable_data import SeparableData, separable_dataset
+from ntsim.core._spectra import (
+    condition_number,
+    critical_radius,
+    eigen_decay_exponent,
+    local_rademacher_complexity,
+    log_log_slope,
+    stopping_time,
+    stopping_time_constant_step,
+)
 from ntsim.core._svm import SVMSolution, hard_margin_svm, soft_margin_svm, svm_primal_objective
 from ntsim.core._sweep import sweep, sweep_keys
 from ntsim.core._train import (
@@ -80,6 +89,13 @@ from ntsim.core._train import (
 )
 
 __all__ = [
+    "condition_number",
+    "critical_radius",
+    "eigen_decay_exponent",
+    "local_rademacher_complexity",
+    "log_log_slope",
+    "stopping_time",
+    "stopping_time_constant_step",
     "SVMSolution",
     "hard_margin_svm",
     "soft_margin_svm",

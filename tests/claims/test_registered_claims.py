@@ -58,7 +58,25 @@ MIN_INSTANCES = {
     "overtraining.lemma_a7.per_mode_recursion": 200,
     "overtraining.lemma_a7.dead_units": 200,
     "overtraining.lemma_a28.contraction": 2000,
-    "overtraining.eq11.minibatch_gradient": 200,  # 4 tables × 6 methods × (mean, std)
+    "overtraining.eq11.minibatch_gradient": 200,
+    **{
+        f"early_stopping.{name}": 200
+        for name in (
+            "eq7.linearised_gd_is_kernel_gd",
+            "kernel_gd.closed_forms",
+            "eq34.bias_variance_monte_carlo",
+            "eq35.bias_variance_bounds",
+            "eq10.rademacher_monotone",
+            "eq11.critical_radius",
+            "eq11.c_h_exponent_printed",
+            "eq11.c_h_exponent_corrected",
+            "stopping_rule.closed_form",
+            "eq36.optimal_stopping_time",
+            "raskutti_thm1.sobolev_guarantee",
+            "sec6_2.ridge_sandwich_corrected",
+            "sec6_2.ridge_sandwich_printed",
+        )
+    },  # 4 tables × 6 methods × (mean, std)
     "stability.mmr.identity": 200,
     "stability.mhloss.identity": 200,
 }

@@ -1,0 +1,125 @@
+r"""Early stopping from a pretrained initialisation (Sun & Raskutti 2026): the kernel theory.
+
+Setting (Secs 3.3–3.5, 6, App. B): fine-tuning a wide network from ``f_PT`` by full-batch
+GD is kernel GD on ``K = JJᵀ/(N n)`` (:func:`empirical_kernel_matrix`); the train residual
+is ``(I − αK)^τ r_0`` and the error splits into bias and variance
+(:mod:`._kernel_gd`). The data-dependent stopping rule of Raskutti, Wainwright & Yu 2014 —
+local empirical Rademacher complexity (eq. (10)), critical radius (eq. (11)), stopping time
+``T̂`` and its ``12ϱ̂²`` guarantee — and ``T̂_op`` (eq. (36)) and hold-out early stopping are in
+:mod:`._stopping` (the generic spectral pieces live in ``ntsim.core``). The early stopping ↔
+ridge correspondence (Sec 6.2) is in :mod:`._ridge`, the Sobolev benchmark in
+:mod:`._sobolev`.
+
+Errata (``../shared/papers/notes_sun2026_early_stopping.md``), implemented as printed /
+corrected pairs:
+
+* eq. (11) prints ``C_H²``; the rescaled Raskutti rule has ``C_H``
+  (:func:`empirical_critical_radius_printed` / :func:`empirical_critical_radius_corrected`,
+  ``c_h_exponent`` everywhere);
+* eq. (26) says "maximizing"; eq. (36) is an argmin (:func:`optimal_stopping_time_printed`
+  / :func:`optimal_stopping_time`);
+* below eq. (27), ``λ = εT̂``; the matching ridge is ``1/(εT̂)``
+  (:func:`ridge_for_steps_printed` / :func:`ridge_for_steps_corrected`).
+
+Conventions: functions are pure, keep the input dtype and are ``jit``/``vmap``-compatible;
+value checks run only on concrete inputs. Nothing here touches ``jax_enable_x64``.
+
+References:
+  .. code-block:: bibtex
+
+    @misc{sun2026earlystopping,
+      title  = {A Theoretical Framework for {LLM} Fine-Tuning Using Early Stopping for
+                Non-Random Initialization},
+      author = {Sun, Zexuan and Raskutti, Garvesh},
+      year   = {2026},
+    }
+    @article{raskutti2014early,
+      title   = {Early Stopping and Non-parametric Regression: An Optimal Data-dependent
+                 Stopping Rule},
+      author  = {Raskutti, Garvesh and Wainwright, Martin J. and Yu, Bin},
+      journal = {Journal of Machine Learning Research},
+      volume  = {15},
+      pages   = {335--366},
+      year    = {2014},
+    }
+"""
+
+from ntsim.theory.early_stopping._kernel_gd import (
+    bias_bound,
+    empirical_kernel_matrix,
+    expected_variance,
+    gd_shrinkage,
+    kernel_gd_residuals,
+    pretrained_kernel_gd,
+    squared_bias,
+    variance_bound,
+)
+from ntsim.theory.early_stopping._ridge import (
+    ShrinkageSandwich,
+    krr_shrinkage,
+    ridge_for_steps_corrected,
+    ridge_for_steps_printed,
+    shrinkage_sandwich,
+)
+from ntsim.theory.early_stopping._sobolev import (
+    SOBOLEV_NOISE_STD,
+    SOBOLEV_TARGET_RKHS_NORM,
+    SobolevErrors,
+    sobolev_benchmark,
+    sobolev_kernel,
+    sobolev_sample,
+    sobolev_target,
+)
+from ntsim.theory.early_stopping._stopping import (
+    CORRECTED_C_H_EXPONENT,
+    GUARANTEE_FACTOR,
+    PRINTED_C_H_EXPONENT,
+    HoldoutResult,
+    critical_radius_coefficient,
+    empirical_critical_radius,
+    empirical_critical_radius_corrected,
+    empirical_critical_radius_printed,
+    guarantee_bound,
+    holdout_early_stopping,
+    optimal_stopping_time,
+    optimal_stopping_time_printed,
+    patience_stopping,
+    raskutti_stopping_time,
+)
+
+__all__ = [
+    "CORRECTED_C_H_EXPONENT",
+    "GUARANTEE_FACTOR",
+    "PRINTED_C_H_EXPONENT",
+    "SOBOLEV_NOISE_STD",
+    "SOBOLEV_TARGET_RKHS_NORM",
+    "HoldoutResult",
+    "ShrinkageSandwich",
+    "SobolevErrors",
+    "bias_bound",
+    "critical_radius_coefficient",
+    "empirical_critical_radius",
+    "empirical_critical_radius_corrected",
+    "empirical_critical_radius_printed",
+    "empirical_kernel_matrix",
+    "expected_variance",
+    "gd_shrinkage",
+    "guarantee_bound",
+    "holdout_early_stopping",
+    "kernel_gd_residuals",
+    "krr_shrinkage",
+    "optimal_stopping_time",
+    "optimal_stopping_time_printed",
+    "patience_stopping",
+    "pretrained_kernel_gd",
+    "raskutti_stopping_time",
+    "ridge_for_steps_corrected",
+    "ridge_for_steps_printed",
+    "shrinkage_sandwich",
+    "sobolev_benchmark",
+    "sobolev_kernel",
+    "sobolev_sample",
+    "sobolev_target",
+    "squared_bias",
+    "variance_bound",
+]
