@@ -1,0 +1,111 @@
+"""Helpers of ``experiments/stability/synthetic_loo_stability.py`` (Fu et al. 2023, Sec 4.3).
+
+Oracles: the bias-penalised hard-margin SVM (the GD direction limit, Soudry et al. 2018),
+Lemma A.2.4 (removing a non-support point leaves the SVM unchanged), a brute-force loop of
+leave-one-out SVM solves over every ``i``, and numpy/scipy for the summary statistics.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from experiments.stability import synthetic_loo_stability as exp
+from ntsim.core import hard_margin_svm, separable_dataset
+from ntsim.theory import stability as st
+
+_reference = jax.jit(exp.svm_reference)  # one compile per shape, shared by the tests
+
+
+def _x64(data):
+    return jnp.asarray(np.asarray(data.x), jnp.float64), jnp.asarray(
+        np.asarray(data.y), jnp.float64
+    )
+
+
+def test_gd_direction_tends_to_bias_penalised_svm():
+    """Head 0 of ``loo_cell`` (GD on S from w_0 = 0) approaches ŵ_S, the augmented SVM."""
+    params = jnp.array([0.3, 1.0, 0.3, 0.0])  # margin, radius, offset, init norm
+    out = exp.loo_cell(jax.random.key(1), params, num_points=12, dim=2, steps=(10, 100_000))
+    heads = np.asarray(out["final"], np.float64)
+    with jax.enable_x64(True):
+        x = jnp.asarray(np.asarray(out["x"]), jnp.float64)
+        y = jnp.asarray(np.asarray(out["y"]), jnp.float64)
+        pen = hard_margin_svm(x, y)
+        err = float(st.direction_error(heads[0], st.svm_head(pen.weights, pen.bias)))
+    assert err < 0.05  # Soudry's rate is 1/log t: measured 0.017 at t = 10⁵
+    # ‖Δ̂_t‖ recorded at both steps is a distance between unit vectors
+    assert np.all((np.asarray(out["delta"]) >= 0) & (np.asarray(out["delta"]) <= 2))
+
+
+def test_svm_reference_matches_brute_force_and_lemma_a2_4():
+    """``svm_avg`` = (1/n)Σ_i over all i of the LOO SVM distance; non-support i gives 0."""
+    data = separable_dataset(jax.random.key(3), 15, 3, margin=0.2, radius=1.0, offset=0.3)
+    with jax.enable_x64(True):
+        x, y = _x64(data)
+        n = x.shape[0]
+        full = hard_margin_svm(x, y)
+        w_s = st.svm_head(full.weights, full.bias)
+        masks = jnp.arange(n)[None, :] != jnp.arange(n)[:, None]
+        loo = jax.jit(jax.vmap(lambda m: hard_margin_svm(x, y, sample_mask=m)))(masks)
+        brute = np.asarray(st.direction_error(st.svm_head(loo.weights, loo.bias), w_s))
+        support = np.asarray(full.support)
+        non_support = int(np.flatnonzero(~support)[0])
+        ref = _reference(x, y, non_support)
+        ref_sv = _reference(x, y, int(np.flatnonzero(support)[0]))
+    assert bool(ref["svm_avg_exact"])
+    np.testing.assert_allclose(float(ref["svm_avg"]), brute.mean(), rtol=1e-6, atol=1e-9)
+    assert np.all(brute[~support] < 1e-6)  # Lemma A.2.4: only support vectors move the SVM
+    assert float(ref["svm_delta"]) < 1e-6
+    np.testing.assert_allclose(float(ref_sv["svm_delta"]), brute[support][0], rtol=1e-6)
+    assert float(ref["gamma"]) >= 0.2 - 1e-9  # the generator's slab half-width bounds γ_S
+    np.testing.assert_allclose(np.asarray(ref["w_svm"]), np.asarray(w_s), atol=1e-9)
+
+
+def test_gd_loo_distance_of_a_non_support_point_tends_to_zero():
+    """For i outside the support the GD distance ‖Δ̂_t‖ decreases towards the SVM value 0."""
+    data = separable_dataset(jax.random.key(5), 12, 2, margin=0.3, radius=1.0, offset=0.3)
+    with jax.enable_x64(True):
+        x, y = _x64(data)
+        i = int(np.flatnonzero(~np.asarray(hard_margin_svm(x, y).support))[0])
+    run = st.loo_head_tuning(data.x, data.y, i, record_steps=(100, 10_000, 100_000))
+    delta = np.asarray(st.direction_error(run.weights[:, 1], run.weights[:, 0]))
+    assert np.all(np.diff(delta) < 0), delta
+    assert delta[-1] < 0.1 * delta[0]  # measured 0.0204 → 0.0014 (≈ 1/log t)
+
+
+def test_svm_average_loo_distance_decreases_with_n():
+    """Mean over datasets of the exact over-i SVM LOO distance falls with n (≈ 1/n)."""
+    means = []
+    for n in (15, 120):  # n = 15, d = 3 reuses the compiled solve of the brute-force test
+        values = []
+        for seed in range(12):
+            data = separable_dataset(jax.random.key(100 * n + seed), n, 3, margin=0.2,
+                                     radius=1.0, offset=0.3)  # fmt: skip
+            with jax.enable_x64(True):
+                ref = _reference(*_x64(data), 0)
+                assert bool(ref["svm_avg_exact"])
+                values.append(float(ref["svm_avg"]))
+        means.append(float(np.mean(values)))
+    assert means[1] < 0.5 * means[0], means
+
+
+def test_summary_statistics():
+    mean, se = exp.mean_se(np.array([[1.0, 2.0], [3.0, 6.0]]))
+    assert mean == [2.0, 4.0]
+    np.testing.assert_allclose(se, [1.0, 2.0])
+    x = np.array([10.0, 100.0, 1000.0])
+    assert exp.loglog_slope(x, 3.0 / x) == pytest.approx(-1.0)
+    assert exp.spearman([1, 2, 3, 4], [10, 9, 2, 1]) == pytest.approx(-1.0)
+    assert exp._chunk(25, 40) == 20 and exp._chunk(25, 500) == 25 and exp._chunk(5, 7) == 1
+
+
+def test_config_validation():
+    with pytest.raises(ValueError, match="offset \\+ margin < radius"):
+        exp.Config(radii=(0.25,))
+    with pytest.raises(ValueError, match="positive integer"):
+        exp.Config(num_steps=0)
+    assert exp.SCALES["full"].num_datasets == 500 and exp.SCALES["full"].num_points == 2000
+    assert exp.SCALES["full"].num_steps == 10_000 and exp.SCALES["full"].d == 10
