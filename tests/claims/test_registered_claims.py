@@ -84,6 +84,7 @@ MIN_INSTANCES = {
 
 def test_registry_is_well_formed():
     ids = [claim.id for claim in REGISTRY]
+    assert SLOW_QUICK_CLAIMS <= set(ids)
     assert len(set(ids)) == len(ids)
     assert set(MIN_INSTANCES) <= set(ids)
     for claim in REGISTRY:
@@ -105,7 +106,50 @@ def test_every_refuted_claim_has_a_corrected_twin():
             assert twins, f"{claim.id} has no corrected twin under {stem}.*"
 
 
-@pytest.mark.parametrize("claim", REGISTRY, ids=lambda claim: claim.id)
+# Claims whose quick check took >= 15 s on 2 shared cores (compilation dominates). They run
+# in `make test-full` (and `ntsim verify`), not in CI, to keep CI within its 15-minute
+# budget. TODO: shrink their quick sizes and bring them back.
+SLOW_QUICK_CLAIMS = {
+    "early_stopping.eq7.linearised_gd_is_kernel_gd",
+    "early_stopping.raskutti_thm1.sobolev_guarantee",
+    "linear_teachers.cor6_2.bound",
+    "linear_teachers.cor6_2.hinf_dominates_gram",
+    "linear_teachers.thm4_1.closed_form",
+    "linear_teachers.thm4_1.risk_monte_carlo",
+    "linear_teachers.thm4_2.deterministic",
+    "linear_teachers.thm5_2.approximately_balanced",
+    "linear_teachers.thm5_2.gd_converges",
+    "linear_teachers.thm5_2.null_space_first_layer",
+    "linear_teachers.thm5_2.root_equation",
+    "linear_teachers.thm5_5.frozen_floor",
+    "linear_teachers.thm5_5.frozen_parallel",
+    "linear_teachers.thm6_1.hinf_empirical_gram",
+    "linear_teachers.thm6_1.kernel_regime",
+    "linear_teachers.thm6_1.risk_main_term",
+    "overtraining.caveat.long_finetuning_erases",
+    "stability.a4_1.convexity",
+    "stability.cor2_5.lambda_svm_gap",
+    "stability.cor2_5.unpenalized_bias",
+    "stability.cor3_1.heads_saturate",
+    "stability.cor3_1.mhloss_bound",
+    "stability.lemma_a2_3.bias_bound",
+    "stability.lemma_a2_4.margin_monotone",
+    "stability.lemma_a2_5.paper_setting",
+    "stability.soudry.direction_converges",
+    "stability.soudry.paper_svm_direction",
+    "stability.thm2_4.bound",
+    "stability.thm2_4.telescoping",
+}
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        pytest.param(claim, marks=pytest.mark.slow) if claim.id in SLOW_QUICK_CLAIMS else claim
+        for claim in REGISTRY
+    ],
+    ids=lambda claim: claim.id,
+)
 def test_claim_quick(claim):
     result = claim.check(claim_key(0, claim.id), "quick")
     assert result.holds == (claim.expect == "holds"), result.notes
