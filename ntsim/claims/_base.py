@@ -177,12 +177,17 @@ def combine_results(*results: ClaimResult, notes: str) -> ClaimResult:
     )
 
 
-def vmap_instances(fn: Callable, instances):
+def vmap_instances(fn: Callable, instances, *, batch_size: int | None = None):
     """``fn`` vmapped (and jitted) over the leading axis of the pytree ``instances``.
+
+    With ``batch_size``, ``lax.map`` runs vmapped batches of that many instances one after
+    another (one compilation, memory bounded by the batch instead of all instances).
 
     jaxlib 0.10.x deadlocks when batched LAPACK calls (QR, SVD, eigh) run concurrently on
     the CPU thread pool; ntsim pins jaxlib < 0.10 for that reason (see pyproject.toml).
     """
     import jax
 
-    return jax.jit(jax.vmap(fn))(instances)
+    if batch_size is None:
+        return jax.jit(jax.vmap(fn))(instances)
+    return jax.jit(lambda xs: jax.lax.map(fn, xs, batch_size=batch_size))(instances)

@@ -6,6 +6,8 @@ from collections.abc import Callable
 
 import jax
 
+from ntsim.claims._base import vmap_instances
+
 __all__ = ["map_instances"]
 
 
@@ -16,4 +18,4 @@ def map_instances(fn: Callable, keys: jax.Array, *, batch_size: int):
     the same time (several GB for the Monte Carlo and stopping-time claims at full scale);
     ``batch_size`` instances are vmapped together instead.
     """
-    return jax.jit(lambda ks: jax.lax.map(fn, ks, batch_size=batch_size))(keys)
+    return vmap_instances(fn, keys, batch_size=batch_size)
