@@ -140,6 +140,9 @@ class Claim:
       check: ``check(key, scale) -> ClaimResult``.
       expect: ``"holds"``, or ``"refuted"`` for a printed statement shown false.
       experiment: the experiment that reproduces the claim's figure, if any.
+      key_id: name the claim's PRNG key is derived from (default: ``id``). Claims that read
+        the same expensive simulation from different angles share a ``key_id``, so they get
+        the same key and a cache inside their checks computes the runs once per process.
     """
 
     id: str
@@ -148,6 +151,7 @@ class Claim:
     check: Callable[[PRNGKey, str], ClaimResult] = field(repr=False)
     expect: Literal["holds", "refuted"] = "holds"
     experiment: str | None = None
+    key_id: str | None = None
 
     def __post_init__(self):
         if self.expect not in ("holds", "refuted"):
@@ -159,6 +163,11 @@ class Claim:
     def topic(self) -> str:
         """The paper topic (first component of the id)."""
         return self.id.split(".", 1)[0]
+
+    @property
+    def key_name(self) -> str:
+        """What :func:`ntsim.claims.claim_key` folds into the seed: ``key_id`` or ``id``."""
+        return self.key_id or self.id
 
 
 def combine_results(*results: ClaimResult, notes: str) -> ClaimResult:

@@ -37,7 +37,11 @@ class ClaimRun(NamedTuple):
 
 
 def claim_key(seed: int, claim_id: str):
-    """Per-claim key: independent of which other claims run, stable across sessions."""
+    """Per-claim key: independent of which other claims run, stable across sessions.
+
+    Pass :attr:`Claim.key_name` (the ``key_id`` shared by claims that read one simulation,
+    else the claim's id).
+    """
     import jax
 
     return jax.random.fold_in(jax.random.PRNGKey(seed), zlib.crc32(claim_id.encode()))
@@ -59,7 +63,7 @@ def run_claims(
             progress(f"[{index}/{len(claims)}] {claim.id} ...")
         start = time.perf_counter()
         try:
-            result, error = claim.check(claim_key(seed, claim.id), scale), None
+            result, error = claim.check(claim_key(seed, claim.key_name), scale), None
         except Exception:  # a broken claim must show up in the table, not hide the others
             result, error = None, traceback.format_exc(limit=3)
         run = ClaimRun(claim, result, error, time.perf_counter() - start)

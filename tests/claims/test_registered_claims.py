@@ -151,7 +151,7 @@ SLOW_QUICK_CLAIMS = {
     ids=lambda claim: claim.id,
 )
 def test_claim_quick(claim):
-    result = claim.check(claim_key(0, claim.id), "quick")
+    result = claim.check(claim_key(0, claim.key_name), "quick")
     assert result.holds == (claim.expect == "holds"), result.notes
     assert result.num_instances >= MIN_INSTANCES.get(claim.id, 1)
     assert result.margins.shape == result.measured.shape == result.reference.shape

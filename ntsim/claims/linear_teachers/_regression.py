@@ -37,7 +37,7 @@ _EXPERIMENT = "linear_teachers/fig1_covariance_alignment"
 # Sizes per scale: (d, sample sizes n, instances per n); len(ns) * per_n >= 200 instances.
 _CLOSED_FORM = {"quick": (40, (1, 10, 20, 30, 39), 45), "full": (200, (1, 50, 100, 150, 199), 45)}
 _RISK_MC = {"quick": (30, (1, 5, 15, 25, 29), 40), "full": (100, (1, 10, 50, 90, 99), 40)}
-_MC_SAMPLES = {"quick": 20_000, "full": 200_000}
+_MC_SAMPLES = {"quick": 20_000, "full": 50_000}
 # GD: n well below d keeps λ_min⁺(XᵀX)/λ_max(XᵀX) away from 0 (≈ ((√d−√n)/(√d+√n))² for
 # isotropic X), so the contraction 1 − 1.8·λ_min⁺/λ_max reaches round-off in a few hundred
 # steps. (d, n, instances, steps, record every).
@@ -54,9 +54,9 @@ _TOL_CLOSED_FORM = 1e-10
 # hundred steps accumulate ~1e-13 relative; 1e-10 leaves ~1000x slack.
 _TOL_GD = 1e-10
 # MC: |z| ≤ 4 per instance. Each z is ≈ N(0, 1) by the CLT (the skewness √8 of (xᵀe)² for
-# Gaussian x enters as √8/√N ≤ 0.02), so P(|z| > 4) = 6.3e-5 and over 200 instances the
-# family-wise false-alarm rate is ≈ 1.3%. The pooled z̄·√K (independent instances) must obey
-# the same bound, which catches a bias too small for one instance to see.
+# Gaussian x enters as √8/√N ≤ 0.02 at N = 20 000), so P(|z| > 4) = 6.3e-5 and over 200
+# instances the family-wise false-alarm rate is ≈ 1.3%. The pooled z̄·√K (independent
+# instances) must obey the same bound, which catches a bias too small for one instance to see.
 _Z_MAX = 4.0
 # Translation: the shift u has ‖u‖ ≈ 10‖θ‖, so γ carries round-off ~eps·cond(X)·‖u‖; relative
 # to R itself (small when n → d) the change measured ≤ 3e-13 (d = 40); 1e-9 leaves > 1000x.
