@@ -283,3 +283,21 @@ def test_finetune_ideal_checkpoints_matches_closed_forms(x64, key):
     # rates 4η(σ^ft + λσ^pre) ≥ 0.07 per step: 3000 steps converge far below 1e-10
     np.testing.assert_allclose(pre_loss, closed_pre, rtol=1e-10)
     np.testing.assert_allclose(id_loss, closed_id, rtol=1e-10)
+
+
+def test_finetune_step_matches_finetune_and_is_equivariant():
+    """K finetune_step calls reproduce finetune; (W1Q, QᵀW2) is carried to (W1'Q, QᵀW2')."""
+    with jax.enable_x64(True):
+        keys = jax.random.split(jax.random.PRNGKey(3), 4)
+        w1, w2 = (0.5 * jax.random.normal(k, (4, 4)) for k in keys[:2])
+        a_ft = jax.random.normal(keys[2], (4, 4))
+        q = random_orthogonal(keys[3], 4)
+        res = ot.finetune(w1, w2, a_ft, learning_rate=0.01, reg=0.3, num_steps=5)
+        state, rotated, anchor = (w1, w2), (w1 @ q, q.T @ w2), w1 @ w2
+        for _ in range(5):
+            state = ot.finetune_step(*state, a_ft, anchor, learning_rate=0.01, reg=0.3)
+            rotated = ot.finetune_step(*rotated, a_ft, anchor, learning_rate=0.01, reg=0.3)
+        np.testing.assert_allclose(state[0], res.w1, atol=1e-14)
+        np.testing.assert_allclose(state[1], res.w2, atol=1e-14)
+        np.testing.assert_allclose(rotated[0], state[0] @ q, atol=1e-12)
+        np.testing.assert_allclose(rotated[1], q.T @ state[1], atol=1e-12)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ntsim.claims.overtraining import (
     _finetuning,
+    _finite_batch,
     _perturbation,
     _post_finetuning,
     _pretraining,
@@ -18,5 +19,6 @@ CLAIMS = (
     *_pretraining.CLAIMS,
     *_perturbation.CLAIMS,
     *_finetuning.CLAIMS,
+    *_finite_batch.CLAIMS,
     *_post_finetuning.CLAIMS,
 )

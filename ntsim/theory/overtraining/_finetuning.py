@@ -34,6 +34,7 @@ __all__ = [
     "contraction_rate",
     "finetune",
     "finetune_ideal_checkpoints",
+    "finetune_step",
     "finetuning_increments",
     "fixed_point",
     "fixed_point_printed",
@@ -128,20 +129,13 @@ def finetune(
     keys = keys.reshape(num_steps // every, every, *keys.shape[1:])
 
     def step(carry, k):
-        w1, w2 = carry
-        theta = w1 @ w2
-        resid = theta - a_ft
-        if batch_size is None:
-            fit_1 = fit_2 = resid
-        else:
+        cov = None
+        if batch_size is not None:
             x = jax.random.normal(k, (batch_size, d), a_ft.dtype)
             cov = x.T @ x / batch_size
-            fit_1 = resid @ cov
-            fit_2 = cov @ resid if eq11 == "printed" else fit_1
-        prox = reg * (theta - anchor)
-        new_w1 = w1 - 2 * learning_rate * (fit_1 + prox) @ w2.T
-        new_w2 = w2 - 2 * learning_rate * w1.T @ (fit_2 + prox)
-        return (new_w1, new_w2), None
+        return finetune_step(
+            *carry, a_ft, anchor, learning_rate=learning_rate, reg=reg, cov=cov, eq11=eq11
+        ), None
 
     def chunk(carry, ks):
         carry = jax.lax.scan(step, carry, ks)[0]
@@ -150,6 +144,43 @@ def finetune(
     (w1_k, w2_k), thetas = jax.lax.scan(chunk, (w1, w2), keys)
     thetas = jnp.concatenate([anchor[None], thetas])
     return FinetuneResult(w1_k, w2_k, thetas, jnp.arange(0, num_steps + 1, every))
+
+
+def finetune_step(
+    w1: ArrayLike,
+    w2: ArrayLike,
+    a_ft: ArrayLike,
+    anchor: ArrayLike,
+    *,
+    learning_rate: ArrayLike,
+    reg: ArrayLike = 0.0,
+    cov: ArrayLike | None = None,
+    eq11: Literal["gradient", "printed"] = "gradient",
+) -> tuple[Array, Array]:
+    r"""One step of eqs. (10)–(11): the update :func:`finetune` scans.
+
+    .. math::
+       G &= (\theta - A^{ft})\Sigma_k + \lambda(\theta - \theta_0),\qquad \theta = W_1W_2,\\
+       W_1 &\leftarrow W_1 - 2\eta\, G W_2^\top, \qquad W_2 \leftarrow W_2 - 2\eta\, W_1^\top G,
+
+    with :math:`\Sigma_k` = ``cov`` (a batch's ``XᵀX/m``) or ``I`` when ``cov is None``
+    (infinite batch, eqs. 16–17), :math:`\theta_0` = ``anchor``. ``eq11="printed"`` puts
+    ``Σ_k`` left of ``θ − A^ft`` in the ``W2`` update, as eq. (11) is printed. Exposed so that
+    several dynamics can be stepped on shared batches (App A.3's real / ideal / infinite-batch
+    comparisons). Equivariant under ``(W1, W2) → (W1Q, QᵀW2)`` for orthogonal ``Q``.
+    """
+    w1, w2, a_ft = jnp.asarray(w1), jnp.asarray(w2), jnp.asarray(a_ft)
+    theta = w1 @ w2
+    resid = theta - a_ft
+    if cov is None:
+        fit_1 = fit_2 = resid
+    else:
+        fit_1 = resid @ cov
+        fit_2 = cov @ resid if eq11 == "printed" else fit_1
+    prox = reg * (theta - anchor)
+    new_w1 = w1 - 2 * learning_rate * (fit_1 + prox) @ w2.T
+    new_w2 = w2 - 2 * learning_rate * w1.T @ (fit_2 + prox)
+    return new_w1, new_w2
 
 
 def finetune_ideal_checkpoints(
