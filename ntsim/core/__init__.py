@@ -20,6 +20,7 @@ from ntsim.core._data import (
     random_orthogonal,
     two_level_spectrum,
 )
+from ntsim.core._decoder import causal_decoder, next_token_loss
 from ntsim.core._flow import gradient_flow
 from ntsim.core._kernel_dynamics import (
     LOSS_CONVENTIONS,
@@ -71,6 +72,7 @@ from ntsim.core._spectra import (
 )
 from ntsim.core._svm import SVMSolution, hard_margin_svm, soft_margin_svm, svm_primal_objective
 from ntsim.core._sweep import sweep, sweep_keys
+from ntsim.core._text import ByteCorpus, arithmetic_corpus, sample_windows, stdlib_corpus
 from ntsim.core._train import (
     DivergenceError,
     Record,
@@ -89,6 +91,12 @@ from ntsim.core._train import (
 )
 
 __all__ = [
+    "ByteCorpus",
+    "arithmetic_corpus",
+    "causal_decoder",
+    "next_token_loss",
+    "sample_windows",
+    "stdlib_corpus",
     "condition_number",
     "critical_radius",
     "eigen_decay_exponent",

@@ -6,8 +6,9 @@ values one at a time (Thm 4.1, Saxe et al.; :mod:`._pretraining`). Checkpoint ``
 top ``n`` features learned. Two post-training modifications of checkpoint ``n`` are studied:
 Gaussian perturbation of the factors (Sec 4.2; :mod:`._perturbation`) and fine-tuning on
 ``A^ft = U Σ^ft Vᵀ`` with a pull ``λ`` toward the checkpoint (Sec 4.3; :mod:`._finetuning`).
-The inflection point (Def 4.2, :func:`inflection_point`) is the checkpoint after which the
-modified model's pretraining loss grows.
+The pretraining-budget analogue with a small byte-level decoder (Figs 3–5, 8 in miniature)
+is in :mod:`._budget`. The inflection point (Def 4.2, :func:`inflection_point`) is the
+checkpoint after which the modified model's pretraining loss grows.
 
 Errata (``../shared/papers/notes_springer2025_overtraining.md``) are implemented as printed /
 corrected pairs: the fixed point of A.11/A.28 (:func:`fixed_point_printed` vs
@@ -31,6 +32,12 @@ References:
     }
 """
 
+from ntsim.theory.overtraining._budget import (
+    cosine_to_zero,
+    finetune_at_learning_rates,
+    perturbation_loss_increase,
+    pretrain_for_budget,
+)
 from ntsim.theory.overtraining._finetuning import (
     FinetuneResult,
     assumption_a8_holds,
@@ -82,6 +89,10 @@ __all__ = [
     "contraction_rate",
     "expected_perturbed_loss",
     "finetune",
+    "finetune_at_learning_rates",
+    "cosine_to_zero",
+    "perturbation_loss_increase",
+    "pretrain_for_budget",
     "finetune_ideal_checkpoints",
     "finetune_step",
     "FinetuneResult",
