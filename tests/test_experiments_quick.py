@@ -38,6 +38,9 @@ SLOW_AT_QUICK = {
     "stability/methods_std_sweeps",
     "stability/synthetic_loo_stability",
     "stability/table2_methods_small_scale",
+    "stability/table3_head_tuning_small_scale",  # table2's code with other settings
+    "stability/table4_data_removal_small_scale",
+    "overtraining/fig_pretraining_budget",  # its loops are tested in tests/theory
 }
 
 

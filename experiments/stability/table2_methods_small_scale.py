@@ -1,4 +1,4 @@
-"""Small-scale analogue of Fu et al. 2023 Table 2 (and the violin plot of Fig. 10).
+"""Small-scale analogue of Fu et al. 2023 Tables 2–5 (and the violin plot of Fig. 10).
 
 What is computed: an MLP encoder pretrained on a synthetic source task (source logistic
 losses + masked reconstruction) is fine-tuned on a related, shifted, label-noisy target
@@ -14,6 +14,13 @@ Fig. 10 analogue); (middle) the std of test accuracy over seeds per method, next
 paper's Table 2 AVG std (RoBERTa-base, 11 tasks; a different scale, compare orderings only);
 (right) mean ± std of the LOO distance. The paper's AVG columns are printed in the results
 (``paper_table2_avg``) beside the simulated numbers.
+
+The same experiment gives the other tables' settings through config fields:
+``tune_encoder=False`` (Table 3, head tuning: the encoder is frozen),
+``drop_fraction=0.1`` (Table 4, data perturbation: 10% of the training points removed),
+a wider ``hidden`` (Table 5, a larger model); ``paper_table`` picks the printed table shown
+beside the result. ``table3_head_tuning_small_scale`` and ``table4_data_removal_small_scale``
+are these settings as named experiments.
 
 Not in the paper (substitutes, notes §6): the synthetic tasks, the encoder, every method
 hyperparameter (the paper gives none: MixOut ``p``, LNSR ``σ`` and weight, MMR ``α``, SURT
@@ -32,6 +39,7 @@ import numpy as np
 
 from ntsim.theory.stability import (
     METHODS,
+    TABLES,
     TransferSetting,
     finetune_loo,
     method_hyper,
@@ -66,6 +74,9 @@ class Config:
     mmr_weight: float = 1.0
     surt_steps: int = 100
     surt_learning_rate: float = 1e-2
+    tune_encoder: bool = True  # False: head tuning, the setting of Table 3
+    drop_fraction: float = 0.0  # training points removed before fine-tuning (Table 4: 0.1)
+    paper_table: str = "table2"  # the printed table shown beside the result
 
     def __post_init__(self):
         for name in ("seeds", "n_train", "n_test", "n_source", "d", "hidden", "features",
@@ -81,6 +92,14 @@ class Config:
             )
         if not 0 <= self.mixout_p < 1:
             raise ValueError(f"Config.mixout_p must lie in [0, 1), got {self.mixout_p}.")
+        if not 0 <= self.drop_fraction <= 0.5:
+            raise ValueError(
+                f"Config.drop_fraction must lie in [0, 0.5], got {self.drop_fraction}."
+            )
+        if self.paper_table not in TABLES:
+            raise ValueError(
+                f"Config.paper_table must be one of {TABLES}, got {self.paper_table!r}."
+            )
 
     def setting(self) -> TransferSetting:
         """The synthetic source/target pair of this config."""
@@ -99,17 +118,22 @@ SCALES = {
 def run(config: Config, key) -> dict:
     """All six methods × ``seeds`` seeds, each on ``S`` and ``S^i``, in one vmapped program."""
     setting = config.setting()
-    k_data, k_pre, k_seeds, k_surt, k_removed = jax.random.split(key, 5)
+    k_data, k_pre, k_seeds, k_surt, k_removed, k_drop = jax.random.split(key, 6)
     data = jax.jit(transfer_task_data, static_argnums=1)(k_data, setting)
     pretrained = jax.jit(lambda k: pretrain(k, data, setting, steps=config.pretrain_steps))(k_pre)
-    weights = jnp.ones(config.n_train)
+    # Table 4: a random drop_fraction of the training points gets weight 0 (removed); the
+    # leave-one-out point of each seed is drawn among the kept ones.
+    num_dropped = round(config.drop_fraction * config.n_train)
+    order = jax.random.permutation(k_drop, config.n_train)
+    weights = jnp.ones(config.n_train).at[order[:num_dropped]].set(0.0)
     seed_keys = jax.random.split(k_seeds, config.seeds)  # the same seeds for every method
-    removed = jax.random.randint(k_removed, (config.seeds,), 0, config.n_train)
+    kept = order[num_dropped:]
+    removed = kept[jax.random.randint(k_removed, (config.seeds,), 0, kept.shape[0])]
     surt_encoders = jax.jit(
         jax.vmap(
             lambda k: surt_retrain(
                 k, pretrained, data.x_train, setting, steps=config.surt_steps,
-                learning_rate=config.surt_learning_rate,
+                learning_rate=config.surt_learning_rate, weights=weights,
             ).encoder
         )
     )(jax.random.split(k_surt, config.seeds))  # fmt: skip
@@ -134,6 +158,7 @@ def run(config: Config, key) -> dict:
         return finetune_loo(
             k, enc, data, weights, i, h, setting, head_slots=config.heads, epochs=config.epochs,
             batch_size=config.batch_size, learning_rate=config.learning_rate,
+            tune_encoder=config.tune_encoder,
         )  # fmt: skip
 
     out = jax.jit(jax.vmap(one))(
@@ -147,7 +172,7 @@ def run(config: Config, key) -> dict:
     acc = acc_curve[..., -1]
     loo = np.asarray(out.loo_distance).reshape(shape)
     loo_head = np.asarray(out.loo_head_normalized).reshape(shape)
-    paper = stability_table("table2")
+    paper = stability_table(config.paper_table)
     paper_mean, paper_std = recomputed_avg(paper)
     results = {
         "methods": list(METHODS),
@@ -160,14 +185,18 @@ def run(config: Config, key) -> dict:
         "loo_distance_std": loo.std(axis=1, ddof=1).tolist(),
         "loo_head_normalized_mean": loo_head.mean(axis=1).tolist(),
         "loo_head_normalized_std": loo_head.std(axis=1, ddof=1).tolist(),
-        "paper_table2_avg_mean": paper.avg_mean.tolist(),
-        "paper_table2_avg_std": paper.avg_std.tolist(),
-        "paper_table2_recomputed_avg_mean": paper_mean.tolist(),
-        "paper_table2_recomputed_avg_std": paper_std.tolist(),
+        "paper_table": config.paper_table,
+        "paper_caption": paper.caption,
+        "paper_avg_mean": paper.avg_mean.tolist(),
+        "paper_avg_std": paper.avg_std.tolist(),
+        "paper_recomputed_avg_mean": paper_mean.tolist(),
+        "paper_recomputed_avg_std": paper_std.tolist(),
+        "setting": f"{'full fine-tuning' if config.tune_encoder else 'head tuning'}, "
+        f"{num_dropped} of {config.n_train} training points removed, hidden {config.hidden}",
     }
     results["table"] = [
         f"{m:8s}  sim acc {a:6.2f} ± {s:4.2f}  LOO {lm:.3f} ± {ls:.3f}  "
-        f"head Δ̂ {hm:.4f}  | paper Table 2 AVG {pm:.2f} ± {ps:.2f}"
+        f"head Δ̂ {hm:.4f}  | paper {config.paper_table} AVG {pm:.2f} ± {ps:.2f}"
         for m, a, s, lm, ls, hm, pm, ps in zip(
             METHODS, results["accuracy_mean"], results["accuracy_std"],
             results["loo_distance_mean"], results["loo_distance_std"],
@@ -193,23 +222,27 @@ def plot(results: dict):
     ax_s.set_ylabel("std of test accuracy (%), simulation")
     ax_p = ax_s.twinx()
     ax_p.bar(
-        pos + width / 2, results["paper_table2_avg_std"], width, color="tab:orange",
-        label="paper Table 2 AVG std (RoBERTa-base)",
+        pos + width / 2, results["paper_avg_std"], width, color="tab:orange",
+        label=f"paper {results['paper_table'].replace('table', 'Table ')} AVG std",
     )  # fmt: skip
     ax_p.set_ylabel("paper AVG std (score points)")
     ax_s.set_xticks(pos, methods)
     handles = ax_s.get_legend_handles_labels()[0] + ax_p.get_legend_handles_labels()[0]
     ax_s.set_ylim(0, 1.4 * max(results["accuracy_std"]))  # head room for the legend
-    ax_p.set_ylim(0, 1.4 * max(results["paper_table2_avg_std"]))
+    ax_p.set_ylim(0, 1.4 * max(results["paper_avg_std"]))
     ax_s.legend(handles=handles, fontsize=8, loc="upper left")
-    ax_s.set_title("Table 2 analogue: std over seeds (compare orderings only)", fontsize=10)
+    ax_s.set_title("std over seeds per method (compare orderings only)", fontsize=10)
     ax_l.errorbar(
         pos, results["loo_distance_mean"], yerr=results["loo_distance_std"], fmt="o", capsize=4
     )
     ax_l.set_xticks(pos, methods)
     ax_l.set_ylabel(r"LOO distance $\|A(S^i) - A(S)\|$ (mean ± std)")
     ax_l.set_title("Def. 2.1 leave-one-out distance, encoder + averaged head", fontsize=10)
-    fig.suptitle("Fu et al. 2023, small-scale Table 2: pretrained MLP encoder, synthetic target")
+    fig.suptitle(
+        f"Fu et al. 2023, small-scale analogue of {results['paper_caption']}\n(pretrained MLP "
+        f"encoder, synthetic target; {results['setting']})",
+        fontsize=11,
+    )
     fig.tight_layout()
     return fig
 

@@ -71,3 +71,14 @@ def test_heads_must_divide_slots(task):
     with pytest.raises(ValueError, match="must divide head_slots"):
         finetune(jax.random.key(5), encoder, data, jnp.ones(16), MethodHyper(heads=3), SETTING,
                  head_slots=4, **KW)  # fmt: skip
+
+
+def test_head_tuning_freezes_the_encoder_exactly(task):
+    data, encoder = task
+    args = (jax.random.key(5), encoder, data, jnp.ones(16), MethodHyper(mixout_p=0.3), SETTING)
+    frozen = finetune(*args, head_slots=1, tune_encoder=False, **KW)
+    tuned = finetune(*args, head_slots=1, **KW)
+    jax.tree.map(lambda a, b: np.testing.assert_array_equal(a, b), frozen.encoder, encoder)
+    moved = jax.tree.map(lambda a, b: float(jnp.abs(a - b).max()), tuned.encoder, encoder)
+    assert max(jax.tree.leaves(moved)) > 1e-4
+    assert not np.allclose(np.asarray(frozen.head), np.asarray(tuned.head))

@@ -335,6 +335,7 @@ def finetune(
     epochs: int,
     batch_size: int,
     learning_rate: ArrayLike,
+    tune_encoder: bool = True,
 ) -> FinetuneResult:
     """Fine-tune ``encoder0`` and ``hyper.heads`` new random heads on the target training set.
 
@@ -353,6 +354,10 @@ def finetune(
     the ``H``-head model exactly. Each slot's gradient is ``1/head_slots`` instead of
     ``1/H`` of its single-head gradient; Adam is invariant to that constant rescaling
     (up to its ``ε = 1e-8``), so the trajectory is the ``H``-head one.
+
+    ``tune_encoder=False`` (static) freezes the encoder: only the heads are trained, the
+    setting of Fu et al.'s Table 3 (head tuning) and of Sec 2.3's theory. Its gradient is
+    zeroed, so Adam leaves it exactly at ``encoder0`` (MixOut then mixes it with itself).
     """
     s = setting
     n = s.n_train
@@ -405,6 +410,8 @@ def finetune(
         p, state = carry
         k, idx = xs
         grads = jax.grad(batch_loss)(p, k, idx)
+        if not tune_encoder:
+            grads = {**grads, "encoder": jax.tree.map(jnp.zeros_like, grads["encoder"])}
         updates, state = opt.update(grads, state, p)
         return (optax.apply_updates(p, updates), state), None
 
@@ -453,6 +460,7 @@ def finetune_loo(
     epochs: int,
     batch_size: int,
     learning_rate: ArrayLike,
+    tune_encoder: bool = True,
 ) -> LooResult:
     """Leave-one-out model stability of one seed: :func:`finetune` on ``S`` and ``S^i``.
 
@@ -463,8 +471,9 @@ def finetune_loo(
     weights = jnp.asarray(weights, jnp.result_type(float))
     pair = jnp.stack([weights, weights.at[removed].set(0.0)])
     kw = dict(
-        head_slots=head_slots, epochs=epochs, batch_size=batch_size, learning_rate=learning_rate
-    )
+        head_slots=head_slots, epochs=epochs, batch_size=batch_size, learning_rate=learning_rate,
+        tune_encoder=tune_encoder,
+    )  # fmt: skip
     runs = jax.vmap(lambda w: finetune(key, encoder0, data, w, hyper, setting, **kw))(pair)
     full = jax.tree.map(lambda a: a[0], runs)
     loo = jax.tree.map(lambda a: a[1], runs)
