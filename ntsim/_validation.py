@@ -39,6 +39,18 @@ def check_positive_int(where: str, name: str, value) -> int:
     return int(value)
 
 
+def check_int_fields(config, names, *, minimum: int = 1) -> None:
+    """Require each field ``names`` of a config dataclass to be a Python integer ``>= minimum``.
+
+    For ``__post_init__`` of frozen configs; the error names the class and the field.
+    """
+    for name in names:
+        value = getattr(config, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            wanted = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+            raise ValueError(f"{type(config).__name__}.{name} must be {wanted}, got {value!r}.")
+
+
 def check_positive(where: str, name: str, value) -> None:
     """Require ``value > 0`` elementwise when ``value`` is concrete (skipped under tracing)."""
     if _is_concrete(value):

@@ -10,7 +10,7 @@ import pytest
 
 from ntsim import _io
 from ntsim.claims import Claim, compare, run_claims, write_verification
-from ntsim.experiment import output_stem, parse_overrides
+from ntsim.experiment import list_experiments, load_experiment, output_stem, parse_overrides
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,3 +93,15 @@ def test_claim_runner_records_errors_and_expected_refutations(tmp_path):
     assert json.loads(js.read_text())["claims"][0]["verdict"] == "refuted"
     with pytest.raises(ValueError, match="<topic>.<result>.<aspect>"):
         Claim("nodots", "x", "y", refuted)
+
+
+@pytest.mark.parametrize("name", list_experiments())
+def test_every_config_validates_its_integer_fields(name):
+    """Each experiment's default Config is valid and rejects a non-integer / non-positive size."""
+    module = load_experiment(name)
+    config = module.SCALES["quick"]
+    ints = [f.name for f in dataclasses.fields(config) if f.type in ("int", int)]
+    assert ints, f"{name}: no integer fields?"
+    for bad in (0, 1.5, True):
+        with pytest.raises(ValueError, match=r"must be"):
+            dataclasses.replace(config, **{ints[0]: bad})

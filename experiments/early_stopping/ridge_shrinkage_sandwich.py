@@ -21,6 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ntsim._validation import check_int_fields
 from ntsim.core import power_law_spectrum
 from ntsim.theory import early_stopping as es
 
@@ -37,10 +38,7 @@ class Config:
     step_products: tuple[float, ...] = (1e-3, 0.1, 0.5, 0.9, 1.0)  # αλ̂ values in the left panel
 
     def __post_init__(self):
-        for name in ("num_eigenvalues", "max_steps", "num_steps"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ValueError(f"Config.{name} must be a positive integer, got {value!r}.")
+        check_int_fields(self, ("num_eigenvalues", "max_steps", "num_steps"))
         if not 0 < self.step_size <= 1:
             raise ValueError(
                 f"Config.step_size must lie in (0, 1] (αλ̂_max ≤ 1), got {self.step_size}."

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
+from ntsim._validation import check_int_fields
 from ntsim.core import log_log_slope, sweep_keys
 from ntsim.theory import early_stopping as es
 
@@ -55,10 +56,7 @@ class Config:
     def __post_init__(self):
         if not self.sizes or any(int(n) < 10 for n in self.sizes):
             raise ValueError(f"Config.sizes must be non-empty with N >= 10, got {self.sizes}.")
-        for name in ("seeds", "max_steps", "patience", "eval_every", "chunk_size"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ValueError(f"Config.{name} must be a positive integer, got {value!r}.")
+        check_int_fields(self, ("seeds", "max_steps", "patience", "eval_every", "chunk_size"))
         if self.seeds < 2:
             raise ValueError(f"Config.seeds must be >= 2 for a std band, got {self.seeds}.")
         if not self.noise_std > 0:

@@ -34,6 +34,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ntsim._validation import check_int_fields
 from ntsim.core import gaussian_inputs, sweep_keys, two_level_spectrum
 from ntsim.theory import linear_teachers as lt
 
@@ -52,10 +53,7 @@ class Config:
     bound_points: int = 40  # sample sizes (geometric grid) where the Thm 4.2 bound is computed
 
     def __post_init__(self):
-        for name in ("d", "top", "repeats", "chunk_size", "bound_points"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ValueError(f"Config.{name} must be a positive integer, got {value!r}.")
+        check_int_fields(self, ("d", "top", "repeats", "chunk_size", "bound_points"))
         if self.d < 2 or self.top >= self.d:
             raise ValueError(f"Config.top must satisfy 1 <= top < d, got {self.top=}, {self.d=}.")
         for name in ("top_value", "bottom_value", "norm"):

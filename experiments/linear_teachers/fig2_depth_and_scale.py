@@ -33,6 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ntsim._validation import check_int_fields
 from ntsim.core import (
     balanced_deep_linear_params,
     deep_linear,
@@ -67,10 +68,7 @@ class Config:
     sample_ratios: tuple[float, ...] = (0.1, 0.3, 0.5)  # n/d (notes suggest 0.5; issue: sweep)
 
     def __post_init__(self):
-        for name in ("d", "alpha_points", "seeds", "d_gd", "gd_seeds", "gd_steps"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ValueError(f"Config.{name} must be a positive integer, got {value!r}.")
+        check_int_fields(self, ("d", "alpha_points", "seeds", "d_gd", "gd_seeds", "gd_steps"))
         if self.seeds < 2 or self.gd_seeds < 2:
             raise ValueError(
                 f"Config.seeds/gd_seeds must be >= 2, got {self.seeds, self.gd_seeds}."

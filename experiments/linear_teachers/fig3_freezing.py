@@ -37,6 +37,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ntsim._validation import check_int_fields
 from ntsim.core import deep_linear, end_to_end_vector, gradient_descent, mse_loss, sweep_keys
 from ntsim.theory import linear_teachers as lt
 
@@ -56,10 +57,7 @@ class Config:
     seeds: int = 8
 
     def __post_init__(self):
-        for name in ("d", "source_ratio", "pretrain_steps", "fine_tune_steps"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ValueError(f"Config.{name} must be a positive integer, got {value!r}.")
+        check_int_fields(self, ("d", "source_ratio", "pretrain_steps", "fine_tune_steps"))
         if self.seeds < 2:
             raise ValueError(f"Config.seeds must be >= 2 for a std band, got {self.seeds}.")
         if not self.n_values or min(self.n_values) <= 0 or max(self.n_values) >= self.d:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ntsim._validation import check_int_fields
 from ntsim.core import sweep_keys
 from ntsim.theory import linear_teachers as lt
 
@@ -38,10 +39,9 @@ class Config:
     repeats: int = 8
 
     def __post_init__(self):
-        for name in ("d", "n_source", "width", "pretrain_steps", "fine_tune_steps", "num_test"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ValueError(f"Config.{name} must be a positive integer, got {value!r}.")
+        check_int_fields(
+            self, ("d", "n_source", "width", "pretrain_steps", "fine_tune_steps", "num_test")
+        )
         if self.repeats < 2:
             raise ValueError(f"Config.repeats must be >= 2 for a std band, got {self.repeats}.")
         if not self.n_values or min(self.n_values) <= 0:

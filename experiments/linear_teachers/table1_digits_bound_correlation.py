@@ -35,6 +35,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ntsim._validation import check_int_fields
 from ntsim.theory import linear_teachers as lt
 
 # Shachaf et al. 2021, Table 1 (MNIST), R² mean and std for n = 10, 15, 20, 25, 30.
@@ -89,10 +90,7 @@ class Config:
             _parse_task(task)
         if len(self.tasks) < 3:
             raise ValueError(f"Config.tasks needs >= 3 tasks for an R², got {len(self.tasks)}.")
-        for name in ("samples", "repetitions", "top"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ValueError(f"Config.{name} must be a positive integer, got {value!r}.")
+        check_int_fields(self, ("samples", "repetitions", "top"))
         if not self.ns or any(not isinstance(n, int) or not 1 <= n <= 60 for n in self.ns):
             raise ValueError(f"Config.ns must be integers in [1, 60] (n < d = 64), got {self.ns}.")
         if self.repetitions < 2:

@@ -29,6 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ntsim._validation import check_int_fields
 from ntsim.core import random_orthogonal
 from ntsim.theory import overtraining as ot
 
@@ -49,10 +50,7 @@ class Config:
     reg_grid_points: int = 161
 
     def __post_init__(self):
-        for name in ("d", "num_steps", "reg_grid_points"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 1:
-                raise ValueError(f"Config.{name} must be an integer > 1, got {value!r}.")
+        check_int_fields(self, ("d", "num_steps", "reg_grid_points"), minimum=2)
         if not self.regs or any(r < 0 for r in self.regs):
             raise ValueError(f"Config.regs must be non-empty and >= 0, got {self.regs}.")
         gamma = max(self.pre_first, self.ft_first)

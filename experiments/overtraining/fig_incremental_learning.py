@@ -25,6 +25,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ntsim._validation import check_int_fields
 from ntsim.core import random_orthogonal
 from ntsim.theory import overtraining as ot
 
@@ -41,10 +42,7 @@ class Config:
     end_factor: float = 3.0  # last save time = end_factor × t_d of the aligned init
 
     def __post_init__(self):
-        for name in ("d", "points"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 1:
-                raise ValueError(f"Config.{name} must be an integer > 1, got {value!r}.")
+        check_int_fields(self, ("d", "points"), minimum=2)
         for name in ("first", "tau", "end_factor"):
             if not float(getattr(self, name)) > 0:
                 raise ValueError(f"Config.{name} must be positive, got {getattr(self, name)!r}.")

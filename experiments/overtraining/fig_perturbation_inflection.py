@@ -25,6 +25,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ntsim._validation import check_int_fields
 from ntsim.core import random_orthogonal
 from ntsim.theory import overtraining as ot
 
@@ -42,10 +43,7 @@ class Config:
     grid_max: float = 0.6  # largest γ on that grid
 
     def __post_init__(self):
-        for name in ("d", "mc_samples", "grid_points"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 1:
-                raise ValueError(f"Config.{name} must be an integer > 1, got {value!r}.")
+        check_int_fields(self, ("d", "mc_samples", "grid_points"), minimum=2)
         if not self.gammas or any(not g > 0 for g in self.gammas):
             raise ValueError(f"Config.gammas must be non-empty and positive, got {self.gammas}.")
         if not 0 < self.ratio < 1 or not self.first > 0 or not self.grid_max > 0:

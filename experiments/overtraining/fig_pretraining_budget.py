@@ -30,6 +30,7 @@ import jax
 import numpy as np
 from tqdm.auto import tqdm
 
+from ntsim._validation import check_int_fields
 from ntsim.core import (
     arithmetic_corpus,
     causal_decoder,
@@ -62,14 +63,11 @@ class Config:
     arithmetic_lines: int = 100_000
 
     def __post_init__(self):
-        integers = (
+        names = (
             "width", "depth", "num_heads", "context", "batch_size", "chunk", "noise_draws",
-            "finetune_steps", "eval_windows", "arithmetic_lines",
+            "finetune_steps", "eval_windows", "arithmetic_lines"
         )  # fmt: skip
-        for name in integers:
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ValueError(f"Config.{name} must be a positive integer, got {value!r}.")
+        check_int_fields(self, names)
         if list(self.budgets) != sorted(set(self.budgets)) or any(
             b % self.chunk or b <= self.warmup for b in self.budgets
         ):

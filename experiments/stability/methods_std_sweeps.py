@@ -27,6 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ntsim._validation import check_int_fields
 from ntsim.theory.stability import (
     MethodHyper,
     TransferSetting,
@@ -55,11 +56,11 @@ class Config:
     pretrain_steps: int = 1000
 
     def __post_init__(self):
-        for name in ("tasks", "seeds", "epochs", "n_train", "n_test", "n_source", "batch_size",
-                     "pretrain_steps"):  # fmt: skip
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ValueError(f"Config.{name} must be a positive integer, got {value!r}.")
+        names = (
+            "tasks", "seeds", "epochs", "n_train", "n_test", "n_source", "batch_size",
+            "pretrain_steps"
+        )  # fmt: skip
+        check_int_fields(self, names)
         if self.seeds < 2:
             raise ValueError(f"Config.seeds must be >= 2 for a std, got {self.seeds}.")
         if any(max(self.heads) % h for h in self.heads) or min(self.heads) < 1:

@@ -47,6 +47,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ntsim._validation import check_int_fields
 from ntsim.core import hard_margin_svm, separable_dataset
 from ntsim.theory import stability as st
 
@@ -80,10 +81,7 @@ class Config:
     def __post_init__(self):
         ints = ("d", "num_points", "num_datasets", "num_steps", "num_records", "chunk_size",
                 "panel_datasets", "panel_points", "head_points", "head_datasets")  # fmt: skip
-        for name in ints:
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ValueError(f"Config.{name} must be a positive integer, got {value!r}.")
+        check_int_fields(self, ints)
         if self.d < 2:
             raise ValueError(f"Config.d must be >= 2, got {self.d}.")
         if min(self.num_points, self.panel_points, self.head_points, *self.sample_sizes) < 2:

@@ -37,6 +37,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ntsim._validation import check_int_fields
 from ntsim.theory.stability import (
     METHODS,
     TABLES,
@@ -79,11 +80,11 @@ class Config:
     paper_table: str = "table2"  # the printed table shown beside the result
 
     def __post_init__(self):
-        for name in ("seeds", "n_train", "n_test", "n_source", "d", "hidden", "features",
-                     "pretrain_steps", "epochs", "batch_size", "heads", "surt_steps"):  # fmt: skip
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ValueError(f"Config.{name} must be a positive integer, got {value!r}.")
+        names = (
+            "seeds", "n_train", "n_test", "n_source", "d", "hidden", "features",
+            "pretrain_steps", "epochs", "batch_size", "heads", "surt_steps"
+        )  # fmt: skip
+        check_int_fields(self, names)
         if self.seeds < 2:
             raise ValueError(f"Config.seeds must be >= 2 for a std, got {self.seeds}.")
         if self.n_train % self.batch_size:

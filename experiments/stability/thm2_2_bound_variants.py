@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
+from ntsim._validation import check_int_fields
 from ntsim.theory import stability as ff
 
 # name: (legend, color, line style, line width); the proof is drawn wide so that the
@@ -53,10 +54,7 @@ class Config:
     num_steps: int = 600  # GD steps; (1 − μ/β)^T is negligible, the sup is reached early
 
     def __post_init__(self):
-        for name in ("d", "ratio_n", "instances", "num_steps"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ValueError(f"Config.{name} must be a positive integer, got {value!r}.")
+        check_int_fields(self, ("d", "ratio_n", "instances", "num_steps"))
         if self.d < 2:
             raise ValueError(f"Config.d must be >= 2, got {self.d}.")
         if not self.sample_sizes or min(self.sample_sizes) < 2:

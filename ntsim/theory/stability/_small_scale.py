@@ -44,7 +44,7 @@ import numpy as np
 import optax
 
 from ntsim._types import Array, ArrayLike, Params, PRNGKey
-from ntsim._validation import _is_concrete
+from ntsim._validation import _is_concrete, check_int_fields
 from ntsim.core import (
     augmented_linear_head,
     logistic_loss,
@@ -108,12 +108,9 @@ class TransferSetting:
     features: int = 8
 
     def __post_init__(self):
-        for name in ("d", "latent", "source_tasks", "n_source", "n_train", "n_test", "features"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ValueError(
-                    f"TransferSetting.{name} must be a positive integer, got {value!r}."
-                )
+        check_int_fields(
+            self, ("d", "latent", "source_tasks", "n_source", "n_train", "n_test", "features")
+        )
         if not -1 <= self.alignment <= 1:
             raise ValueError(
                 f"TransferSetting.alignment must lie in [-1, 1], got {self.alignment}."
