@@ -42,10 +42,12 @@ def test_unknown_experiment_is_a_usage_error(capsys):
 def test_verify_one_claim_writes_the_table(tmp_path):
     claim = "linear_teachers.thm4_1.translation_invariance"
     assert cli.main(["verify", "--id", claim, "--out", str(tmp_path)]) == 0
-    table = (tmp_path / "VERIFICATION.md").read_text()
+    table = (tmp_path / "linear_teachers" / "VERIFICATION_quick.md").read_text()
     assert claim in table and "1 of 1 claims as expected" in table
-    payload = json.loads((tmp_path / "VERIFICATION.json").read_text())
+    payload = json.loads((tmp_path / "linear_teachers" / "VERIFICATION_quick.json").read_text())
     assert payload["claims"][0]["result"]["num_instances"] >= 200
+    index = (tmp_path / "VERIFICATION_quick.md").read_text()
+    assert "[linear_teachers](linear_teachers/VERIFICATION_quick.md) | 1 of 1 |" in index
 
 
 def test_report_indexes_written_figures(tmp_path):

@@ -88,11 +88,32 @@ def test_claim_runner_records_errors_and_expected_refutations(tmp_path):
     assert [r.verdict for r in runs] == ["refuted", "error"]
     assert [r.as_expected for r in runs] == [True, False]
     md, js = write_verification(runs, out_dir=tmp_path, scale="quick", seed=0)
-    text = md.read_text()
+    assert "1 of 2 recorded claims as expected" in md.read_text()
+    assert json.loads(js.read_text())["topics"][0]["as_expected"] == 1
+    text = (tmp_path / "demo" / "VERIFICATION_quick.md").read_text()
     assert "1 of 2 claims as expected" in text and "boom" in text
-    assert json.loads(js.read_text())["claims"][0]["verdict"] == "refuted"
+    record = json.loads((tmp_path / "demo" / "VERIFICATION_quick.json").read_text())
+    assert record["claims"][0]["verdict"] == "refuted"
     with pytest.raises(ValueError, match="<topic>.<result>.<aspect>"):
         Claim("nodots", "x", "y", refuted)
+
+
+def test_verification_records_merge_across_runs(tmp_path):
+    """A later run replaces only the rows of the claims it ran; full and quick stay apart."""
+
+    def holds(key, scale):
+        return compare([0.0], [1.0], relation="upper_bound", notes=f"run at {scale}")
+
+    first = Claim("demo.a.one", "Demo", "a", holds)
+    second = Claim("demo.b.two", "Demo", "b", holds)
+    write_verification(run_claims((first, second)), out_dir=tmp_path, scale="quick", seed=0)
+    write_verification(run_claims((second,)), out_dir=tmp_path, scale="quick", seed=7)
+    write_verification(run_claims((first,), scale="full"), out_dir=tmp_path, scale="full", seed=0)
+    quick = json.loads((tmp_path / "demo" / "VERIFICATION_quick.json").read_text())["claims"]
+    assert [(e["id"], e["seed"]) for e in quick] == [("demo.a.one", 0), ("demo.b.two", 7)]
+    full = json.loads((tmp_path / "demo" / "VERIFICATION.json").read_text())["claims"]
+    assert [e["id"] for e in full] == ["demo.a.one"] and "full" in full[0]["result"]["notes"]
+    assert "2 of 2 recorded" in (tmp_path / "VERIFICATION_quick.md").read_text()
 
 
 @pytest.mark.parametrize("name", list_experiments())
