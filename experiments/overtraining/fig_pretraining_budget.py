@@ -198,6 +198,9 @@ def plot(results: dict):
     ax_f.set(xscale="log", xlabel="pretraining budget (AdamW steps)",
              ylabel="held-out pretraining loss (nats/byte)")  # fmt: skip
     ax_f.set_title("Pretraining loss after fine-tuning on a shifted task (Figs 4–5)", fontsize=10)
+    for ax in (ax_p, ax_f):  # one labelled tick per budget (log minor labels collide)
+        ax.set_xticks(budgets, [str(b) for b in budgets])
+        ax.minorticks_off()
     ax_f.legend(fontsize=7)
 
     distance = np.asarray(results["distance"])
