@@ -244,7 +244,7 @@ def check_cor6_2_derived(key, scale: str) -> ClaimResult:
 # ‖θ_S‖ = 1, ‖θ_T − θ_S‖ = 1. (widths, repeats, pretrain steps, fine-tune steps, record every)
 _FT = {
     "quick": ((512, 1024, 2048), 4, 150, 100, 25),
-    "full": ((2500, 5000, 10000), 67, 300, 200, 50),
+    "full": ((2500, 5000, 10000), 67, 200, 120, 40),
 }
 _FT_SETTING = {"d": 10, "n": 20, "n_source": 40, "kappa": 0.1, "gap": 1.0, "num_test": 500}
 # Thresholds are c/√m on the mean over repeats at each width: the theory predicts
@@ -374,7 +374,7 @@ def check_kernel_regime(key, scale: str) -> ClaimResult:
 # κ = 0.1. (width, repeats, pretrain steps, fine-tune steps, test points)
 # Full uses m = 10⁴ (not the notes' 2·10⁴) to fit the 2-minute CPU budget; at m = 2·10⁴,
 # 8 repeats, the worst risk/bound ratios were 0.43 (Thm 6.1) — same picture.
-_RISK = {"quick": (1024, 4, 150, 100, 1000), "full": (10000, 23, 300, 200, 2000)}
+_RISK = {"quick": (1024, 4, 150, 100, 1000), "full": (10000, 23, 200, 120, 2000)}
 _RISK_GAPS = (0.1, 0.3, 1.0)
 _RISK_KEY = "linear_teachers.thm6_1.risk_runs"  # shared by the two risk claims
 _RISK_NS = (10, 20, 40)
