@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 from ntsim import cli
 
@@ -54,3 +57,15 @@ def test_report_indexes_written_figures(tmp_path):
     assert cli.main(["run", FIG1, "--out", str(tmp_path), *SMALL]) == 0
     assert cli.main(["report", "--out", str(tmp_path)]) == 0
     assert "fig1_covariance_alignment_quick_" in (tmp_path / "README.md").read_text()
+
+
+def test_command_line_fills_the_persistent_compilation_cache(tmp_path):
+    """`ntsim` turns on JAX's persistent cache at $NTSIM_JAX_CACHE (compile-heavy reruns)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_", "TF_CPP"))}
+    env["NTSIM_JAX_CACHE"] = str(tmp_path / "cache")
+    claim = "linear_teachers.thm4_1.translation_invariance"
+    command = [sys.executable, "-m", "ntsim.cli", "verify", "--id", claim, "--out", str(tmp_path)]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert any((tmp_path / "cache").iterdir()), "nothing was cached"
+    assert "cpu_aot_loader" not in done.stderr  # XLA's cache-hit log lines are silenced
