@@ -330,6 +330,7 @@ def check_kernel_regime(key, scale: str) -> ClaimResult:
             vmap_instances(
                 lambda k, w=width: _ft_instance(k, w, max(widths), pre_steps, ft_steps, every),
                 keys,
+                batch_size=16,  # bounds memory: ~30 MB of activations per run at m = 10⁴
             )
             for width in widths  # static shapes: one program per width
         ]
@@ -397,7 +398,8 @@ def _risk_runs_cached(key_data: tuple[int, ...], scale: str):
         init_scale=0.1, pretrain_steps=pre_steps, fine_tune_steps=ft_steps, num_test=num_test,
     )  # fmt: skip
     with jax.enable_x64(False):
-        out = vmap_instances(fn, jax.random.split(key, repeats))
+        # 8 runs at a time: each holds m × (n_S + 9n + test) activations (~0.3 GB at m = 10⁴)
+        out = vmap_instances(fn, jax.random.split(key, repeats), batch_size=8)
     return {name: np.asarray(v) for name, v in out.items()}, width, repeats
 
 
