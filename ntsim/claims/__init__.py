@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ntsim.claims import early_stopping as _early_stopping
 from ntsim.claims import linear_teachers as _linear_teachers
+from ntsim.claims import linearization as _linearization
 from ntsim.claims import overtraining as _overtraining
 from ntsim.claims import stability as _stability
 from ntsim.claims._base import SCALES, Claim, ClaimResult, compare
@@ -33,6 +34,7 @@ REGISTRY: tuple[Claim, ...] = (
     *_stability.CLAIMS,
     *_overtraining.CLAIMS,
     *_early_stopping.CLAIMS,
+    *_linearization.CLAIMS,
 )
 
 

@@ -37,6 +37,7 @@ from ntsim.core._kernels import (
     ntk_vector_product_fn,
 )
 from ntsim.core._linearize import linearize, taylor_expand
+from ntsim.core._lora import LoRA, get_path, lora, set_path
 from ntsim.core._models import (
     ACTIVATIONS,
     PARAMETERIZATIONS,
@@ -50,6 +51,14 @@ from ntsim.core._models import (
     random_signs,
     two_layer_relu,
 )
+from ntsim.core._proximal import (
+    ProximalResult,
+    proximal_combined_step,
+    proximal_gd,
+    proximal_split_step,
+    selective_strength,
+    tree_inner,
+)
 from ntsim.core._regularizers import (
     augmented_linear_head,
     logistic_loss,
@@ -61,6 +70,7 @@ from ntsim.core._regularizers import (
     noise_stability_penalty,
 )
 from ntsim.core._separable_data import SeparableData, separable_dataset
+from ntsim.core._sign_kernel import sign_kernel_fn, sign_kernel_from_jacobians
 from ntsim.core._spectra import (
     condition_number,
     critical_radius,
@@ -91,6 +101,18 @@ from ntsim.core._train import (
 )
 
 __all__ = [
+    "LoRA",
+    "get_path",
+    "lora",
+    "set_path",
+    "ProximalResult",
+    "proximal_combined_step",
+    "proximal_gd",
+    "proximal_split_step",
+    "selective_strength",
+    "tree_inner",
+    "sign_kernel_fn",
+    "sign_kernel_from_jacobians",
     "ByteCorpus",
     "arithmetic_corpus",
     "causal_decoder",

@@ -10,6 +10,35 @@ from ntsim.claims import REGISTRY, claim_key, get_claim, select_claims
 
 # Instances the issues ask for, per claim (claims not listed need at least one).
 MIN_INSTANCES = {
+    **{
+        f"linearization.{name}": 200
+        for name in (
+            "split_step.combined_form",
+            "lemma3.gd_to_flow_order",
+            "thm1.identity",
+            "thm1.selective_monotone",
+            "lemma1.kernel_lipschitz",
+            "thm2.bound_corrected",
+            "thm2.bound_printed",
+            "thm2.plateau",
+            "table.distance_monotone",
+            "thm3.bound",
+            "thm4.containment",
+            "thm4.containment_printed",
+            "thm4.exit_time",
+            "thm4.simplified",
+            "krr.reduction",
+            "krr.reduction_printed",
+            "krr.residual_closed_form",
+            "thm5.bounds",
+            "thm5.bounds_printed",
+            "thm6.eigen_stability",
+            "thm7.ratio_bound",
+            "thm7.step_printed",
+            "ntk.additivity",
+            "lora.ntk_at_init",
+        )  # fmt: skip
+    },
     "linear_teachers.thm4_1.closed_form": 200,
     "linear_teachers.thm4_1.gd_converges": 200,
     "linear_teachers.thm4_1.risk_monte_carlo": 200,

@@ -1,0 +1,280 @@
+"""Does the regulariser make the model linear? The slides' λ table as a figure, on synthetic tasks.
+
+What is plotted (Rahimi Afzal et al. 2025, experiments table; notes §3–4, Fig. 2). A tanh
+MLP (or, with ``model="attention"``, one attention block reading ``x`` as tokens) is
+pretrained on ``tanh(x·w_0)`` (θ_0), then fine-tuned on two or more related binary
+tasks (labels ``sign(x·w_k + 0.5 sin(2x·v))``, ``w_k`` at growing angles from ``w_0``) by
+full-batch split-step GD on the summed squared loss with ``(λ/2)‖θ − θ_0‖²`` (with
+``practice=True``: mean cross-entropy and Adam on the loss plus the proximal term, the
+slides' practical setting with the decay pulling towards θ_0), for ``λ`` in
+the paper's grid ``{50, 10, 5, 2, 1, 0.5, 0.1, 0}``; its linearisation at ``θ_0`` is
+trained the same way. Panels: ``‖θ_T − θ_0‖`` with Thm 2's bound ``2L̂r_0(1 − e^{−λT})/λ``
+(dashed; ``L̂`` the path max of ``‖J‖``); ``‖f_{θ_T}(x*) − f̄_{θ̄_T}(x*)‖``; the mean KL
+between the predictive distributions ``Ber(σ(f))`` and ``Ber(σ(f̄))`` on test inputs; test
+accuracy. The paper's CoLA / SST-2 numbers (RoBERTa + LoRA, cross-entropy, AdamW) are
+printed beside ours. Substitutes (documented assumptions): MSE on ±1 labels and GD (the
+theory's setting) instead of CE + AdamW; ``λ`` on the summed-loss scale.
+
+Run: ``ntsim run linearization/lambda_table [--scale full]`` or this file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from ntsim.core import empirical_ntk_fn
+from ntsim.theory import linearization as lz
+
+#: The slides' table (CoLA accuracy in %, SST-2 as a fraction), columns = PAPER_LAMBDAS.
+PAPER_LAMBDAS = (50, 10, 5, 2, 1, 0.5, 0.1, 0.0)
+PAPER_TABLE = {
+    "CoLA": {
+        "distance": (0.280, 0.350, 0.404, 0.5263, 0.6148, 0.6946, 0.8223, 0.960),
+        "gap": (1.06, 1.12, 1.39, 1.25, 1.27, 1.32, 1.28, 1.47),
+        "kl": (0.1060, 0.1377, 0.200, 0.1613, 0.1788, 0.1961, 0.1599, 0.210),
+        "accuracy": (0.7459, 0.7957, 0.8044, 0.7938, 0.8024, 0.8015, 0.8015, 0.7967),
+    },
+    "SST-2": {
+        "distance": (0.292, 0.336, 0.369, 0.424, 0.520, 0.700, 1.589, 2.519),
+        "gap": (1.712, 2.303, 2.635, 2.957, 3.217, 3.331, 3.397, 2.791),
+        "kl": (0.320, 0.433, 0.476, 0.517, 0.545, 0.560, 0.578, 0.540),
+        "accuracy": (0.893, 0.912, 0.915, 0.924, 0.928, 0.930, 0.924, 0.916),
+    },
+}
+
+
+@dataclass(frozen=True)
+class Config:
+    """Model, data, PEFT choice and training (the slides give no hyperparameters)."""
+
+    model: str = "mlp"  # "mlp" (tanh MLP) or "attention" (one attention block, seq_len tokens)
+    hidden: tuple[int, ...] = (64, 64)  # tanh MLP widths; "attention" uses hidden[0] as width
+    seq_len: int = 4  # tokens per input for "attention" (must divide dim)
+    dim: int = 8  # input dimension d
+    num_pretrain: int = 512
+    num_train: int = 64  # n
+    num_test: int = 1000
+    angles: tuple[float, ...] = (0.4, 0.8, 1.2)  # task directions vs w_0 (radians)
+    lambdas: tuple[float, ...] = PAPER_LAMBDAS
+    tune: str = "full"  # "full", "head", "layer<i>", "lora<r>" (LoRA on the hidden weights)
+    steps: int = 2000
+    step_fraction: float = 0.5  # η = step_fraction / (2λ_max(K) + max λ)
+    practice: bool = False  # True: mean cross-entropy + Adam on loss + (λ/2)‖θ − θ0‖²
+    adam_lr: float = 0.01  # Adam's step size when practice=True
+    record_every: int = 40
+    pretrain_steps: int = 2000
+    pretrain_lr: float = 0.5
+
+    def __post_init__(self):
+        if self.model not in ("mlp", "attention"):
+            raise ValueError(f"Config.model must be 'mlp' or 'attention', got {self.model!r}.")
+        if self.model == "attention" and (self.seq_len <= 0 or self.dim % self.seq_len):
+            raise ValueError(f"Config.seq_len must divide dim={self.dim}, got {self.seq_len}.")
+        for name in ("dim", "num_pretrain", "num_train", "num_test", "steps", "record_every"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ValueError(f"Config.{name} must be a positive integer, got {value!r}.")
+        if self.pretrain_steps < 0:
+            raise ValueError(f"Config.pretrain_steps must be >= 0, got {self.pretrain_steps}.")
+        if not self.hidden or any(h <= 0 for h in self.hidden):
+            raise ValueError(f"Config.hidden must be positive widths, got {self.hidden}.")
+        if len(self.angles) < 2:
+            raise ValueError(f"Config.angles must name at least 2 tasks, got {self.angles}.")
+        if not self.lambdas or any(lam < 0 for lam in self.lambdas):
+            raise ValueError(f"Config.lambdas must be non-negative, got {self.lambdas}.")
+        if not 0 < self.step_fraction <= 1:
+            raise ValueError(f"Config.step_fraction must lie in (0, 1], got {self.step_fraction}.")
+        if self.record_every > self.steps:
+            raise ValueError("Config.record_every must not exceed Config.steps.")
+        if not self.adam_lr > 0:
+            raise ValueError(f"Config.adam_lr must be positive, got {self.adam_lr}.")
+
+
+SCALES = {
+    "quick": Config(
+        hidden=(16,),
+        num_pretrain=128,
+        num_train=20,
+        num_test=200,
+        angles=(0.4, 1.0),
+        steps=250,
+        record_every=25,
+        pretrain_steps=200,
+    ),
+    "full": Config(),
+}
+
+
+def _lora_targets(config: Config):
+    if config.model == "attention":
+        return [("attention", "query"), ("attention", "value")]
+    return [("layers", i, "w") for i in range(len(config.hidden))]
+
+
+def _rho(a, b):
+    """Spearman's ρ, or ``None`` when undefined (a constant series)."""
+    value = lz.spearman(a, b)
+    return None if np.isnan(value) else value
+
+
+def run(config: Config, key) -> dict:
+    """Pretrain, then the linearity table for every task and λ (vmapped over both)."""
+    k_data, k_model, k_lora = jax.random.split(key, 3)
+    tasks = lz.synthetic_tasks(
+        k_data,
+        dim=config.dim,
+        num_pretrain=config.num_pretrain,
+        num_train=config.num_train,
+        num_test=config.num_test,
+        angles=config.angles,
+    )
+    if config.model == "attention":
+        apply, theta0 = lz.pretrained_attention(
+            k_model,
+            tasks,
+            width=config.hidden[0],
+            seq_len=config.seq_len,
+            steps=config.pretrain_steps,
+            learning_rate=config.pretrain_lr,
+        )
+    else:
+        apply, theta0 = lz.pretrained_mlp(
+            k_model,
+            tasks,
+            hidden=config.hidden,
+            steps=config.pretrain_steps,
+            learning_rate=config.pretrain_lr,
+        )
+    peft = lz.peft_model(apply, theta0, config.tune, key=k_lora, lora_targets=_lora_targets(config))
+    scalar = lambda p, x: peft.apply(p, x)  # noqa: E731
+    kernel = empirical_ntk_fn(scalar)(tasks.x_train, None, peft.params0)
+    mu_max = float(jnp.linalg.eigvalsh(kernel)[-1])
+    eta = config.step_fraction / (2 * mu_max + max(config.lambdas))
+
+    def table(y, y_test):
+        return lz.linearity_vs_lambda(
+            scalar,
+            peft.params0,
+            tasks.x_train,
+            y,
+            tasks.x_test,
+            y_test,
+            lambdas=jnp.asarray(config.lambdas),
+            learning_rate=eta,
+            num_steps=config.steps,
+            record_every=config.record_every,
+            loss="logistic" if config.practice else "squared",
+            optimizer=optax.adam(config.adam_lr) if config.practice else None,
+        )
+
+    rows = jax.jit(jax.vmap(table))(tasks.y_train, tasks.y_test)
+    to_list = lambda a: np.asarray(a).tolist()  # noqa: E731
+    spearman = {  # None where a metric is constant over λ (ρ undefined)
+        metric: [
+            _rho(config.lambdas, np.asarray(getattr(rows, metric))[t])
+            for t in range(len(config.angles))
+        ]
+        for metric in ("distance", "gap_train", "kl_test", "accuracy")
+    }
+    return {
+        "lambdas": list(config.lambdas),
+        "angles": list(config.angles),
+        "tune": config.tune,
+        "model": config.model,
+        "practice": config.practice,
+        "learning_rate": eta,
+        "horizon": eta * config.steps,
+        "lambda_max_ntk": mu_max,
+        **{field: to_list(getattr(rows, field)) for field in rows._fields},
+        "spearman_vs_lambda": spearman,
+        "distance_strictly_decreasing": [
+            bool(np.all(np.diff(np.asarray(rows.distance)[t][np.argsort(config.lambdas)]) < 0))
+            for t in range(len(config.angles))
+        ],
+        "paper": {"lambdas": list(PAPER_LAMBDAS), **PAPER_TABLE},
+    }
+
+
+def plot(results: dict):
+    """Four metric panels against λ (categorical, paper's order) and the paper's table."""
+    import matplotlib.pyplot as plt
+
+    lambdas = results["lambdas"]
+    pos = np.arange(len(lambdas))
+    fig = plt.figure(figsize=(15.0, 8.0))
+    grid = fig.add_gridspec(2, 3)
+    panels = [
+        ("distance", "‖θ_T − θ_0‖₂", True),
+        ("gap_train", "‖f_θT(x*) − f̄_θ̄T(x*)‖₂", False),
+        ("kl_test", "mean KL(Ber σ(f) ‖ Ber σ(f̄)) (test)", False),
+        ("accuracy", "test accuracy of f_θT", False),
+    ]
+    for index, (field, label, bound) in enumerate(panels):
+        ax = fig.add_subplot(grid[index // 2, index % 2])
+        for t, angle in enumerate(results["angles"]):
+            (line,) = ax.plot(pos, results[field][t], marker="o", label=f"task at {angle:g} rad")
+            if bound:
+                ax.plot(
+                    pos,
+                    results["thm2_bound"][t],
+                    linestyle="--",
+                    color=line.get_color(),
+                    label=f"Thm 2 bound 2L̂r₀(1−e^(−λT))/λ, task {angle:g}"
+                    + (" (GD + MSE theory only)" if results["practice"] else ""),
+                )
+        if bound:
+            ax.set_yscale("log")
+        ax.set_xticks(pos, [f"{lam:g}" for lam in lambdas])
+        ax.set_xlabel("λ (proximal strength, summed-loss scale)")
+        ax.set_ylabel(label)
+        ax.legend(fontsize=7)
+    ax = fig.add_subplot(grid[:, 2])
+    ax.axis("off")
+    paper = results["paper"]
+    lines = [
+        "Paper (RoBERTa + LoRA):",
+        "λ:      " + " ".join(f"{lam:>6g}" for lam in paper["lambdas"]),
+    ]
+    for name in ("CoLA", "SST-2"):
+        for metric in ("distance", "gap", "kl", "accuracy"):
+            values = " ".join(f"{v:6.3f}" for v in paper[name][metric])
+            lines.append(f"{name[:4]} {metric[:4]} {values}")
+    lines += [
+        "",
+        f"Ours ({results['model']}, tune={results['tune']}, T = {results['horizon']:.3g}):",
+    ]
+    for t, angle in enumerate(results["angles"]):
+        for field, short in (
+            ("distance", "dist"),
+            ("gap_train", "gap"),
+            ("kl_test", "kl"),
+            ("accuracy", "acc"),
+        ):
+            values = " ".join(f"{v:6.2g}" for v in results[field][t])
+            lines.append(f"t{angle:<3g} {short:<4} {values}")
+    rho = results["spearman_vs_lambda"]
+    lines += [
+        "",
+        "Spearman ρ with λ (per task):",
+        *(
+            f"  {k}: " + ", ".join("n/a" if v is None else f"{v:+.2f}" for v in vals)
+            for k, vals in rho.items()
+        ),
+    ]
+    ax.text(0.0, 1.0, "\n".join(lines), family="monospace", fontsize=6.5, va="top")
+    fig.suptitle(
+        "Does the proximal regulariser make fine-tuning linear? (Rahimi Afzal et al. 2025)"
+    )
+    fig.tight_layout()
+    return fig
+
+
+if __name__ == "__main__":
+    from ntsim.experiment import main
+
+    main(__file__)
