@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
+from ntsim._validation import check_int_fields
 from ntsim.theory import linearization as lz
 
 
@@ -48,10 +49,9 @@ class Config:
     pretrain_lr: float = 0.5
 
     def __post_init__(self):
-        for name in ("dim", "num_pretrain", "num_train", "num_test", "steps", "record_every"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ValueError(f"Config.{name} must be a positive integer, got {value!r}.")
+        names = ("dim", "num_pretrain", "num_train", "num_test", "steps", "record_every")
+        check_int_fields(self, names)
+        check_int_fields(self, ("pretrain_steps",), minimum=0)
         if self.step_rule not in ("normalised", "fixed"):
             raise ValueError(
                 f"Config.step_rule must be 'normalised' or 'fixed', got {self.step_rule!r}."

@@ -27,6 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from ntsim._validation import check_int_fields
 from ntsim.core import empirical_ntk_fn
 from ntsim.theory import linearization as lz
 
@@ -75,12 +76,9 @@ class Config:
             raise ValueError(f"Config.model must be 'mlp' or 'attention', got {self.model!r}.")
         if self.model == "attention" and (self.seq_len <= 0 or self.dim % self.seq_len):
             raise ValueError(f"Config.seq_len must divide dim={self.dim}, got {self.seq_len}.")
-        for name in ("dim", "num_pretrain", "num_train", "num_test", "steps", "record_every"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ValueError(f"Config.{name} must be a positive integer, got {value!r}.")
-        if self.pretrain_steps < 0:
-            raise ValueError(f"Config.pretrain_steps must be >= 0, got {self.pretrain_steps}.")
+        names = ("seq_len", "dim", "num_pretrain", "num_train", "num_test", "steps", "record_every")
+        check_int_fields(self, names)
+        check_int_fields(self, ("pretrain_steps",), minimum=0)
         if not self.hidden or any(h <= 0 for h in self.hidden):
             raise ValueError(f"Config.hidden must be positive widths, got {self.hidden}.")
         if len(self.angles) < 2:
