@@ -30,6 +30,9 @@ def _finite_numbers(value) -> bool:
 # `make test-full`, not in CI (fig1 is also exercised end to end by tests/test_cli.py).
 SLOW_AT_QUICK = {
     "early_stopping/sobolev_stopping_rule",
+    "early_stopping/ntk_eigen_decay",
+    "early_stopping/learning_curves",
+    "early_stopping/task_vectors",
     "linear_teachers/fig1_covariance_alignment",
     "linear_teachers/fig2_depth_and_scale",
     "linear_teachers/fig3_freezing",

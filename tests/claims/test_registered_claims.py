@@ -10,6 +10,15 @@ from ntsim.claims import REGISTRY, claim_key, get_claim, select_claims
 
 # Instances the issues ask for, per claim (claims not listed need at least one).
 MIN_INSTANCES = {
+    "early_stopping.cor1.negation_gap_corrected": 200,
+    "early_stopping.cor1.negation_gap_printed": 200,
+    "early_stopping.cor1.negation_hurts": 200,
+    "early_stopping.cor2.orthogonal_addition": 200,
+    "early_stopping.cor2.cross_kernel_cosine": 200,
+    "early_stopping.lemma5.mixed_init_blocks": 200,
+    "early_stopping.lemma2.logit_scaling": 150,
+    "early_stopping.holdout.rule_beats_holdout": 60,
+    "early_stopping.holdout.within_guarantee": 60,
     **{
         f"linearization.{name}": 200
         for name in (
@@ -140,6 +149,9 @@ def test_every_refuted_claim_has_a_corrected_twin():
 # budget. TODO: shrink their quick sizes and bring them back.
 SLOW_QUICK_CLAIMS = {
     "early_stopping.eq7.linearised_gd_is_kernel_gd",
+    "early_stopping.thm3.pretraining_distance",  # width sweep: one compilation per width
+    "early_stopping.lemma5.mixed_init_blocks",
+    "early_stopping.lemma2.logit_scaling",
     "early_stopping.raskutti_thm1.sobolev_guarantee",
     "linear_teachers.cor6_2.bound",
     "linear_teachers.cor6_2.hinf_dominates_gram",

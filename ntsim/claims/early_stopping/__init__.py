@@ -1,14 +1,30 @@
-"""Claims of Sun & Raskutti 2026 (early stopping from a pretrained initialisation), kernel part.
+"""Claims of Sun & Raskutti 2026 (early stopping from a pretrained initialisation).
 
 ``CLAIMS`` is the explicit concatenation of the submodules' tuples: kernel GD closed forms
 and bias/variance (:mod:`._kernel_gd`), the stopping rule and its rates (:mod:`._stopping_rule`),
-and the early stopping ↔ ridge correspondence (:mod:`._ridge`).
+the early stopping ↔ ridge correspondence (:mod:`._ridge`), hold-out early stopping vs T̂
+(:mod:`._holdout`), task vectors and the mixed-init NTK blocks (:mod:`._task_vectors`), and
+the width scaling of the attention model (:mod:`._width_scaling`).
 """
 
 from __future__ import annotations
 
-from ntsim.claims.early_stopping import _kernel_gd, _ridge, _stopping_rule
+from ntsim.claims.early_stopping import (
+    _holdout,
+    _kernel_gd,
+    _ridge,
+    _stopping_rule,
+    _task_vectors,
+    _width_scaling,
+)
 
 __all__ = ["CLAIMS"]
 
-CLAIMS = (*_kernel_gd.CLAIMS, *_stopping_rule.CLAIMS, *_ridge.CLAIMS)
+CLAIMS = (
+    *_kernel_gd.CLAIMS,
+    *_stopping_rule.CLAIMS,
+    *_ridge.CLAIMS,
+    *_holdout.CLAIMS,
+    *_task_vectors.CLAIMS,
+    *_width_scaling.CLAIMS,
+)

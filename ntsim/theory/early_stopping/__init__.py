@@ -8,7 +8,10 @@ local empirical Rademacher complexity (eq. (10)), critical radius (eq. (11)), st
 ``T̂`` and its ``12ϱ̂²`` guarantee — and ``T̂_op`` (eq. (36)) and hold-out early stopping are in
 :mod:`._stopping` (the generic spectral pieces live in ``ntsim.core``). The early stopping ↔
 ridge correspondence (Sec 6.2) is in :mod:`._ridge`, the Sobolev benchmark in
-:mod:`._sobolev`.
+:mod:`._sobolev`. Task vectors in the linearised model (Cors 1–2) are in
+:mod:`._task_vectors`; the attention model's width scaling (Thms 3, 5; Lemmas 1, 2, 5) in
+:mod:`._width_scaling`; the synthetic tasks of the Sec 7 analogues (NTK eigen-decay,
+learning curves, task vectors) in :mod:`._synthetic_tasks`.
 
 Errata (``../shared/papers/notes_sun2026_early_stopping.md``), implemented as printed /
 corrected pairs:
@@ -86,8 +89,60 @@ from ntsim.theory.early_stopping._stopping import (
     patience_stopping,
     raskutti_stopping_time,
 )
+from ntsim.theory.early_stopping._synthetic_tasks import (
+    PretrainedAttention,
+    pretrain_attention,
+    subspace_basis,
+    subspace_inputs,
+    task_teacher,
+    width_normalised_ntk,
+)
+from ntsim.theory.early_stopping._task_vectors import (
+    addition_interference,
+    linearised_mse,
+    negation_gap,
+    task_vector,
+    task_vector_coefficients,
+    task_vector_cosine,
+)
+from ntsim.theory.early_stopping._width_scaling import (
+    TaskData,
+    WidthScalingRun,
+    WidthScalingSetting,
+    attention_logits,
+    backbone_features,
+    backbone_kernel_block,
+    head_kernel_block,
+    paper_attention_model,
+    relative_kernel_drift,
+    source_target_data,
+    width_scaling_run,
+)
 
 __all__ = [
+    "PretrainedAttention",
+    "pretrain_attention",
+    "subspace_basis",
+    "subspace_inputs",
+    "task_teacher",
+    "width_normalised_ntk",
+    "TaskData",
+    "WidthScalingRun",
+    "WidthScalingSetting",
+    "addition_interference",
+    "attention_logits",
+    "backbone_features",
+    "backbone_kernel_block",
+    "head_kernel_block",
+    "linearised_mse",
+    "negation_gap",
+    "paper_attention_model",
+    "relative_kernel_drift",
+    "source_target_data",
+    "task_vector",
+    "task_vector_coefficients",
+    "task_vector_cosine",
+    "width_scaling_run",
     "CORRECTED_C_H_EXPONENT",
     "GUARANTEE_FACTOR",
     "PRINTED_C_H_EXPONENT",

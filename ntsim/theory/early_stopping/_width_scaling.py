@@ -1,0 +1,326 @@
+r"""Width scaling of the paper's attention model (Sun & Raskutti 2026, Thms 3, 5; Lemmas 1, 2, 5).
+
+Sun & Raskutti 2026 analyse a transformer block (eqs. (3), (4), (67)–(70): attention with
+``1/d`` logit scaling, LayerNorm, pooling, smooth activation, scalar head) in standard
+parameterisation (SP), trained by full-batch GD with step ``ε = η_0/n`` (``n`` the width):
+
+* **Thm 3 / Step 1** — pretraining from the Gaussian ``θ_0`` stays in
+  ``B(θ_0, C_1 n^{−1/2})``: ``‖θ_PT − θ_0‖√n`` is ``O(1)`` (Fig. 1);
+* **Thm 5, eq. (17)/(99)** — fine-tuning from ``θ_PT``: ``sup_τ ‖K_τ − K_PT‖_F = O(n^{−1/2})``;
+* **Lemma 1, eq. (14)** — the network stays within ``Õ(n^{−1/2})`` of its linearisation at
+  ``θ_PT`` trained by the same GD;
+* **Lemma 2, eq. (51)** — with ``1/d`` scaling the attention logits are ``O(n^{−1/2})`` at
+  init (``q·k = O(√n)`` divided by ``n``); with ``1/√d`` they stay ``O(1)`` (notes check 5);
+* **Lemma 5, eqs. (93), (95)** — mixed init (pretrained backbone, fresh Gaussian head
+  ``W``): the head block of the width-normalised NTK is exactly ``f_BB f_BBᵀ/n`` and the
+  backbone block is ``(1/n) Wᵀ J_BB J_BBᵀ W`` (:func:`head_kernel_block`,
+  :func:`backbone_kernel_block`).
+
+This module holds the setting (:class:`WidthScalingSetting`), the model
+(:func:`paper_attention_model`, ``ntsim.core.attention_model`` in SP), the synthetic source
+and target tasks (:func:`source_target_data`) and one pure run per width and seed
+(:func:`width_scaling_run`, ``vmap``-able over keys; widths change shapes, so a sweep over
+widths is a Python loop in the caller). Fitting the slopes is the claims' job.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from ntsim._types import Array, ArrayLike, Params, PRNGKey
+from ntsim._validation import check_choice, check_int_fields
+from ntsim.core import (
+    LOGIT_SCALINGS,
+    Model,
+    Record,
+    attention_model,
+    empirical_ntk_fn,
+    gradient_descent,
+    linearize,
+    mse_loss,
+    tree_distance,
+)
+
+__all__ = [
+    "TaskData",
+    "WidthScalingRun",
+    "WidthScalingSetting",
+    "attention_logits",
+    "backbone_features",
+    "backbone_kernel_block",
+    "head_kernel_block",
+    "paper_attention_model",
+    "relative_kernel_drift",
+    "source_target_data",
+    "width_scaling_run",
+]
+
+
+def paper_attention_model(
+    width: int, *, num_heads: int = 1, activation: str = "gelu", logit_scaling: str = "1/d"
+) -> Model:
+    """The paper's block in SP: attention (``head_dim = n``), GELU FFN of width ``n``, LN, pooling.
+
+    ``ntsim.core.attention_model(width=n, head_dim=n, ffn_width=n, parameterization=
+    "standard")``: Sun & Raskutti 2026, eqs. (3)–(4), (67)–(70), with ``d^l = d^{l,G} = n``
+    (App. B.2) and a smooth activation (Assumption 4.6; GELU, as in GPT-Neo).
+    """
+    return attention_model(
+        width=width,
+        num_heads=num_heads,
+        head_dim=width,
+        ffn_width=width,
+        activation=activation,
+        logit_scaling=logit_scaling,
+        parameterization="standard",
+    )
+
+
+def attention_logits(params: Params, x: ArrayLike, *, logit_scaling: str = "1/d") -> Array:
+    r"""Attention logits ``S_h = s · (hW^Q_h)(hW^K_h)ᵀ`` of eq. (3), ``(H, T, T)``, one sequence.
+
+    For the SP model of :func:`paper_attention_model`: ``h = xW_E``, ``s = 1/d`` or
+    ``1/√d`` with ``d`` the head width.
+    """
+    check_choice("attention_logits", "logit_scaling", logit_scaling, LOGIT_SCALINGS)
+    attn = params["attention"]
+    h = jnp.asarray(x) @ params["embed"]["w"]
+    q = jnp.einsum("td,hde->hte", h, attn["query"])
+    k = jnp.einsum("td,hde->hte", h, attn["key"])
+    d = attn["query"].shape[-1]
+    scale = 1.0 / d if logit_scaling == "1/d" else 1.0 / math.sqrt(d)
+    return scale * jnp.einsum("hte,hse->hts", q, k)
+
+
+def backbone_features(model: Model, params: Params, x: ArrayLike) -> Array:
+    """``f_BB(x)``: the pooled LayerNorm output that the head reads, ``(N, n)`` for a batch.
+
+    For the SP head ``y = f_BB W`` this is ``apply`` with ``W = I_n`` (exact: the head is
+    linear), so no model internals are duplicated.
+    """
+    width = params["head"]["w"].shape[0]
+    identity_head = {**params, "head": {"w": jnp.eye(width, dtype=params["head"]["w"].dtype)}}
+    return jax.vmap(model.apply, in_axes=(None, 0))(identity_head, jnp.asarray(x))
+
+
+def head_kernel_block(features: ArrayLike) -> Array:
+    r"""Head block of the width-normalised NTK, ``f_BB f_BBᵀ / n`` (Lemma 5, eq. (93))."""
+    f = jnp.asarray(features)
+    return f @ f.T / f.shape[1]
+
+
+def backbone_kernel_block(backbone_ntk: ArrayLike, head: ArrayLike) -> Array:
+    r"""Backbone block ``(1/n) Wᵀ J_BB J_BBᵀ W`` of the normalised NTK (Lemma 5, eq. (95)).
+
+    Args:
+      backbone_ntk: ``⟨∂f_BB,a(x_i)/∂θ_BB, ∂f_BB,b(x_j)/∂θ_BB⟩``, ``(N, N, n, n)`` (the
+        multi-output NTK of the backbone, unnormalised).
+      head: ``W``, ``(n,)`` or ``(n, 1)``.
+    """
+    w = jnp.asarray(head).reshape(-1)
+    return jnp.einsum("ijab,a,b->ij", jnp.asarray(backbone_ntk), w, w) / w.shape[0]
+
+
+def relative_kernel_drift(kernel: ArrayLike, reference: ArrayLike) -> Array:
+    """``‖K − K_ref‖_F / ‖K_ref‖_F`` (Thm 5, eq. (17), made scale-free)."""
+    k, ref = jnp.asarray(kernel), jnp.asarray(reference)
+    return jnp.linalg.norm(k - ref) / jnp.linalg.norm(ref)
+
+
+@dataclasses.dataclass(frozen=True)
+class WidthScalingSetting:
+    """Synthetic source → target setting for the width-scaling checks (sizes are ours).
+
+    The paper states no sizes for these statements; tokens ``T``, input dimension, sample
+    sizes and step counts below are small-CPU choices, fixed across widths.
+
+    Attributes:
+      seq_len: tokens per sequence ``T`` (no positional encoding, as in the paper).
+      input_dim: token dimension ``d⁰``.
+      num_source: source sample size ``N_1``.
+      num_target: target sample size ``N_2``.
+      num_test: test points for the linearisation error.
+      pretrain_steps: GD steps of pretraining.
+      finetune_steps: GD steps of fine-tuning.
+      eta0: ``η_0``; the step is ``ε = η_0/n`` on ``(1/2N)Σ(f − y)²``.
+      record_every: fine-tuning steps between kernel/linearisation records.
+      num_heads: attention heads ``H`` (finite).
+      logit_scaling: ``"1/d"`` (the paper's) or ``"1/sqrt(d)"``.
+    """
+
+    seq_len: int = 4
+    input_dim: int = 8
+    num_source: int = 16
+    num_target: int = 16
+    num_test: int = 16
+    pretrain_steps: int = 200
+    finetune_steps: int = 200
+    eta0: float = 1.0
+    record_every: int = 50
+    num_heads: int = 1
+    logit_scaling: str = "1/d"
+
+    def __post_init__(self):
+        check_int_fields(
+            self,
+            (
+                "seq_len",
+                "input_dim",
+                "num_source",
+                "num_target",
+                "num_test",
+                "pretrain_steps",
+                "finetune_steps",
+                "record_every",
+                "num_heads",
+            ),
+        )
+        if not self.eta0 > 0:
+            raise ValueError(f"WidthScalingSetting.eta0 must be positive, got {self.eta0}.")
+        if self.logit_scaling not in LOGIT_SCALINGS:
+            raise ValueError(
+                f"WidthScalingSetting.logit_scaling must be one of {LOGIT_SCALINGS}, got "
+                f"{self.logit_scaling!r}."
+            )
+
+
+def _teacher(key: PRNGKey, x: Array, hidden: int = 8) -> Array:
+    """A fixed width-independent target: mean over tokens of ``Σ_k a_k tanh(x_t·u_k)``."""
+    k_u, k_a = jax.random.split(key)
+    u = jax.random.normal(k_u, (x.shape[-1], hidden)) / math.sqrt(x.shape[-1])
+    a = jax.random.normal(k_a, (hidden,)) / math.sqrt(hidden)
+    return jnp.mean(jnp.tanh(x @ u) @ a, axis=-1)
+
+
+class TaskData(NamedTuple):
+    """Source and target samples: inputs ``(N, T, d⁰)`` and targets ``(N,)``."""
+
+    x_source: Array
+    y_source: Array
+    x_target: Array
+    y_target: Array
+    x_test: Array
+
+
+def source_target_data(key: PRNGKey, setting: WidthScalingSetting) -> TaskData:
+    """Gaussian token sequences; ``f_src`` a random tanh teacher, ``f_tgt = f_src + Δ``.
+
+    ``Δ`` is a second, independent teacher at half the scale: the target task is related to
+    the source task (Sec 3.1) but not equal to it. Noise-free (the width statements are
+    about optimisation, not statistics).
+    """
+    ks = jax.random.split(key, 5)
+    shape = (setting.seq_len, setting.input_dim)
+    x_src = jax.random.normal(ks[0], (setting.num_source, *shape))
+    x_tgt = jax.random.normal(ks[1], (setting.num_target, *shape))
+    x_test = jax.random.normal(ks[2], (setting.num_test, *shape))
+
+    def f_src(x):
+        return _teacher(ks[3], x)
+
+    def f_tgt(x):
+        return f_src(x) + 0.5 * _teacher(ks[4], x)
+
+    return TaskData(x_src, f_src(x_src), x_tgt, f_tgt(x_tgt), x_test)
+
+
+class WidthScalingRun(NamedTuple):
+    """One pretrain → fine-tune run at one width (all scalars).
+
+    Attributes:
+      pretrain_distance: ``‖θ_PT − θ_0‖_2`` (Thm 3: ``O(n^{−1/2})``).
+      kernel_drift: ``sup_τ ‖K_τ − K_PT‖_F / ‖K_PT‖_F`` on the target inputs (Thm 5).
+      linearisation_error: ``sup_τ (mean_x (f_τ(x) − f^lin_τ(x))²)^{1/2}`` on test inputs
+        (Lemma 1's ``L2`` norm; a root mean square is less noisy than a max).
+      max_logit_init: ``max |S_h|`` at ``θ_0`` over heads, token pairs and source inputs.
+      source_loss: pretraining loss at ``θ_PT`` (``(1/2N)Σ(f − y)²``).
+      target_loss_start, target_loss_end: fine-tuning loss at ``θ_PT`` and at the end.
+    """
+
+    pretrain_distance: Array
+    kernel_drift: Array
+    linearisation_error: Array
+    max_logit_init: Array
+    source_loss: Array
+    target_loss_start: Array
+    target_loss_end: Array
+
+
+def width_scaling_run(key: PRNGKey, width: int, setting: WidthScalingSetting) -> WidthScalingRun:
+    """Pretrain on the source task, fine-tune on the target task, measure the width statements.
+
+    Both stages are full-batch GD with step ``η_0/n`` on ``(1/2N)Σ(f − y)²`` from the SP
+    Gaussian init (Thm 3, Thm 5). The linearised model ``f(θ_PT) + J(θ_PT)(θ − θ_PT)``
+    (:func:`ntsim.core.linearize`) is fine-tuned by the same GD; records every
+    ``record_every`` steps give the ``sup_τ`` of the kernel drift (empirical NTK on the
+    target inputs, ``ntsim.core.empirical_ntk_fn``) and of the linearisation gap.
+    ``vmap``-compatible over ``key`` (``width`` and ``setting`` are static).
+    """
+    k_data, k_init = jax.random.split(key)
+    data = source_target_data(k_data, setting)
+    model = paper_attention_model(
+        width, num_heads=setting.num_heads, logit_scaling=setting.logit_scaling
+    )
+    params0 = model.init(k_init, data.x_source[0])
+    lr = setting.eta0 / width
+
+    def loss(apply, x, y):
+        return mse_loss(apply, x, y, loss_scale=0.5 / y.shape[0])
+
+    source_loss = loss(model.apply, data.x_source, data.y_source)
+    params_pt = gradient_descent(
+        source_loss, params0, num_steps=setting.pretrain_steps, learning_rate=lr, throw=False
+    ).params
+
+    predict_test = jax.vmap(model.apply, in_axes=(None, 0))
+    apply_lin = linearize(model.apply, params_pt)
+    record = Record(every=setting.record_every, fn=lambda p, step: p)
+    target_loss = loss(model.apply, data.x_target, data.y_target)
+    ft = gradient_descent(
+        target_loss,
+        params_pt,
+        num_steps=setting.finetune_steps,
+        learning_rate=lr,
+        record=record,
+        throw=False,
+    )
+    ft_lin = gradient_descent(
+        loss(apply_lin, data.x_target, data.y_target),
+        params_pt,
+        num_steps=setting.finetune_steps,
+        learning_rate=lr,
+        record=Record(
+            every=setting.record_every,
+            fn=lambda p, step: jax.vmap(apply_lin, in_axes=(None, 0))(p, data.x_test),
+        ),
+        throw=False,
+    )
+    ntk = empirical_ntk_fn(model.apply)
+
+    def drift_and_gap(carry, inputs):
+        params, lin_pred = inputs
+        kernel = ntk(data.x_target, None, params)
+        diff = predict_test(params, data.x_test).reshape(-1) - lin_pred.reshape(-1)
+        gap = jnp.sqrt(jnp.mean(diff**2))  # ‖f_τ − f_τ^lin‖ in L2 of the test inputs
+        return carry, (kernel, gap)
+
+    k_pt = ntk(data.x_target, None, params_pt)
+    _, (kernels, gaps) = jax.lax.scan(drift_and_gap, None, (ft.records, ft_lin.records))
+    drifts = jax.vmap(relative_kernel_drift, in_axes=(0, None))(kernels, k_pt)
+    logits = jax.vmap(lambda x: attention_logits(params0, x, logit_scaling=setting.logit_scaling))(
+        data.x_source
+    )
+    return WidthScalingRun(
+        pretrain_distance=tree_distance(params_pt, params0),
+        kernel_drift=jnp.max(drifts),
+        linearisation_error=jnp.max(gaps),
+        max_logit_init=jnp.max(jnp.abs(logits)),
+        source_loss=source_loss(params_pt),
+        target_loss_start=target_loss(params_pt),
+        target_loss_end=target_loss(ft.params),
+    )

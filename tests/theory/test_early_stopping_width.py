@@ -1,0 +1,127 @@
+"""Width-scaling pieces of ``ntsim.theory.early_stopping`` (attention model, Lemma 5 blocks).
+
+Oracles: numpy re-evaluation of eq. (3)'s logits from the parameters, autodiff Jacobians
+(``jax.jacrev`` on flattened parameters, not ``ntsim.core``'s NTK), LayerNorm's zero-mean
+property, and the order of the Taylor remainder (kernel drift first order, linearisation gap
+second order in the step size).
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from ntsim.theory import early_stopping as es
+
+
+def test_attention_logits_match_eq3(x64, key):
+    width = 12
+    model = es.paper_attention_model(width, num_heads=3)
+    x = jax.random.normal(key, (5, 7))
+    params = jax.tree.map(np.asarray, model.init(key, x))
+    h = np.asarray(x) @ params["embed"]["w"]
+    for scaling, s in (("1/d", 1 / width), ("1/sqrt(d)", 1 / math.sqrt(width))):
+        logits = np.asarray(es.attention_logits(params, x, logit_scaling=scaling))
+        for head in range(3):
+            q, k = h @ params["attention"]["query"][head], h @ params["attention"]["key"][head]
+            np.testing.assert_allclose(logits[head], s * q @ k.T, rtol=1e-12)
+    with pytest.raises(ValueError, match="logit_scaling"):
+        es.attention_logits(params, x, logit_scaling="1/d^2")
+
+
+def test_backbone_features_feed_the_linear_head(x64, key):
+    width = 10
+    model = es.paper_attention_model(width, num_heads=2)
+    x = jax.random.normal(key, (6, 4, 5))
+    params = model.init(key, x[0])
+    features = np.asarray(es.backbone_features(model, params, x))
+    outputs = np.asarray(jax.vmap(model.apply, in_axes=(None, 0))(params, x))
+    np.testing.assert_allclose(outputs, features @ np.asarray(params["head"]["w"]), rtol=1e-12)
+    # LayerNorm with γ = 1, β = 0: every token is zero-mean over features, so is the pool
+    np.testing.assert_allclose(features.sum(axis=1), 0, atol=1e-12)
+    assert np.all(np.abs(features) > 0)
+
+
+def test_lemma5_blocks_match_autodiff(x64, key):
+    width, n = 6, 4
+    model = es.paper_attention_model(width, num_heads=2)
+    x = jax.random.normal(key, (n, 3, 5))
+    params = model.init(key, x[0])
+    backbone = {k: v for k, v in params.items() if k != "head"}
+    flat_bb, unravel = jax.flatten_util.ravel_pytree(backbone)
+    head = params["head"]["w"]
+
+    def f(p_bb, w, xi):
+        return model.apply({**unravel(p_bb), "head": {"w": w}}, xi)[0]
+
+    j_head = jax.vmap(lambda xi: jax.jacrev(f, argnums=1)(flat_bb, head, xi))(x).reshape(n, -1)
+    j_bb = jax.vmap(lambda xi: jax.jacrev(f)(flat_bb, head, xi))(x)
+    features = es.backbone_features(model, params, x)
+    np.testing.assert_allclose(
+        np.asarray(es.head_kernel_block(features)), j_head @ j_head.T / width, rtol=1e-12
+    )
+    # multi-output backbone NTK ⟨∂f_BB,a(x_i), ∂f_BB,b(x_j)⟩ from autodiff
+    j_feat = jax.vmap(
+        lambda xi: jax.jacrev(
+            lambda p: es.backbone_features(model, {**unravel(p), "head": params["head"]}, xi[None])[
+                0
+            ]
+        )(flat_bb)
+    )(x)  # (n, width, P)
+    ntk_bb = jnp.einsum("iap,jbp->ijab", j_feat, j_feat)
+    np.testing.assert_allclose(
+        np.asarray(es.backbone_kernel_block(ntk_bb, head)),
+        np.asarray(j_bb @ j_bb.T) / width,
+        rtol=1e-10,
+    )
+
+
+def test_relative_kernel_drift():
+    ref = np.array([[2.0, 0.0], [0.0, 2.0]])
+    assert float(es.relative_kernel_drift(ref + np.array([[0, 1], [1, 0]]), ref)) == pytest.approx(
+        math.sqrt(2) / math.sqrt(8)
+    )
+
+
+@pytest.mark.parametrize(
+    "field, value", [("seq_len", 0), ("num_target", 2.5), ("eta0", -1.0), ("logit_scaling", "x")]
+)
+def test_setting_validation_names_the_field(field, value):
+    with pytest.raises(ValueError, match=field):
+        es.WidthScalingSetting(**{field: value})
+
+
+def test_source_target_data_is_deterministic_gaussian_and_related(key):
+    setting = es.WidthScalingSetting(num_source=200, num_target=7, num_test=3)
+    data = es.source_target_data(key, setting)
+    assert data.x_source.shape == (200, 4, 8) and data.x_target.shape == (7, 4, 8)
+    again = es.source_target_data(key, setting)
+    np.testing.assert_array_equal(np.asarray(data.y_target), np.asarray(again.y_target))
+    x = np.asarray(data.x_source).ravel()  # 6400 i.i.d. N(0, 1) entries
+    assert abs(x.mean()) < 4 / np.sqrt(x.size)  # 4 standard errors
+    assert abs(x.var() - 1) < 4 * np.sqrt(2 / x.size)
+    # the source teacher is a mean of tanh features: |y| ≤ Σ|a_k|, and not constant
+    y = np.asarray(data.y_source)
+    assert y.std() > 0.05 and np.all(np.abs(y) < 8)
+
+
+def test_width_run_orders_of_the_taylor_remainder(key):
+    """Halving η_0 halves the kernel drift (first order) and quarters the linearisation gap."""
+    base = dict(
+        pretrain_steps=3, finetune_steps=6, record_every=3, num_source=4, num_target=4, num_test=4
+    )
+    runs = [
+        es.width_scaling_run(key, 8, es.WidthScalingSetting(eta0=eta, **base))
+        for eta in (0.02, 0.01)
+    ]
+    drift = float(runs[0].kernel_drift) / float(runs[1].kernel_drift)
+    gap = float(runs[0].linearisation_error) / float(runs[1].linearisation_error)
+    assert drift == pytest.approx(2.0, rel=0.1)  # O(η²) corrections at η_0 = 0.02
+    assert gap == pytest.approx(4.0, rel=0.15)
+    for run in runs:
+        assert float(run.target_loss_end) < float(run.target_loss_start)
+        assert float(run.pretrain_distance) > 0 and float(run.max_logit_init) > 0
