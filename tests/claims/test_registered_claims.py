@@ -150,6 +150,11 @@ def test_every_refuted_claim_has_a_corrected_twin():
 SLOW_QUICK_CLAIMS = {
     "early_stopping.eq7.linearised_gd_is_kernel_gd",
     "early_stopping.thm3.pretraining_distance",  # width sweep: one compilation per width
+    "early_stopping.thm5.kernel_drift_slope_half",  # the same width runs (shared key_id)
+    "early_stopping.thm5.kernel_drift_bound",
+    "early_stopping.lemma1.linearisation_slope_half",
+    "early_stopping.lemma1.linearisation_bound",
+    "linearization.lemma3.gd_to_flow_order",
     "early_stopping.lemma5.mixed_init_blocks",
     "early_stopping.lemma2.logit_scaling",
     "early_stopping.raskutti_thm1.sobolev_guarantee",

@@ -81,6 +81,7 @@ def test_cosine_and_interference_from_kernel_blocks(x64):
     assert np.all(np.asarray(es.addition_interference(g12, c2)) == 0)
 
 
+@pytest.mark.slow  # > 20 s at quick sizes (compilation); runs in make test-full
 def test_task_vector_of_linearised_attention_model(x64, key):
     """τ from ntsim.core GD on the linearised attention model = Jᵀc with an autodiff J."""
     model = es.paper_attention_model(8, num_heads=2)

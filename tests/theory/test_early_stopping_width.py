@@ -46,6 +46,7 @@ def test_backbone_features_feed_the_linear_head(x64, key):
     assert np.all(np.abs(features) > 0)
 
 
+@pytest.mark.slow  # > 20 s at quick sizes (compilation); runs in make test-full
 def test_lemma5_blocks_match_autodiff(x64, key):
     width, n = 6, 4
     model = es.paper_attention_model(width, num_heads=2)
@@ -109,6 +110,7 @@ def test_source_target_data_is_deterministic_gaussian_and_related(key):
     assert y.std() > 0.05 and np.all(np.abs(y) < 8)
 
 
+@pytest.mark.slow  # > 20 s at quick sizes (compilation); runs in make test-full
 def test_width_run_orders_of_the_taylor_remainder(key):
     """Halving η_0 halves the kernel drift (first order) and quarters the linearisation gap."""
     base = dict(

@@ -90,6 +90,7 @@ def test_synthetic_tasks_and_pretraining(x64, key):
         lz.synthetic_tasks(key, dim=1, num_pretrain=4, num_train=4, num_test=4, angles=(0.0,))
 
 
+@pytest.mark.slow  # > 20 s at quick sizes (compilation); runs in make test-full
 def test_linearity_vs_lambda_rows_match_direct_runs(x64, key):
     model, x, p0 = _setup(key)
     x_test = jax.random.normal(jax.random.fold_in(key, 5), (9, 3))
@@ -194,6 +195,7 @@ def test_pretrained_attention_and_its_peft_configs(x64, key):
         lz.pretrained_attention(key, tasks, width=8, seq_len=4, steps=1, learning_rate=0.1)
 
 
+@pytest.mark.slow  # > 20 s at quick sizes (compilation); runs in make test-full
 def test_linearity_vs_lambda_optax_path(x64, key):
     """optax SGD on the joint objective = the split-step GD at λ = 0, and O(η)-close for λ > 0."""
     model, x, p0 = _setup(key)
