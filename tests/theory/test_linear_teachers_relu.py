@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from ntsim.core import random_signs, two_layer_relu, two_layer_relu_hinf
+from ntsim.core import empirical_ntk_fn, random_signs, two_layer_relu, two_layer_relu_hinf
 from ntsim.theory.linear_teachers import _relu as relu
 
 TIGHT = 1e-10  # float64 round-off on n ≤ 30 with cond(H^∞) ≲ 1e3
@@ -70,7 +70,13 @@ def test_first_layer_gram_is_activation_pattern_gram(x64, key):
     params = two_layer_relu(signs).init(jax.random.fold_in(key, 2), x[0])
     a = (np.asarray(x) @ np.asarray(params["w"]).T > 0).astype(float)  # (n, m)
     oracle = (np.asarray(x) @ np.asarray(x).T) * (a @ a.T) / 64
-    np.testing.assert_allclose(relu.first_layer_gram(signs, params, x), oracle, atol=TIGHT)
+    gram = relu.first_layer_gram(signs, params, x)
+    np.testing.assert_allclose(gram, oracle, atol=TIGHT)
+    # ... and it is the empirical NTK w.r.t. W, by autodiff
+    ntk = empirical_ntk_fn(two_layer_relu(signs).apply)(x, None, params)
+    np.testing.assert_allclose(gram, ntk, atol=TIGHT)
+    with pytest.raises(ValueError, match="must have shape"):
+        relu.first_layer_gram(signs[:10], params, x)
 
 
 def test_residual_targets_and_clipped_loss(x64, key):

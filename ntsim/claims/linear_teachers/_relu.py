@@ -23,7 +23,13 @@ import numpy as np
 import ntsim
 from ntsim._validation import check_choice
 from ntsim.claims._base import SCALES, Claim, ClaimResult, compare, vmap_instances
-from ntsim.core import Record, random_signs, two_layer_relu, two_layer_relu_hinf
+from ntsim.core import (
+    Record,
+    empirical_ntk_fn,
+    random_signs,
+    two_layer_relu,
+    two_layer_relu_hinf,
+)
 from ntsim.theory.linear_teachers import _relu as relu
 from ntsim.theory.linear_teachers._common import _row_basis
 
@@ -62,7 +68,8 @@ def _gram_instance(key, n, d, width):
     signs = random_signs(k_signs, width)
     params = two_layer_relu(signs).init(k_w, x[0])
     exact = two_layer_relu_hinf(x)
-    error2 = jnp.sum((relu.first_layer_gram(signs, params, x) - exact) ** 2)
+    empirical = empirical_ntk_fn(two_layer_relu(signs).apply)(x, None, params)  # H_m
+    error2 = jnp.sum((empirical - exact) ** 2)
     gram = x @ x.T
     p = exact / jnp.where(gram == 0, 1, gram)  # p_ij = (π − arccos)/(2π), via H^∞ / XXᵀ
     p = jnp.where(gram == 0, 0.5, p)

@@ -24,8 +24,10 @@ Derived facts (notes on the paper, Sec 2 "[derived]"), used as oracles by the cl
   interpolating displacement of the linearised model).
 
 The empirical Gram ``H(W) = (1/m)(XXᵀ) ∘ (A Aᵀ)``, ``A_ir = 1{w_rᵀx_i ≥ 0}``, is the
-empirical NTK of the model w.r.t. ``W``: :func:`first_layer_gram` evaluates it with
-:func:`ntsim.core.empirical_ntk_fn` rather than re-deriving it.
+empirical NTK of the model w.r.t. ``W``; :func:`first_layer_gram` evaluates that closed form
+(an ``n × n × m`` contraction, ~100x cheaper than forming the ``n × md`` Jacobian at
+``m = 10⁴``), and the tests and the ``hinf_empirical_gram`` claim check it against
+:func:`ntsim.core.empirical_ntk_fn`.
 """
 
 from __future__ import annotations
@@ -48,7 +50,6 @@ from ntsim._validation import (
 from ntsim.core import (
     Record,
     TrainResult,
-    empirical_ntk_fn,
     gradient_descent,
     mse_loss,
     random_signs,
@@ -279,16 +280,23 @@ def clipped_l1_loss(predictions: ArrayLike, targets: ArrayLike) -> Array:
 
 
 def first_layer_gram(signs: ArrayLike, params: Params, x: ArrayLike) -> Array:
-    """``H(W) = (1/m)(XXᵀ) ∘ (AAᵀ)``, ``A_ir = 1{w_rᵀx_i ≥ 0}`` (Du et al. 2019; Sec 6).
+    """``H(W) = (1/m)(XXᵀ) ∘ (AAᵀ)``, ``A_ir = 1{w_rᵀx_i > 0}`` (Du et al. 2019; Sec 6).
 
     The empirical NTK of :func:`ntsim.core.two_layer_relu` w.r.t. ``W`` (``a_r² = 1``, so
-    the signs drop out), evaluated by :func:`ntsim.core.empirical_ntk_fn`. At ``W(0)`` with
+    the signs drop out; ``signs`` only fixes the width), in closed form. At ``W(0)`` with
     ``w_r ~ N(0, κ²I)`` it is an average of ``m`` i.i.d. terms with mean ``H^∞``.
-    (Convention: ``relu'(0) = 0`` in JAX; ties have probability zero.)
+    (Convention: ``relu'(0) = 0`` as in JAX; ties have probability zero.)
     """
     check_ndim("first_layer_gram", "x", x, 2)
-    apply = two_layer_relu(signs).apply
-    return empirical_ntk_fn(apply)(jnp.asarray(x), None, params)
+    x, w = jnp.asarray(x), params["w"]
+    width = jnp.shape(signs)[0]
+    if w.shape != (width, x.shape[1]):
+        raise ValueError(
+            f"first_layer_gram: params['w'] must have shape (m, d) = ({width}, {x.shape[1]}) "
+            f"for {width} signs and {x.shape[1]}-dimensional inputs, got {w.shape}."
+        )
+    active = (x @ w.T > 0).astype(x.dtype)  # (n, m)
+    return (x @ x.T) * (active @ active.T) / width
 
 
 def train_two_layer_relu(
