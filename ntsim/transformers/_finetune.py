@@ -1,0 +1,397 @@
+r"""Fine-tuning with optax: AdamW + schedules, masks, proximal term, recorders, early stopping.
+
+One run minimises, over the trainable leaves ``θ_M`` selected by a mask
+(:func:`ntsim.transformers.param_mask`),
+
+.. math:: F(θ) = \frac{1}{|B_t|}\sum_{(x, y) ∈ B_t} \ell(θ; x, y) + \frac{λ}{2}‖θ_M − θ_{0,M}‖²
+
+with minibatches ``B_t`` drawn without replacement within each epoch from the run's key,
+AdamW (Loshchilov & Hutter 2019) under a linear warm-up followed by a cosine or linear
+decay (:func:`learning_rate_schedule`), and frozen leaves receiving exactly zero updates
+(no weight decay either). ``λ`` is the proximal pull toward the checkpoint ``θ_0`` (the
+"stay close to pretrained" regulariser of the fine-tuning theory papers).
+
+Structure (all pure JAX): one step is ``(state, batch) → state``; ``eval_every`` steps are
+one ``lax.scan``; the driver loops over those segments in Python, which is where the dev
+evaluation, early stopping, progress bar and checkpoints happen. **Seeds are an axis**:
+pass ``keys`` of shape ``(S, 2)`` and every segment is ``vmap``-ed over the ``S`` runs
+(same data, different minibatch orders, dropout masks and head inits).
+
+Per-step records: ``loss`` (the minibatch objective without the proximal term), every
+metric the loss function returns, and ``distance`` = ``‖θ_M − θ_{0,M}‖`` before the step.
+Dev records (once per segment): every metric of ``eval_fn``. Early stopping keeps
+the parameters with the best monitored dev metric and stops updating after ``patience``
+evaluations without improvement (the scan keeps its static length; stopped runs are
+frozen, so the seeds axis stays rectangular).
+
+Checkpoints (:func:`save_checkpoint` / :func:`load_checkpoint`) hold the whole state
+(parameters, optimiser state, best parameters, step, keys) in one ``.npz`` written
+atomically (temporary file + ``os.replace``); a run given an existing checkpoint path
+resumes from it and reproduces the uninterrupted run's parameters exactly (the returned
+records then cover only the segments run by that call).
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import tempfile
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from ntsim._types import Array, Params, PRNGKey, PyTree
+from ntsim._validation import check_choice, check_nonnegative, check_positive, check_positive_int
+from ntsim.transformers._params import path_string
+
+__all__ = [
+    "FinetuneResult",
+    "FinetuneState",
+    "adamw",
+    "finetune",
+    "learning_rate_schedule",
+    "load_checkpoint",
+    "save_checkpoint",
+]
+
+SCHEDULES = ("cosine", "linear", "constant")
+
+#: ``loss_fn(params, batch, key) -> (loss, metrics)``: mean loss over the minibatch and a
+#: dict of scalar metrics (e.g. accuracy); ``key`` drives dropout/MixOut/noise.
+LossFn = Callable[[Params, PyTree, PRNGKey], tuple[Array, dict[str, Array]]]
+
+
+def learning_rate_schedule(
+    peak: float, *, total_steps: int, warmup_steps: int = 0, decay: str = "cosine"
+) -> optax.Schedule:
+    """Linear warm-up from 0 to ``peak`` over ``warmup_steps``, then ``decay`` to 0 at
+    ``total_steps`` (``"cosine"``, ``"linear"``) or stay at ``peak`` (``"constant"``).
+
+    Examples:
+      >>> s = learning_rate_schedule(1.0, total_steps=10, warmup_steps=2, decay="linear")
+      >>> [round(float(s(t)), 3) for t in (0, 1, 2, 6, 10)]
+      [0.0, 0.5, 1.0, 0.5, 0.0]
+    """
+    where = "learning_rate_schedule"
+    check_positive(where, "peak", peak)
+    total_steps = check_positive_int(where, "total_steps", total_steps)
+    check_choice(where, "decay", decay, SCHEDULES)
+    if not 0 <= warmup_steps <= total_steps:
+        raise ValueError(f"{where}: need 0 <= warmup_steps <= total_steps, got {warmup_steps}.")
+    warmup = optax.linear_schedule(0.0, peak, max(warmup_steps, 1))
+    rest = max(total_steps - warmup_steps, 1)
+    tail = {
+        "cosine": optax.cosine_decay_schedule(peak, rest),
+        "linear": optax.linear_schedule(peak, 0.0, rest),
+        "constant": optax.constant_schedule(peak),
+    }[decay]
+    if warmup_steps == 0:
+        return tail
+    return optax.join_schedules([warmup, tail], [warmup_steps])
+
+
+def adamw(
+    learning_rate: float | optax.Schedule,
+    *,
+    mask: PyTree[bool] | None = None,
+    weight_decay: float = 0.01,
+    max_grad_norm: float | None = 1.0,
+) -> optax.GradientTransformation:
+    """AdamW with optional global-norm clipping, updating only the ``mask``-ed leaves.
+
+    Frozen leaves (``mask`` False) get zero updates and keep no Adam moments
+    (``optax.multi_transform`` with ``optax.set_to_zero``).
+    """
+    check_nonnegative("adamw", "weight_decay", weight_decay)
+    parts = [] if max_grad_norm is None else [optax.clip_by_global_norm(max_grad_norm)]
+    inner = optax.chain(*parts, optax.adamw(learning_rate, weight_decay=weight_decay))
+    if mask is None:
+        return inner
+    labels = jax.tree.map(lambda m: "train" if m else "freeze", mask)
+    return optax.multi_transform({"train": inner, "freeze": optax.set_to_zero()}, labels)
+
+
+class FinetuneState(NamedTuple):
+    """Everything a run carries between segments (one run; a seeds axis leads every leaf)."""
+
+    params: Params
+    opt_state: Any
+    best_params: Params
+    best_score: Array  # best monitored dev value so far (lower is better after the sign)
+    evals_since_best: Array
+    stopped: Array  # bool: early stopping fired
+    step: Array
+    key: PRNGKey
+
+
+class FinetuneResult(NamedTuple):
+    """Output of :func:`finetune` (leading seeds axis on every array when ``keys`` had one).
+
+    Attributes:
+      params: final parameters (frozen at the stopping step if early stopping fired).
+      best_params: parameters at the best dev evaluation (= ``params`` without ``dev_data``).
+      records: per-step ``{"loss", "distance", "learning_rate", <metrics>}``, shape
+        ``(num_steps,)`` each.
+      dev_records: per-evaluation dev metrics, shape ``(num_steps // eval_every,)``; also
+        ``"step"`` (the step after which each evaluation ran).
+      best_step: step of the best dev evaluation (``num_steps`` without ``dev_data``).
+      stopped_step: step at which early stopping fired (``-1`` if it did not).
+    """
+
+    params: Params
+    best_params: Params
+    records: dict[str, Array]
+    dev_records: dict[str, Array]
+    best_step: Array
+    stopped_step: Array
+
+
+def _squared_distance(params: Params, params0: Params, mask: PyTree[bool] | None) -> Array:
+    leaves = zip(jax.tree.leaves(params), jax.tree.leaves(params0), strict=True)
+    selected = jax.tree.leaves(mask) if mask is not None else [True] * len(jax.tree.leaves(params))
+    return sum(
+        (jnp.sum((p - p0) ** 2) for (p, p0), m in zip(leaves, selected, strict=True) if m),
+        start=jnp.zeros(()),
+    )
+
+
+def _num_examples(where: str, data: PyTree) -> int:
+    sizes = {int(np.shape(leaf)[0]) for leaf in jax.tree.leaves(data)}
+    if len(sizes) != 1:
+        raise ValueError(
+            f"{where}: every array of the data must share its leading size, got {sizes}."
+        )
+    return sizes.pop()
+
+
+def _take(data: PyTree, index: Array) -> PyTree:
+    return jax.tree.map(lambda a: a[index], data)
+
+
+def save_checkpoint(path: str | os.PathLike, state: FinetuneState) -> None:
+    """Write ``state`` to ``path`` (``.npz``) atomically: a crash never leaves half a file."""
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    arrays = {
+        path_string(p): np.asarray(jax.random.key_data(v) if _is_key(v) else v)
+        for p, v in jax.tree_util.tree_leaves_with_path(state)
+    }
+    with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".tmp", delete=False) as f:
+        np.savez(f, **arrays)
+        tmp = f.name
+    os.replace(tmp, path)
+
+
+def _is_key(value) -> bool:
+    return isinstance(value, jax.Array) and jnp.issubdtype(value.dtype, jax.dtypes.prng_key)
+
+
+def load_checkpoint(path: str | os.PathLike, like: FinetuneState) -> FinetuneState:
+    """Read a :func:`save_checkpoint` file into the structure (and dtypes) of ``like``.
+
+    Raises:
+      ValueError: the file was written for a different parameter/optimiser structure.
+    """
+    with np.load(path) as f:
+        stored = dict(f)
+    leaves = jax.tree_util.tree_leaves_with_path(like)
+    names = [path_string(p) for p, _ in leaves]
+    if sorted(names) != sorted(stored):
+        missing = sorted(set(names) - set(stored))[:3]
+        raise ValueError(
+            f"load_checkpoint: {path} does not match this run's state (e.g. missing {missing})."
+        )
+    values = []
+    for name, (_, leaf) in zip(names, leaves, strict=True):
+        value = stored[name]
+        if np.shape(value) != np.shape(leaf):
+            raise ValueError(
+                f"load_checkpoint: {name} has shape {np.shape(value)} in {path}, "
+                f"expected {np.shape(leaf)}."
+            )
+        values.append(jnp.asarray(value, dtype=jnp.asarray(leaf).dtype))
+    return jax.tree.unflatten(jax.tree.structure(like), values)
+
+
+def finetune(
+    loss_fn: LossFn,
+    params0: Params,
+    train_data: PyTree,
+    *,
+    optimizer: optax.GradientTransformation,
+    num_steps: int,
+    batch_size: int,
+    keys: PRNGKey,
+    mask: PyTree[bool] | None = None,
+    proximal: float = 0.0,
+    dev_data: PyTree | None = None,
+    eval_fn: Callable[[Params, PyTree], dict[str, Array]] | None = None,
+    eval_every: int | None = None,
+    monitor: str = "loss",
+    higher_is_better: bool = False,
+    patience: int | None = None,
+    checkpoint_path: str | os.PathLike | None = None,
+    progress: bool = False,
+    description: str = "finetune",
+) -> FinetuneResult:
+    """Fine-tune ``params0`` on ``train_data`` (module doc for the objective and records).
+
+    Args:
+      loss_fn: ``loss_fn(params, batch, key) -> (mean loss, metrics dict)``.
+      params0: the checkpoint ``θ_0`` (also the proximal anchor).
+      train_data: pytree of arrays with a shared leading example axis.
+      optimizer: e.g. :func:`adamw` (its own mask freezes leaves).
+      num_steps: optimiser steps (a multiple of ``eval_every``).
+      batch_size: minibatch size (``≤`` the number of training examples).
+      keys: one PRNG key, or a stack ``(S, 2)`` for ``S`` seeds run side by side.
+      mask: leaves counted in the proximal term and in ``distance`` (default: all).
+      proximal: ``λ ≥ 0``.
+      dev_data, eval_fn: dev set and ``eval_fn(params, dev_data) -> metrics``; evaluated
+        every ``eval_every`` steps.
+      eval_every: steps per segment (default ``num_steps``).
+      monitor, higher_is_better: the dev metric early stopping and ``best_params`` follow.
+      patience: stop after this many evaluations without improvement (``None``: never).
+      checkpoint_path: save the state here after every segment; resume if it exists.
+      progress: show a tqdm bar over segments.
+
+    Returns:
+      :class:`FinetuneResult`.
+    """
+    where = "finetune"
+    num_steps = check_positive_int(where, "num_steps", num_steps)
+    batch_size = check_positive_int(where, "batch_size", batch_size)
+    eval_every = (
+        num_steps if eval_every is None else check_positive_int(where, "eval_every", eval_every)
+    )
+    if num_steps % eval_every:
+        raise ValueError(
+            f"{where}: num_steps ({num_steps}) must be a multiple of eval_every ({eval_every})."
+        )
+    check_nonnegative(where, "proximal", proximal)
+    if (dev_data is None) != (eval_fn is None):
+        raise ValueError(f"{where}: pass both dev_data and eval_fn, or neither.")
+    if patience is not None:
+        patience = check_positive_int(where, "patience", patience)
+        if dev_data is None:
+            raise ValueError(f"{where}: early stopping (patience) needs dev_data and eval_fn.")
+    n = _num_examples(where, train_data)
+    if batch_size > n:
+        raise ValueError(f"{where}: batch_size {batch_size} exceeds the {n} training examples.")
+    keys = jnp.asarray(keys) if not _is_key(keys) else keys
+    seeded = (jax.random.key_data(keys) if _is_key(keys) else keys).ndim == 2
+    steps_per_epoch = n // batch_size
+    sign = -1.0 if higher_is_better else 1.0
+    train_data = jax.tree.map(jnp.asarray, train_data)
+
+    def objective(params, batch, key):
+        loss, metrics = loss_fn(params, batch, key)
+        penalty = 0.5 * proximal * _squared_distance(params, params0, mask) if proximal else 0.0
+        return loss + penalty, (loss, metrics)
+
+    def step(state: FinetuneState, _):
+        epoch, position = jnp.divmod(state.step, steps_per_epoch)
+        key_order, key_step = jax.random.split(jax.random.fold_in(state.key, epoch))
+        order = jax.random.permutation(key_order, n)
+        index = jax.lax.dynamic_slice_in_dim(order, position * batch_size, batch_size)
+        batch = _take(train_data, index)
+        grads, (loss, metrics) = jax.grad(objective, has_aux=True)(
+            state.params, batch, jax.random.fold_in(key_step, position)
+        )
+        updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
+        params = optax.apply_updates(state.params, updates)
+        keep = state.stopped
+        params = jax.tree.map(lambda old, new: jnp.where(keep, old, new), state.params, params)
+        opt_state = jax.tree.map(
+            lambda old, new: jnp.where(keep, old, new), state.opt_state, opt_state
+        )
+        record = {
+            "loss": loss,
+            **metrics,
+            "distance": jnp.sqrt(_squared_distance(state.params, params0, mask)),
+        }
+        return state._replace(params=params, opt_state=opt_state, step=state.step + 1), record
+
+    def segment(state: FinetuneState):
+        state, records = jax.lax.scan(step, state, None, length=eval_every)
+        dev = {} if eval_fn is None else eval_fn(state.params, dev_data)
+        if dev:
+            score = sign * dev[monitor]
+            improved = (score < state.best_score) & ~state.stopped
+            best_params = jax.tree.map(
+                lambda b, p: jnp.where(improved, p, b), state.best_params, state.params
+            )
+            since = jnp.where(improved, 0, state.evals_since_best + 1)
+            stopped = state.stopped | (since >= (patience or np.iinfo(np.int32).max))
+            state = state._replace(
+                best_params=best_params,
+                best_score=jnp.where(improved, score, state.best_score),
+                evals_since_best=jnp.where(state.stopped, state.evals_since_best, since),
+                stopped=stopped,
+            )
+        else:
+            state = state._replace(best_params=state.params)
+        return state, records, dev
+
+    def init(key) -> FinetuneState:
+        return FinetuneState(
+            params=params0,
+            opt_state=optimizer.init(params0),
+            best_params=params0,
+            best_score=jnp.asarray(jnp.inf),
+            evals_since_best=jnp.zeros((), jnp.int32),
+            stopped=jnp.zeros((), bool),
+            step=jnp.zeros((), jnp.int32),
+            key=key,
+        )
+
+    if dev_data is not None and monitor not in jax.eval_shape(eval_fn, params0, dev_data):
+        raise ValueError(f"{where}: eval_fn returns no {monitor!r} metric to monitor.")
+    init_fn = jax.vmap(init) if seeded else init
+    segment_fn = jax.jit(jax.vmap(segment) if seeded else segment)
+    state = init_fn(keys)
+    if checkpoint_path is not None and pathlib.Path(checkpoint_path).exists():
+        state = load_checkpoint(checkpoint_path, state)
+    done = int(np.max(np.asarray(state.step)))
+    segments = range(done // eval_every, num_steps // eval_every)
+    if progress:
+        from tqdm.auto import tqdm
+
+        segments = tqdm(segments, desc=description, unit="segment")
+    records, dev_records, stopped_at = [], [], []
+    for _ in segments:
+        state, segment_records, dev = segment_fn(state)
+        records.append(segment_records)
+        dev_records.append({**dev, "step": state.step})
+        stopped_at.append(state.stopped)
+        if checkpoint_path is not None:
+            save_checkpoint(checkpoint_path, state)
+    axis = 1 if seeded else 0
+    cat = lambda items: jax.tree.map(lambda *a: jnp.concatenate(a, axis=axis), *items)  # noqa: E731
+    stack = lambda items: jax.tree.map(lambda *a: jnp.stack(a, axis=axis), *items)  # noqa: E731
+    records = cat(records) if records else {}
+    dev_records = stack(dev_records) if dev_records else {}
+    if dev_records and dev_data is not None:
+        scores = sign * dev_records[monitor]
+        best_step = jnp.take_along_axis(
+            dev_records["step"], jnp.argmin(scores, axis=-1, keepdims=True), axis=-1
+        )[..., 0]
+    else:
+        best_step = jnp.full(np.shape(np.asarray(state.step)), num_steps)
+    if stopped_at:
+        fired = stack(stopped_at)
+        first = jnp.argmax(fired, axis=-1)
+        steps = dev_records["step"]
+        stopped_step = jnp.where(
+            jnp.any(fired, axis=-1),
+            jnp.take_along_axis(steps, first[..., None], axis=-1)[..., 0],
+            -1,
+        )
+    else:
+        stopped_step = jnp.full(np.shape(np.asarray(state.step)), -1)
+    return FinetuneResult(
+        state.params, state.best_params, records, dev_records, best_step, stopped_step
+    )

@@ -1,0 +1,166 @@
+"""The optax fine-tuning loop against closed forms and against itself (seeds, resume)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+
+from ntsim.transformers import (
+    adamw,
+    finetune,
+    learning_rate_schedule,
+    load_checkpoint,
+    param_mask,
+    save_checkpoint,
+)
+
+
+def _regression(key, n=12, d=3):
+    kx, kw = jax.random.split(key)
+    x = jax.random.normal(kx, (n, d))
+    return {"x": x, "y": x @ jax.random.normal(kw, (d,))}
+
+
+def _mse(params, batch, key):
+    del key
+    residual = batch["x"] @ params["w"] + params["b"] - batch["y"]
+    return 0.5 * jnp.mean(residual**2), {"max_residual": jnp.max(jnp.abs(residual))}
+
+
+def test_schedule_shapes():
+    cosine = learning_rate_schedule(2.0, total_steps=12, warmup_steps=2)
+    assert float(cosine(1)) == pytest.approx(1.0)
+    assert float(cosine(2)) == pytest.approx(2.0)
+    assert float(cosine(7)) == pytest.approx(1.0, abs=1e-6)  # half-way through the cosine
+    assert float(cosine(12)) == pytest.approx(0.0, abs=1e-6)
+    assert float(learning_rate_schedule(0.5, total_steps=3, decay="constant")(3)) == 0.5
+    with pytest.raises(ValueError, match="warmup_steps"):
+        learning_rate_schedule(1.0, total_steps=3, warmup_steps=4)
+    with pytest.raises(ValueError, match="decay"):
+        learning_rate_schedule(1.0, total_steps=3, decay="step")
+
+
+def test_full_batch_proximal_gd_reaches_closed_form(key):
+    """argmin ½‖Xw − y‖²/n + (λ/2)‖w − w₀‖² = (XᵀX/n + λI)⁻¹(Xᵀy/n + λw₀), bias frozen."""
+    data = _regression(key)
+    n, lam = 12, 0.3
+    params0 = {"w": jnp.array([1.0, -2.0, 0.5]), "b": jnp.zeros(())}
+    mask = param_mask(params0, "w")
+    opt = optax.multi_transform(
+        {"train": optax.sgd(0.2), "freeze": optax.set_to_zero()},
+        jax.tree.map(lambda m: "train" if m else "freeze", mask),
+    )
+    out = finetune(_mse, params0, data, optimizer=opt, num_steps=600, batch_size=n, keys=key,
+                   mask=mask, proximal=lam)  # fmt: skip
+    x, y = np.asarray(data["x"], float), np.asarray(data["y"], float)
+    w0 = np.asarray(params0["w"], float)
+    expected = np.linalg.solve(x.T @ x / n + lam * np.eye(3), x.T @ y / n + lam * w0)
+    np.testing.assert_allclose(out.params["w"], expected, rtol=1e-4)
+    assert float(out.params["b"]) == 0.0  # frozen
+    # records: one per step; distance is ‖w_t − w₀‖ before step t
+    assert out.records["loss"].shape == (600,)
+    assert float(out.records["distance"][0]) == 0.0
+    assert float(out.records["distance"][-1]) == pytest.approx(
+        np.linalg.norm(expected - w0), rel=1e-3
+    )
+    assert out.records["loss"][-1] < out.records["loss"][0]
+    assert out.stopped_step == -1 and out.best_step == 600
+
+
+def test_minibatches_cover_each_epoch_once(key):
+    """Within every epoch each example is drawn exactly once (sum of ids = n(n−1)/2)."""
+    n, batch = 12, 4
+    data = {"id": jnp.arange(n, dtype=jnp.float32)}
+    loss = lambda p, b, k: (p["w"] * jnp.mean(b["id"]), {"id_sum": jnp.sum(b["id"])})
+    out = finetune(loss, {"w": jnp.zeros(())}, data, optimizer=optax.sgd(0.0), num_steps=9,
+                   batch_size=batch, keys=key)  # fmt: skip
+    sums = np.asarray(out.records["id_sum"]).reshape(3, 3).sum(axis=1)
+    np.testing.assert_array_equal(sums, [n * (n - 1) / 2] * 3)
+    orders = np.asarray(out.records["id_sum"]).reshape(3, 3)
+    assert not np.all(orders == orders[0])  # a fresh permutation per epoch
+
+
+def test_seed_axis_equals_separate_runs(key):
+    data = _regression(key, n=16)
+    params0 = {"w": jnp.zeros(3), "b": jnp.zeros(())}
+    keys = jax.random.split(key, 3)
+    kwargs = dict(optimizer=adamw(0.05, weight_decay=0.0), num_steps=20, batch_size=4)
+    together = finetune(_mse, params0, data, keys=keys, **kwargs)
+    assert together.params["w"].shape == (3, 3)
+    assert together.records["loss"].shape == (3, 20)
+    for s in range(3):
+        alone = finetune(_mse, params0, data, keys=keys[s], **kwargs)
+        np.testing.assert_allclose(together.params["w"][s], alone.params["w"], rtol=1e-5)
+    assert not np.allclose(together.params["w"][0], together.params["w"][1])  # orders differ
+
+
+def test_adamw_mask_freezes_leaves_exactly(key):
+    data = _regression(key)
+    params0 = {"w": jnp.ones(3), "b": jnp.ones(())}
+    mask = param_mask(params0, "b")
+    out = finetune(_mse, params0, data, optimizer=adamw(0.1, mask=mask), num_steps=10,
+                   batch_size=6, keys=key)  # fmt: skip
+    np.testing.assert_array_equal(out.params["w"], params0["w"])  # no update, no decay
+    assert float(out.params["b"]) != 1.0
+
+
+def test_early_stopping_keeps_best_dev_params(key):
+    """GD on (w − 2)² from 0 passes w = 1, the dev optimum (w − 1)²: best ≈ 1, then stop."""
+    data = {"x": jnp.zeros((4, 1))}
+    loss = lambda p, b, k: ((p["w"] - 2.0) ** 2, {})
+    dev_eval = lambda p, dev: {"loss": (p["w"] - 1.0) ** 2}
+    out = finetune(loss, {"w": jnp.zeros(())}, data, optimizer=optax.sgd(0.05), num_steps=60,
+                   batch_size=4, keys=key, dev_data=data, eval_fn=dev_eval, eval_every=2,
+                   patience=3)  # fmt: skip
+    # w_t = 2(1 − 0.9^t): dev optimum crossed between t = 6 (0.937) and t = 8 (1.139)
+    w = lambda t: 2 * (1 - 0.9**t)
+    assert int(out.best_step) == 6
+    assert float(out.best_params["w"]) == pytest.approx(w(6), rel=1e-5)
+    assert int(out.stopped_step) == 12  # evaluations at 8, 10, 12 did not improve
+    assert float(out.params["w"]) == pytest.approx(w(12), rel=1e-5)  # frozen after stopping
+    assert out.dev_records["loss"].shape == (30,)
+
+
+def test_checkpoint_resume_reproduces_run(key, tmp_path):
+    data = _regression(key, n=16)
+    params0 = {"w": jnp.zeros(3), "b": jnp.zeros(())}
+    kwargs = dict(optimizer=adamw(0.05), batch_size=4, keys=key, eval_every=5)
+    straight = finetune(_mse, params0, data, num_steps=20, **kwargs)
+    path = tmp_path / "run.npz"
+    finetune(_mse, params0, data, num_steps=10, checkpoint_path=path, **kwargs)
+    resumed = finetune(_mse, params0, data, num_steps=20, checkpoint_path=path, **kwargs)
+    np.testing.assert_array_equal(resumed.params["w"], straight.params["w"])
+    assert resumed.records["loss"].shape == (10,)  # only the segments run by this call
+    state = load_checkpoint(path, resumed_state_like(params0, kwargs["optimizer"], key))
+    assert int(state.step) == 20
+    with pytest.raises(ValueError, match="does not match"):
+        load_checkpoint(path, resumed_state_like({"v": jnp.zeros(2)}, optax.sgd(0.1), key))
+    save_checkpoint(tmp_path / "sub" / "again.npz", state)  # creates the directory
+    assert not list((tmp_path / "sub").glob("*.tmp"))
+
+
+def resumed_state_like(params, optimizer, key):
+    from ntsim.transformers import FinetuneState
+
+    return FinetuneState(params, optimizer.init(params), params, jnp.inf, jnp.int32(0),
+                         jnp.bool_(False), jnp.int32(0), key)  # fmt: skip
+
+
+def test_bad_arguments(key):
+    data = _regression(key)
+    params0 = {"w": jnp.zeros(3), "b": jnp.zeros(())}
+    run = lambda **kw: finetune(_mse, params0, data, optimizer=optax.sgd(0.1), keys=key,
+                                **{"num_steps": 4, "batch_size": 4, **kw})  # fmt: skip
+    with pytest.raises(ValueError, match="exceeds"):
+        run(batch_size=100)
+    with pytest.raises(ValueError, match="multiple of eval_every"):
+        run(eval_every=3)
+    with pytest.raises(ValueError, match="needs dev_data"):
+        run(patience=2)
+    with pytest.raises(ValueError, match="no 'accuracy' metric"):
+        run(dev_data=data, eval_fn=lambda p, d: {"loss": 0.0}, monitor="accuracy")
+    with pytest.raises(ValueError, match="matches no parameter"):
+        param_mask(params0, "head/*")
