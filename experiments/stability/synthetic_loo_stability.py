@@ -41,15 +41,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from functools import partial
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from ntsim._validation import check_int_fields
-from ntsim.core import hard_margin_svm, separable_dataset
+from ntsim.core import loglog_slope, mean_se, spearman
 from ntsim.theory import stability as st
+from ntsim.theory.stability import chunk_divisor, loo_sweep, multi_head_cell, svm_sweep
 
 
 @dataclass(frozen=True)
@@ -118,167 +117,6 @@ SCALES = {
     ),  # fmt: skip
     "full": Config(),
 }
-
-
-# ------------------------------------------------------------------------------ helpers
-
-
-def loo_cell(key, params, *, num_points: int, dim: int, steps: tuple[int, ...]) -> dict:
-    """One dataset: generate, draw ``i`` and ``w_0``, GD on ``S`` and ``S^i`` from ``w_0``.
-
-    ``params = (margin, radius, offset, init_norm)`` may be traced (vmap / ``lax.map`` over
-    them); ``w_0 = init_norm · g/‖g‖`` with ``g ~ N(0, I_{d+1})`` (``w_0 = 0`` at norm 0).
-
-    Returns:
-      ``x``, ``y`` (the data), ``i``, ``w0``, ``delta`` (``‖Δ̂_t‖`` at ``steps``) and
-      ``final`` (the two heads at the last step, shape ``(2, d + 1)``).
-    """
-    margin, radius, offset, init_norm = params
-    k_data, k_i, k_init = jax.random.split(key, 3)
-    data = separable_dataset(k_data, num_points, dim, margin=margin, radius=radius, offset=offset)
-    i = jax.random.randint(k_i, (), 0, num_points)
-    w0 = init_norm * st.normalize(jax.random.normal(k_init, (dim + 1,), data.x.dtype))
-    weights = jnp.stack([jnp.full((num_points,), 1.0 / num_points, data.x.dtype),
-                         st.loo_weights(num_points, i, dtype=data.x.dtype)])  # fmt: skip
-    run = st.head_tuning_gd(
-        data.x, data.y, jnp.stack([w0, w0]), learning_rate=st.head_tuning_step_size(data.x),
-        record_steps=steps, sample_weights=weights,
-    )  # fmt: skip
-    delta = st.direction_error(run.weights[:, 1], run.weights[:, 0])
-    return {"x": data.x, "y": data.y, "i": i, "w0": w0, "delta": delta, "final": run.weights[-1]}
-
-
-def svm_reference(x, y, i) -> dict:
-    """SVM quantities of one dataset (call under ``jax.enable_x64``, float64 inputs).
-
-    Returns:
-      ``svm_delta``: ``‖ŵ_S/‖ŵ_S‖ − ŵ_{S^i}/‖ŵ_{S^i}‖‖`` for the drawn ``i`` (bias-penalised
-      SVMs of the augmented points, the GD limit); ``svm_avg``: the same distance averaged
-      over all ``n`` choices of ``i``, computed exactly — only support vectors move the SVM
-      (Lemma A.2.4), so it is ``(1/n)Σ_{i ∈ SV}`` over the ``min(n, d + 3)`` points of
-      largest dual weight; ``svm_avg_exact`` says whether they cover every support vector;
-      ``num_support``; ``w_svm = ŵ_S``; ``gamma``, the margin of the classical bias-free SVM
-      of ``S`` (the paper's γ_S); ``kkt``, the largest KKT residual of the solves.
-    """
-    n, d = x.shape
-    solve = jax.vmap(lambda mask: hard_margin_svm(x, y, sample_mask=mask))
-    both = solve(jnp.stack([jnp.ones((n,), bool), jnp.arange(n) != i]))  # S, S^i
-    free = hard_margin_svm(x, y, penalize_bias=False)
-    heads = st.svm_head(both.weights, both.bias)
-    top = jax.lax.top_k(both.dual[0], min(n, d + 3))[1]
-    loo = solve(jnp.arange(n)[None, :] != top[:, None])
-    dist = st.direction_error(st.svm_head(loo.weights, loo.bias), heads[0])
-    support = both.support[0]
-    kkt = jnp.max(jnp.concatenate([both.kkt_residual, loo.kkt_residual, free.kkt_residual[None]]))
-    return {
-        "svm_delta": st.direction_error(heads[1], heads[0]),
-        "svm_avg": jnp.sum(jnp.where(support[top], dist, 0.0)) / n,
-        "svm_avg_exact": jnp.sum(support) <= top.shape[0],
-        "num_support": jnp.sum(support),
-        "w_svm": heads[0],
-        "gamma": free.margin,
-        "kkt": kkt,
-    }
-
-
-@partial(jax.jit, static_argnames=("num_points", "dim", "steps", "chunk_size"))
-def _gd_sweep(keys, params, *, num_points, dim, steps, chunk_size):
-    fn = lambda a: loo_cell(a[0], a[1], num_points=num_points, dim=dim, steps=steps)  # noqa: E731
-    return jax.lax.map(fn, (keys, params), batch_size=chunk_size)
-
-
-@partial(jax.jit, static_argnames=("chunk_size",))
-def _svm_sweep(x, y, i, *, chunk_size):
-    return jax.lax.map(lambda a: svm_reference(*a), (x, y, i), batch_size=chunk_size)
-
-
-def svm_sweep(x, y, i, *, chunk_size) -> dict:
-    """:func:`svm_reference` over datasets (float64, ``lax.map`` in chunks), as numpy."""
-    with jax.enable_x64(True):
-        ref = _svm_sweep(jnp.asarray(np.asarray(x), jnp.float64),
-                         jnp.asarray(np.asarray(y), jnp.float64), jnp.asarray(np.asarray(i)),
-                         chunk_size=_chunk(chunk_size, len(i)))  # fmt: skip
-        return {k: np.asarray(v) for k, v in ref.items()}
-
-
-def loo_sweep(keys, params, *, num_points, dim, steps, chunk_size) -> dict:
-    """:func:`loo_cell` over datasets (``lax.map`` in chunks) then :func:`svm_reference`.
-
-    ``params``: ``(K, 4)`` rows ``(margin, radius, offset, init_norm)``. Returns numpy
-    arrays with a leading axis ``K``, plus the GD and SVM wall times (compilation included).
-    """
-    start = time.perf_counter()
-    out = jax.block_until_ready(_gd_sweep(
-        keys, jnp.asarray(params, jnp.float32), num_points=num_points, dim=dim, steps=steps,
-        chunk_size=_chunk(chunk_size, len(params)),
-    ))  # fmt: skip
-    gd_time = time.perf_counter() - start
-    start = time.perf_counter()
-    ref = svm_sweep(out["x"], out["y"], out["i"], chunk_size=chunk_size)
-    svm_time = time.perf_counter() - start
-    result = {k: np.asarray(out[k]) for k in ("i", "w0", "delta", "final")}
-    result.update(ref)
-    result["svm"] = result["svm_avg"]  # the SVM curves: exact mean over the left-out i
-    result["w0_distance"] = np.linalg.norm(result["w0"] - result["w_svm"], axis=-1)
-    result["gd_time"], result["svm_time"] = gd_time, svm_time
-    return result
-
-
-def multi_head_cell(key, *, num_points, dim, steps, num_heads, scale, margin, radius, offset):
-    """MHLoss on ``S`` and ``S^i``: ``num_heads`` heads from ``N(0, scale²)``, same inits.
-
-    Returns ``x``, ``y``, ``i`` and ``delta`` of shape ``(len(steps), num_heads)``: entry
-    ``[t, H−1]`` is ``‖Δ̂_t‖`` of the averaged head ``w̄`` of the first ``H`` heads.
-    """
-    k_data, k_i, k_init = jax.random.split(key, 3)
-    data = separable_dataset(k_data, num_points, dim, margin=margin, radius=radius, offset=offset)
-    i = jax.random.randint(k_i, (), 0, num_points)
-    init = st.multi_head_init(k_init, num_heads, dim, scale).astype(data.x.dtype)
-    weights = jnp.concatenate([
-        jnp.broadcast_to(jnp.full((num_points,), 1.0 / num_points, data.x.dtype),
-                         (num_heads, num_points)),
-        jnp.broadcast_to(st.loo_weights(num_points, i, dtype=data.x.dtype),
-                         (num_heads, num_points)),
-    ])  # fmt: skip
-    run = st.head_tuning_gd(
-        data.x, data.y, jnp.concatenate([init, init]),
-        learning_rate=st.head_tuning_step_size(data.x), record_steps=steps,
-        sample_weights=weights,
-    )  # fmt: skip
-    w = run.weights.reshape(len(steps), 2, num_heads, dim + 1)
-    counts = jnp.arange(1, num_heads + 1, dtype=w.dtype)[None, None, :, None]
-    mean_first = jnp.cumsum(w, axis=2) / counts  # w̄ of the first H heads, every H
-    delta = st.direction_error(mean_first[:, 1], mean_first[:, 0])
-    return {"x": data.x, "y": data.y, "i": i, "delta": delta}
-
-
-def _chunk(size: int, count: int) -> int:
-    """The largest divisor of ``count`` that is ``≤ size`` (no remainder batch to compile)."""
-    return max(b for b in range(1, min(size, count) + 1) if count % b == 0)
-
-
-def mean_se(values, axis=0) -> tuple[list, list]:
-    """Mean and standard error along ``axis`` (as lists)."""
-    values = np.asarray(values, float)
-    count = values.shape[axis]
-    se = values.std(axis=axis, ddof=1) / np.sqrt(count) if count > 1 else 0 * values.mean(axis)
-    return values.mean(axis=axis).tolist(), np.asarray(se).tolist()
-
-
-def loglog_slope(x, y) -> float:
-    """Least-squares slope of ``log y`` on ``log x`` (points with ``y > 0``)."""
-    x, y = np.asarray(x, float), np.asarray(y, float)
-    ok = y > 0
-    if ok.sum() < 2:
-        return float("nan")
-    return float(np.polyfit(np.log(x[ok]), np.log(y[ok]), 1)[0])
-
-
-def spearman(x, y) -> float:
-    """Spearman rank correlation (average ranks for ties)."""
-    from scipy.stats import spearmanr
-
-    return float(spearmanr(np.asarray(x, float), np.asarray(y, float)).statistic)
 
 
 # ---------------------------------------------------------------------------------- run
@@ -369,7 +207,7 @@ def run(config: Config, key) -> dict:
             k, num_points=c.head_points, dim=c.d, steps=steps, num_heads=h_max,
             scale=c.head_scale, margin=c.margin, radius=c.radius, offset=c.offset,
         )  # fmt: skip
-        return jax.lax.map(fn, keys, batch_size=_chunk(5, c.head_datasets))
+        return jax.lax.map(fn, keys, batch_size=chunk_divisor(5, c.head_datasets))
 
     start_time = time.perf_counter()
     heads = jax.block_until_ready(heads_run(jax.random.split(k_heads, c.head_datasets)))

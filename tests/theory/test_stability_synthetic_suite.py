@@ -1,4 +1,4 @@
-"""Helpers of ``experiments/stability/synthetic_loo_stability.py`` (Fu et al. 2023, Sec 4.3).
+"""The synthetic suite of Fu et al. 2023, Sec 4.3 (``ntsim.theory.stability._synthetic``).
 
 Oracles: the bias-penalised hard-margin SVM (the GD direction limit, Soudry et al. 2018),
 Lemma A.2.4 (removing a non-support point leaves the SVM unchanged), a brute-force loop of
@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from experiments.stability import synthetic_loo_stability as exp
-from ntsim.core import hard_margin_svm, separable_dataset
+from ntsim.core import hard_margin_svm, loglog_slope, mean_se, separable_dataset, spearman
 from ntsim.theory import stability as st
 
-_reference = jax.jit(exp.svm_reference)  # one compile per shape, shared by the tests
+_reference = jax.jit(st.svm_reference)  # one compile per shape, shared by the tests
 
 
 def _x64(data):
@@ -28,7 +28,7 @@ def _x64(data):
 def test_gd_direction_tends_to_bias_penalised_svm():
     """Head 0 of ``loo_cell`` (GD on S from w_0 = 0) approaches ŵ_S, the augmented SVM."""
     params = jnp.array([0.3, 1.0, 0.3, 0.0])  # margin, radius, offset, init norm
-    out = exp.loo_cell(jax.random.key(1), params, num_points=12, dim=2, steps=(10, 100_000))
+    out = st.loo_cell(jax.random.key(1), params, num_points=12, dim=2, steps=(10, 100_000))
     heads = np.asarray(out["final"], np.float64)
     with jax.enable_x64(True):
         x = jnp.asarray(np.asarray(out["x"]), jnp.float64)
@@ -93,13 +93,17 @@ def test_svm_average_loo_distance_decreases_with_n():
 
 
 def test_summary_statistics():
-    mean, se = exp.mean_se(np.array([[1.0, 2.0], [3.0, 6.0]]))
+    mean, se = mean_se(np.array([[1.0, 2.0], [3.0, 6.0]]))
     assert mean == [2.0, 4.0]
     np.testing.assert_allclose(se, [1.0, 2.0])
     x = np.array([10.0, 100.0, 1000.0])
-    assert exp.loglog_slope(x, 3.0 / x) == pytest.approx(-1.0)
-    assert exp.spearman([1, 2, 3, 4], [10, 9, 2, 1]) == pytest.approx(-1.0)
-    assert exp._chunk(25, 40) == 20 and exp._chunk(25, 500) == 25 and exp._chunk(5, 7) == 1
+    assert loglog_slope(x, 3.0 / x) == pytest.approx(-1.0)
+    assert spearman([1, 2, 3, 4], [10, 9, 2, 1]) == pytest.approx(-1.0)
+    assert (
+        st.chunk_divisor(25, 40) == 20
+        and st.chunk_divisor(25, 500) == 25
+        and st.chunk_divisor(5, 7) == 1
+    )
 
 
 def test_config_validation():

@@ -18,7 +18,6 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from ntsim._types import Array, ArrayLike, Params, PRNGKey
 from ntsim._validation import check_positive_int
@@ -32,6 +31,7 @@ from ntsim.core import (
     mse_loss,
     set_path,
     sign_kernel_fn,
+    spearman,
 )
 
 __all__ = [
@@ -160,35 +160,6 @@ def kernel_condition_number(kernel: ArrayLike, sigma: ArrayLike = 0.0) -> Array:
     k = jnp.asarray(kernel)
     s = jnp.linalg.svd(k + jnp.asarray(sigma, k.dtype) * jnp.eye(k.shape[0], dtype=k.dtype))[1]
     return s[0] / s[-1]
-
-
-def _ranks(values: np.ndarray) -> np.ndarray:
-    """Ranks 1..n with ties averaged."""
-    order = np.argsort(values, kind="stable")
-    ranks = np.empty(len(values))
-    ranks[order] = np.arange(1, len(values) + 1)
-    for v in np.unique(values):
-        tie = values == v
-        ranks[tie] = ranks[tie].mean()
-    return ranks
-
-
-def spearman(a: ArrayLike, b: ArrayLike) -> float:
-    """Spearman's rank correlation ρ (Pearson correlation of the tie-averaged ranks).
-
-    Examples:
-      >>> spearman([1, 2, 3, 4], [10, 20, 15, 40])
-      0.8
-    """
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    if a.shape != b.shape or a.ndim != 1 or a.size < 2:
-        raise ValueError(
-            f"spearman: a and b must be 1-D of the same length ≥ 2, got {a.shape}, {b.shape}."
-        )
-    ra, rb = _ranks(a), _ranks(b)
-    ra, rb = ra - ra.mean(), rb - rb.mean()
-    denom = np.sqrt(np.sum(ra**2) * np.sum(rb**2))
-    return float(np.sum(ra * rb) / denom) if denom > 0 else float("nan")
 
 
 def bernoulli_kl(logits_p: ArrayLike, logits_q: ArrayLike) -> Array:

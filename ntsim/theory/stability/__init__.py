@@ -7,6 +7,8 @@ One private submodule per section; the public names are re-exported here.
 * :mod:`._head_tuning` — Sec 2.3: head tuning by GD on the augmented features, its
   direction limit (the bias-penalised SVM), Thm 2.4, Lemmas A.2.1–A.2.5, Cor 2.5, Cor 3.1.
 * :mod:`._tables` — the paper's Tables 2–5 as data and their AVG columns.
+* :mod:`._synthetic` — Sec 4.3: the synthetic leave-one-out suite (one dataset per cell, GD
+  on ``S`` and ``S^i``, the SVM limit averaged exactly over ``i``).
 * :mod:`._small_scale` — the small-scale analogue of Table 2: synthetic source/target
   tasks, an MLP encoder, pretraining, SURT re-training and fine-tuning with each method.
 
@@ -91,6 +93,14 @@ from ntsim.theory.stability._small_scale import (
     surt_retrain,
     transfer_task_data,
 )
+from ntsim.theory.stability._synthetic import (
+    chunk_divisor,
+    loo_cell,
+    loo_sweep,
+    multi_head_cell,
+    svm_reference,
+    svm_sweep,
+)
 from ntsim.theory.stability._tables import (
     METHODS,
     ROUNDING_TOLERANCE,
@@ -103,6 +113,12 @@ from ntsim.theory.stability._tables import (
 )
 
 __all__ = [
+    "chunk_divisor",
+    "loo_cell",
+    "loo_sweep",
+    "multi_head_cell",
+    "svm_reference",
+    "svm_sweep",
     "HeadTuningRun",
     "LOO_NORMALIZERS",
     "a4_1_convexity_sides",

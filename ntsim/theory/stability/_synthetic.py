@@ -1,0 +1,173 @@
+"""The synthetic leave-one-out suite of Fu et al. 2023, Sec 4.3 (Figs 5–9), as pure pieces.
+
+One *cell* is one synthetic dataset (:func:`ntsim.core.separable_dataset`: slab half-width
+``γ`` = ``margin``, ball radius ``B`` = ``radius``, slab centre at ``offset``), a drawn
+left-out index ``i`` and an init ``w_0``; head tuning runs full-batch GD on the mean
+logistic loss of the augmented points ``[x; −1]`` with ``η = 1/β_F`` on ``S`` and, from the
+same init, on ``S^i`` (``1/n`` normaliser, eq. (12)). The measured quantity is the normalised
+leave-one-out distance
+
+    ‖Δ̂_t‖ = ‖w_t/‖w_t‖ − w^i_t/‖w^i_t‖‖
+
+and its ``t → ∞`` limit, the same distance between the bias-penalised hard-margin SVMs of
+the augmented points (the GD direction limit, Soudry et al. 2018), averaged exactly over
+every ``i`` (only support vectors move the SVM, Lemma A.2.4).
+
+Used by ``experiments/stability/synthetic_loo_stability.py`` (the figures) and by the trend
+claims ``stability.fig2`` and ``stability.fig6``–``fig9`` (notes checks 17–21).
+"""
+
+from __future__ import annotations
+
+import time
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ntsim.core import hard_margin_svm, separable_dataset
+from ntsim.theory.stability import _head_tuning as st
+
+__all__ = [
+    "chunk_divisor",
+    "loo_cell",
+    "loo_sweep",
+    "multi_head_cell",
+    "svm_reference",
+    "svm_sweep",
+]
+
+
+def loo_cell(key, params, *, num_points: int, dim: int, steps: tuple[int, ...]) -> dict:
+    """One dataset: generate, draw ``i`` and ``w_0``, GD on ``S`` and ``S^i`` from ``w_0``.
+
+    ``params = (margin, radius, offset, init_norm)`` may be traced (vmap / ``lax.map`` over
+    them); ``w_0 = init_norm · g/‖g‖`` with ``g ~ N(0, I_{d+1})`` (``w_0 = 0`` at norm 0).
+
+    Returns:
+      ``x``, ``y`` (the data), ``i``, ``w0``, ``delta`` (``‖Δ̂_t‖`` at ``steps``) and
+      ``final`` (the two heads at the last step, shape ``(2, d + 1)``).
+    """
+    margin, radius, offset, init_norm = params
+    k_data, k_i, k_init = jax.random.split(key, 3)
+    data = separable_dataset(k_data, num_points, dim, margin=margin, radius=radius, offset=offset)
+    i = jax.random.randint(k_i, (), 0, num_points)
+    w0 = init_norm * st.normalize(jax.random.normal(k_init, (dim + 1,), data.x.dtype))
+    weights = jnp.stack([jnp.full((num_points,), 1.0 / num_points, data.x.dtype),
+                         st.loo_weights(num_points, i, dtype=data.x.dtype)])  # fmt: skip
+    run = st.head_tuning_gd(
+        data.x, data.y, jnp.stack([w0, w0]), learning_rate=st.head_tuning_step_size(data.x),
+        record_steps=steps, sample_weights=weights,
+    )  # fmt: skip
+    delta = st.direction_error(run.weights[:, 1], run.weights[:, 0])
+    return {"x": data.x, "y": data.y, "i": i, "w0": w0, "delta": delta, "final": run.weights[-1]}
+
+
+def svm_reference(x, y, i) -> dict:
+    """SVM quantities of one dataset (call under ``jax.enable_x64``, float64 inputs).
+
+    Returns:
+      ``svm_delta``: ``‖ŵ_S/‖ŵ_S‖ − ŵ_{S^i}/‖ŵ_{S^i}‖‖`` for the drawn ``i`` (bias-penalised
+      SVMs of the augmented points, the GD limit); ``svm_avg``: the same distance averaged
+      over all ``n`` choices of ``i``, computed exactly — only support vectors move the SVM
+      (Lemma A.2.4), so it is ``(1/n)Σ_{i ∈ SV}`` over the ``min(n, d + 3)`` points of
+      largest dual weight; ``svm_avg_exact`` says whether they cover every support vector;
+      ``num_support``; ``w_svm = ŵ_S``; ``gamma``, the margin of the classical bias-free SVM
+      of ``S`` (the paper's γ_S); ``kkt``, the largest KKT residual of the solves.
+    """
+    n, d = x.shape
+    solve = jax.vmap(lambda mask: hard_margin_svm(x, y, sample_mask=mask))
+    both = solve(jnp.stack([jnp.ones((n,), bool), jnp.arange(n) != i]))  # S, S^i
+    free = hard_margin_svm(x, y, penalize_bias=False)
+    heads = st.svm_head(both.weights, both.bias)
+    top = jax.lax.top_k(both.dual[0], min(n, d + 3))[1]
+    loo = solve(jnp.arange(n)[None, :] != top[:, None])
+    dist = st.direction_error(st.svm_head(loo.weights, loo.bias), heads[0])
+    support = both.support[0]
+    kkt = jnp.max(jnp.concatenate([both.kkt_residual, loo.kkt_residual, free.kkt_residual[None]]))
+    return {
+        "svm_delta": st.direction_error(heads[1], heads[0]),
+        "svm_avg": jnp.sum(jnp.where(support[top], dist, 0.0)) / n,
+        "svm_avg_exact": jnp.sum(support) <= top.shape[0],
+        "num_support": jnp.sum(support),
+        "w_svm": heads[0],
+        "gamma": free.margin,
+        "kkt": kkt,
+    }
+
+
+@partial(jax.jit, static_argnames=("num_points", "dim", "steps", "chunk_size"))
+def _gd_sweep(keys, params, *, num_points, dim, steps, chunk_size):
+    fn = lambda a: loo_cell(a[0], a[1], num_points=num_points, dim=dim, steps=steps)  # noqa: E731
+    return jax.lax.map(fn, (keys, params), batch_size=chunk_size)
+
+
+@partial(jax.jit, static_argnames=("chunk_size",))
+def _svm_sweep(x, y, i, *, chunk_size):
+    return jax.lax.map(lambda a: svm_reference(*a), (x, y, i), batch_size=chunk_size)
+
+
+def svm_sweep(x, y, i, *, chunk_size) -> dict:
+    """:func:`svm_reference` over datasets (float64, ``lax.map`` in chunks), as numpy."""
+    with jax.enable_x64(True):
+        ref = _svm_sweep(jnp.asarray(np.asarray(x), jnp.float64),
+                         jnp.asarray(np.asarray(y), jnp.float64), jnp.asarray(np.asarray(i)),
+                         chunk_size=chunk_divisor(chunk_size, len(i)))  # fmt: skip
+        return {k: np.asarray(v) for k, v in ref.items()}
+
+
+def loo_sweep(keys, params, *, num_points, dim, steps, chunk_size) -> dict:
+    """:func:`loo_cell` over datasets (``lax.map`` in chunks) then :func:`svm_reference`.
+
+    ``params``: ``(K, 4)`` rows ``(margin, radius, offset, init_norm)``. Returns numpy
+    arrays with a leading axis ``K``, plus the GD and SVM wall times (compilation included).
+    """
+    start = time.perf_counter()
+    out = jax.block_until_ready(_gd_sweep(
+        keys, jnp.asarray(params, jnp.float32), num_points=num_points, dim=dim, steps=steps,
+        chunk_size=chunk_divisor(chunk_size, len(params)),
+    ))  # fmt: skip
+    gd_time = time.perf_counter() - start
+    start = time.perf_counter()
+    ref = svm_sweep(out["x"], out["y"], out["i"], chunk_size=chunk_size)
+    svm_time = time.perf_counter() - start
+    result = {k: np.asarray(out[k]) for k in ("i", "w0", "delta", "final")}
+    result.update(ref)
+    result["svm"] = result["svm_avg"]  # the SVM curves: exact mean over the left-out i
+    result["w0_distance"] = np.linalg.norm(result["w0"] - result["w_svm"], axis=-1)
+    result["gd_time"], result["svm_time"] = gd_time, svm_time
+    return result
+
+
+def multi_head_cell(key, *, num_points, dim, steps, num_heads, scale, margin, radius, offset):
+    """MHLoss on ``S`` and ``S^i``: ``num_heads`` heads from ``N(0, scale²)``, same inits.
+
+    Returns ``x``, ``y``, ``i`` and ``delta`` of shape ``(len(steps), num_heads)``: entry
+    ``[t, H−1]`` is ``‖Δ̂_t‖`` of the averaged head ``w̄`` of the first ``H`` heads.
+    """
+    k_data, k_i, k_init = jax.random.split(key, 3)
+    data = separable_dataset(k_data, num_points, dim, margin=margin, radius=radius, offset=offset)
+    i = jax.random.randint(k_i, (), 0, num_points)
+    init = st.multi_head_init(k_init, num_heads, dim, scale).astype(data.x.dtype)
+    weights = jnp.concatenate([
+        jnp.broadcast_to(jnp.full((num_points,), 1.0 / num_points, data.x.dtype),
+                         (num_heads, num_points)),
+        jnp.broadcast_to(st.loo_weights(num_points, i, dtype=data.x.dtype),
+                         (num_heads, num_points)),
+    ])  # fmt: skip
+    run = st.head_tuning_gd(
+        data.x, data.y, jnp.concatenate([init, init]),
+        learning_rate=st.head_tuning_step_size(data.x), record_steps=steps,
+        sample_weights=weights,
+    )  # fmt: skip
+    w = run.weights.reshape(len(steps), 2, num_heads, dim + 1)
+    counts = jnp.arange(1, num_heads + 1, dtype=w.dtype)[None, None, :, None]
+    mean_first = jnp.cumsum(w, axis=2) / counts  # w̄ of the first H heads, every H
+    delta = st.direction_error(mean_first[:, 1], mean_first[:, 0])
+    return {"x": data.x, "y": data.y, "i": i, "delta": delta}
+
+
+def chunk_divisor(size: int, count: int) -> int:
+    """The largest divisor of ``count`` that is ``≤ size`` (no remainder batch to compile)."""
+    return max(b for b in range(1, min(size, count) + 1) if count % b == 0)
