@@ -175,6 +175,7 @@ SLOW_QUICK_CLAIMS = {
     "overtraining.caveat.long_finetuning_erases",
     "stability.a4_1.convexity",
     "stability.cor2_5.lambda_svm_gap",
+    "stability.fig6.decreasing_in_n",  # one compiled sweep per n
     "stability.cor2_5.unpenalized_bias",
     "stability.cor3_1.heads_saturate",
     "stability.cor3_1.mhloss_bound",

@@ -5,8 +5,18 @@
 
 from __future__ import annotations
 
-from ntsim.claims.stability import _full_finetuning, _head_tuning, _methods
+from ntsim.claims.stability import (
+    _full_finetuning,
+    _head_tuning,
+    _methods,
+    _synthetic_trends,
+)
 
 __all__ = ["CLAIMS"]
 
-CLAIMS = (*_full_finetuning.CLAIMS, *_head_tuning.CLAIMS, *_methods.CLAIMS)
+CLAIMS = (
+    *_full_finetuning.CLAIMS,
+    *_head_tuning.CLAIMS,
+    *_synthetic_trends.CLAIMS,
+    *_methods.CLAIMS,
+)
