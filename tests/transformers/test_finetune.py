@@ -12,9 +12,9 @@ from ntsim.transformers import (
     adamw,
     finetune,
     learning_rate_schedule,
-    load_checkpoint,
+    load_finetune_state,
     param_mask,
-    save_checkpoint,
+    save_finetune_state,
 )
 
 
@@ -130,15 +130,15 @@ def test_checkpoint_resume_reproduces_run(key, tmp_path):
     kwargs = dict(optimizer=adamw(0.05), batch_size=4, keys=key, eval_every=5)
     straight = finetune(_mse, params0, data, num_steps=20, **kwargs)
     path = tmp_path / "run.npz"
-    finetune(_mse, params0, data, num_steps=10, checkpoint_path=path, **kwargs)
-    resumed = finetune(_mse, params0, data, num_steps=20, checkpoint_path=path, **kwargs)
+    finetune(_mse, params0, data, num_steps=10, state_path=path, **kwargs)
+    resumed = finetune(_mse, params0, data, num_steps=20, state_path=path, **kwargs)
     np.testing.assert_array_equal(resumed.params["w"], straight.params["w"])
     assert resumed.records["loss"].shape == (10,)  # only the segments run by this call
-    state = load_checkpoint(path, resumed_state_like(params0, kwargs["optimizer"], key))
+    state = load_finetune_state(path, resumed_state_like(params0, kwargs["optimizer"], key))
     assert int(state.step) == 20
     with pytest.raises(ValueError, match="does not match"):
-        load_checkpoint(path, resumed_state_like({"v": jnp.zeros(2)}, optax.sgd(0.1), key))
-    save_checkpoint(tmp_path / "sub" / "again.npz", state)  # creates the directory
+        load_finetune_state(path, resumed_state_like({"v": jnp.zeros(2)}, optax.sgd(0.1), key))
+    save_finetune_state(tmp_path / "sub" / "again.npz", state)  # creates the directory
     assert not list((tmp_path / "sub").glob("*.tmp"))
 
 
