@@ -8,6 +8,7 @@ from __future__ import annotations
 from ntsim.claims.stability import (
     _full_finetuning,
     _head_tuning,
+    _learning_rate,
     _methods,
     _synthetic_trends,
 )
@@ -19,4 +20,5 @@ CLAIMS = (
     *_head_tuning.CLAIMS,
     *_synthetic_trends.CLAIMS,
     *_methods.CLAIMS,
+    *_learning_rate.CLAIMS,
 )
