@@ -81,6 +81,7 @@ from ntsim.core._spectra import (
     stopping_time_constant_step,
 )
 from ntsim.core._statistics import loglog_slope, mean_se, spearman
+from ntsim.core._structured_ntk import dense_leaves
 from ntsim.core._svm import SVMSolution, hard_margin_svm, soft_margin_svm, svm_primal_objective
 from ntsim.core._sweep import sweep, sweep_keys
 from ntsim.core._text import ByteCorpus, arithmetic_corpus, sample_windows, stdlib_corpus
@@ -134,6 +135,7 @@ __all__ = [
     "deep_linear",
     "eigen_decay_exponent",
     "empirical_ntk",
+    "dense_leaves",
     "empirical_ntk_fn",
     "end_to_end_vector",
     "erf_mlp_kernels",

@@ -14,13 +14,19 @@ conventions follow neural-tangents' ``empirical_ntk_fn`` (Novak et al. 2022):
 * ``diagonal_axes`` — output axes on which only equal indices are kept (one axis each);
 * every other output axis ``a`` appears twice, *zipped*: ``(N1, N2, a1, a2, b1, b2, ...)``.
 
-Two implementations, which agree to round-off (tested), selected by ``implementation``:
+Three implementations, which agree to round-off (tested), selected by ``implementation``:
 
 * ``"jacobian_contraction"`` — per-example Jacobians, contracted leaf by leaf. Memory
   ``O(N · |S| · P)``; fastest for small ``P``.
 * ``"ntk_vector_products"`` — columns ``Θ e_j = J_1 (J_2^⊤ e_j)`` by one VJP and one JVP
   per output entry of ``x2``; never stores a Jacobian. Memory ``O((N1 + N2)|S| + P)`` per
   column.
+
+* ``"structured"`` — for every weight used only in matrix products ``y = a·W`` (found
+  from the jaxpr), the block ``Σ_{t,s}(a_t·a'_s)(δ_t·δ'_s)`` from the layer inputs and the
+  output cotangents (``(A Aᵀ) ∘ (Δ Δᵀ)`` with one position per example); Jacobian
+  contraction for the other leaves (:mod:`ntsim.core._structured_ntk`). Memory
+  ``O(N · |S| · T · width)`` for the dense layers; fastest for wide layers.
 
 ``batch_size`` evaluates the kernel block by block (``lax.map`` over chunks of ``x1`` and
 ``x2``), so memory grows with ``batch_size``, not with ``N``. ``per_block=True`` returns a
@@ -39,11 +45,12 @@ import jax.numpy as jnp
 
 from ntsim._types import Array, Params
 from ntsim._validation import check_choice, check_positive_int
+from ntsim.core._structured_ntk import structured_kernel_blocks
 
 __all__ = ["IMPLEMENTATIONS", "empirical_ntk", "empirical_ntk_fn", "ntk_vector_product_fn"]
 
 #: Available implementations of the empirical NTK (see module doc).
-IMPLEMENTATIONS = ("jacobian_contraction", "ntk_vector_products")
+IMPLEMENTATIONS = ("jacobian_contraction", "ntk_vector_products", "structured")
 
 _LETTERS = string.ascii_letters
 
@@ -116,8 +123,38 @@ def _reduce_full_kernel(full: Array, out_ndim: int, trace, diagonal) -> Array:
     return jnp.einsum(f"y{first}z{second}->yz{result}", full)
 
 
+def _subset_jacobian_blocks(apply, x1, x2, out_ndim, trace, diagonal):
+    """``fallback(indices, leaves, treedef)``: Jacobian-contraction blocks of some leaves."""
+
+    def fallback(indices, leaves, treedef):
+        def sub_apply(sub, x):
+            full = list(leaves)
+            for i, value in zip(indices, sub, strict=True):
+                full[i] = value
+            return apply(jax.tree.unflatten(treedef, full), x)
+
+        jac = jax.vmap(jax.jacrev(sub_apply), in_axes=(None, 0))
+        sub = [leaves[i] for i in indices]
+        j1, j2 = jac(sub, x1), jac(sub, x2)
+        return [
+            _contract_jacobians(a, b, out_ndim, trace, diagonal)
+            for a, b in zip(j1, j2, strict=True)
+        ]
+
+    return fallback
+
+
 def _kernel_blocks(apply, params, x1, x2, out_ndim, trace, diagonal, implementation):
     """Per-parameter-leaf kernels (a pytree like ``params``) between ``x1`` and ``x2``."""
+    if implementation == "structured":
+        return structured_kernel_blocks(
+            apply,
+            params,
+            x1,
+            x2,
+            lambda full: _reduce_full_kernel(full, out_ndim, trace, diagonal),
+            _subset_jacobian_blocks(apply, x1, x2, out_ndim, trace, diagonal),
+        )
     if implementation == "jacobian_contraction":
         jac = jax.vmap(jax.jacrev(apply), in_axes=(None, 0))
         j1, j2 = jac(params, x1), jac(params, x2)

@@ -21,7 +21,7 @@ from ntsim.core import (
     two_layer_relu,
 )
 
-IMPLEMENTATIONS = ("jacobian_contraction", "ntk_vector_products")
+IMPLEMENTATIONS = ("jacobian_contraction", "ntk_vector_products", "structured")
 # float64 round-off on O(1)-entry kernels after a few hundred flops per entry.
 RTOL64 = 1e-10
 # The acceptance criterion of the foundation issue against neural-tangents' kernels.
@@ -137,10 +137,11 @@ def test_attention_implementations_agree_and_kernel_is_psd(x64, key):
     k1, k2 = jax.random.split(key)
     params = model.init(k1, jnp.ones((3, 4)))
     x = jax.random.normal(k2, (5, 3, 4))
-    jc, vp = (
+    jc, *others = (
         empirical_ntk(model.apply, x, None, params, implementation=i) for i in IMPLEMENTATIONS
     )
-    np.testing.assert_allclose(jc, vp, rtol=RTOL64, atol=1e-12)
+    for other in others:
+        np.testing.assert_allclose(jc, other, rtol=RTOL64, atol=1e-12)
     np.testing.assert_allclose(jc, jc.T, rtol=RTOL64)
     assert np.linalg.eigvalsh(np.asarray(jc)).min() > -1e-10
 
@@ -243,6 +244,7 @@ def test_attention_kernel_matches_neural_tangents(x64, scaling):
     for implementation, fixture_tag in (
         ("jacobian_contraction", "jc"),
         ("ntk_vector_products", "vp"),
+        ("structured", "jc"),
     ):
         key = f"ntk_{fixture_tag}_{tag}"
         if key not in data:
@@ -259,7 +261,7 @@ def test_attention_kernel_matches_neural_tangents(x64, scaling):
 def test_bad_arguments_raise_clear_errors(mlp_problem):
     model, params, x1, x2 = mlp_problem
     with pytest.raises(ValueError, match="implementation must be one of"):
-        empirical_ntk_fn(model.apply, implementation="structured")
+        empirical_ntk_fn(model.apply, implementation="structural")
     with pytest.raises(ValueError, match="batch axis 0"):
         empirical_ntk(model.apply, x1, x2, params, trace_axes=(0,))
     with pytest.raises(ValueError, match="disjoint"):
