@@ -14,7 +14,7 @@ JAX_CACHE_ENV := $(if $(filter off,$(NTSIM_JAX_CACHE)),,JAX_COMPILATION_CACHE_DI
 	JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0.5 TF_CPP_MIN_LOG_LEVEL=3)
 TEST_ENV := XLA_FLAGS=--xla_force_host_platform_device_count=4 MPLBACKEND=Agg $(JAX_CACHE_ENV)
 
-.PHONY: venv test test-full lint format reproduce verify bench nt-fixtures hf-fixtures data clean
+.PHONY: venv test test-full lint format reproduce verify bench bench-nt nt-fixtures hf-fixtures data clean
 
 venv: $(STAMP)
 
@@ -49,6 +49,11 @@ verify: $(STAMP)
 
 bench: $(STAMP)
 	XLA_FLAGS=--xla_force_host_platform_device_count=4 $(BIN)/python -m benchmarks.run
+
+# neural-tangents' NTK timings for `make bench` (pinned .venv-nt; writes benchmarks/nt_results.json).
+bench-nt:
+	bash scripts/make_nt_fixtures.sh --env-only
+	TF_CPP_MIN_LOG_LEVEL=3 JAX_PLATFORMS=cpu .venv-nt/bin/python benchmarks/nt_reference.py
 
 # Reference kernels from neural-tangents, in a separate pinned environment (see scripts/).
 nt-fixtures:

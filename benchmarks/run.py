@@ -1,64 +1,43 @@
 """``make bench``: performance as ratios measured within one run, on one machine.
 
-Each benchmark times two ways of computing the same thing, after a warm-up call (so
-compilation is excluded), takes the median of a few repeats, checks that both give the same
-numbers, and reports the ratio. Absolute times are printed for context only; never compare
-them across machines. Results go to ``benchmarks/results.json``.
+Each case times ntsim against a reference computing the same thing, after a warm-up call
+(compilation excluded), as the median of a few repeats, checks that both agree, and
+reports ``ratio = reference time / ntsim time``. Absolute times are printed for context
+only; never compare them across machines. Results go to ``benchmarks/results.json``; the
+hand-written record with dates and machines is ``benchmarks/RESULTS.md``.
 
-Benchmarks:
+Cases (modules beside this file):
 
-* ``ntk_implementations`` — empirical NTK of a 3-hidden-layer ReLU MLP (d = 32, N = 128,
-  scalar output) by Jacobian contraction vs NTK-vector products, at two widths.
-* ``sweep_vmap_vs_loop`` — least-squares GD on K datasets: one ``ntsim.core.sweep`` (vmapped,
-  sharded over the local devices) vs a Python loop over a jitted per-dataset function.
+* :mod:`benchmarks.ntk` — the structured NTK rule vs Jacobian contraction / NTK-vector
+  products (same run) and vs neural-tangents (``make bench-nt`` first, which writes
+  ``benchmarks/nt_results.json`` from the pinned ``.venv-nt``), on the issue's 3-layer ReLU
+  MLP at widths 512–2048 and a 2-layer attention model;
+* :mod:`benchmarks.sweeps` — the head-tuning sweep's GFLOP/s against a 2048³ matmul timed
+  in the same run, vmapped vs a per-dataset jitted loop; ``core.sweep`` vs a loop;
+* :mod:`benchmarks.memory` — peak memory of the NTK of MiniLM-L6 on 100 sentences w.r.t.
+  all parameters (its own process, so the peak is its own).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import pathlib
-import statistics
-import time
+import subprocess
+import sys
 
 import jax
 import jax.numpy as jnp
 
+from benchmarks import ntk, sweeps
+from benchmarks._timing import Row, time_call
 from ntsim import _io
-from ntsim.core import empirical_ntk_fn, gradient_descent, linear, mlp, mse_loss, sweep
-
-REPEATS = 3  # median of 3 after one warm-up call
-
-
-def _time(fn, *args) -> tuple[float, object]:
-    out = jax.block_until_ready(fn(*args))  # warm-up: compile
-    times = []
-    for _ in range(REPEATS):
-        start = time.perf_counter()
-        jax.block_until_ready(fn(*args))
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), out
-
-
-def bench_ntk_implementations(width: int) -> dict:
-    model = mlp((width,) * 3, 1, activation="relu", parameterization="ntk", w_std=2**0.5)
-    params = model.init(jax.random.PRNGKey(0), jnp.ones(32))
-    x = jax.random.normal(jax.random.PRNGKey(1), (128, 32))
-    t_jc, k_jc = _time(empirical_ntk_fn(model.apply), x, None, params)
-    t_vp, k_vp = _time(
-        empirical_ntk_fn(model.apply, implementation="ntk_vector_products"), x, None, params
-    )
-    error = float(jnp.linalg.norm(k_jc - k_vp) / jnp.linalg.norm(k_jc))
-    return {
-        "width": width,
-        "jacobian_contraction_s": t_jc,
-        "ntk_vector_products_s": t_vp,
-        "ratio_jc_over_vp": t_jc / t_vp,
-        "relative_difference": error,
-    }
+from ntsim.core import gradient_descent, linear, mse_loss, sweep
 
 
 def bench_sweep_vmap_vs_loop(
     num_datasets: int = 64, n: int = 200, d: int = 20, steps: int = 500
-) -> dict:
+) -> list[Row]:
     def fit(key):
         kx, kw = jax.random.split(key)
         x = jax.random.normal(kx, (n, d))
@@ -69,38 +48,67 @@ def bench_sweep_vmap_vs_loop(
         ).params["w"]
 
     keys = jax.random.split(jax.random.PRNGKey(2), num_datasets)
-    t_sweep, w_sweep = _time(lambda k: sweep(fit, k), keys)
+    t_sweep, w_sweep = time_call(lambda k: sweep(fit, k), keys)
     fit_jit = jax.jit(fit)
-    t_loop, w_loop = _time(lambda k: jnp.stack([fit_jit(k[i]) for i in range(len(k))]), keys)
-    return {
-        "datasets": num_datasets,
-        "sweep_s": t_sweep,
-        "loop_s": t_loop,
-        "speedup_sweep_over_loop": t_loop / t_sweep,
-        "max_abs_difference": float(jnp.max(jnp.abs(w_sweep - w_loop))),
-        "devices": jax.local_device_count(),
-    }
+    t_loop, w_loop = time_call(lambda k: jnp.stack([fit_jit(k[i]) for i in range(len(k))]), keys)
+    diff = float(jnp.max(jnp.abs(w_sweep - w_loop)))
+    return [
+        Row(
+            case=f"core.sweep least squares, {num_datasets} datasets",
+            ntsim_s=t_sweep,
+            reference="per-dataset jitted loop",
+            reference_s=t_loop,
+            notes=f"{jax.local_device_count()} host device(s); max abs. diff {diff:.1e}",
+        )
+    ]
+
+
+def bench_memory() -> list[Row]:
+    result = subprocess.run(
+        [sys.executable, "-m", "benchmarks.memory"], capture_output=True, text=True, check=True
+    )
+    record = json.loads(result.stdout.strip().splitlines()[-1])
+    return [
+        Row(
+            case=record["case"],
+            ntsim_s=record["seconds_including_compilation"],
+            peak_memory_gb=record["peak_rss_gb"],
+            notes=f"{record['parameters'] / 1e6:.1f}M parameters; 8x8 block vs Jacobian "
+            f"contraction rel. error {record['relative_error_vs_jacobian_contraction_8x8']:.1e}",
+        )
+    ]
+
+
+def _format(row: Row) -> str:
+    ratio = "" if row.ratio is None else f"{row.ratio:7.1f}x"
+    ref = "" if row.reference_s is None else f"{row.reference_s:9.3f}"
+    gflops = "" if row.gflops is None else f"{row.gflops:6.1f}"
+    memory = "" if row.peak_memory_gb is None else f"{row.peak_memory_gb:5.1f}"
+    return (
+        f"| {row.case} | {row.ntsim_s:.3f} | {row.reference} | {ref} | {ratio} | {gflops} | "
+        f"{memory} | {row.notes} |"
+    )
 
 
 def main() -> None:
-    results = {
-        "ntk_implementations": [bench_ntk_implementations(w) for w in (128, 512)],
-        "sweep_vmap_vs_loop": bench_sweep_vmap_vs_loop(),
-        "metadata": _io.run_metadata(),
-    }
-    for row in results["ntk_implementations"]:
-        print(
-            f"NTK width {row['width']:5d}: jacobian contraction / NTK-vector products "
-            f"= {row['ratio_jc_over_vp']:.2f}  (rel. diff {row['relative_difference']:.1e})"
-        )
-    s = results["sweep_vmap_vs_loop"]
-    print(
-        f"sweep over {s['datasets']} datasets on {s['devices']} device(s): "
-        f"{s['speedup_sweep_over_loop']:.1f}x faster than a jitted per-dataset loop"
-    )
+    peak = sweeps.matmul_peak_gflops()
+    rows: list[Row] = []
+    for width in ntk.MLP_WIDTHS:
+        rows += ntk.bench_mlp(width)
+    rows += ntk.bench_attention()
+    rows += sweeps.bench_head_tuning_sweep(peak=peak)
+    rows += bench_sweep_vmap_vs_loop()
+    rows += bench_memory()
+    print(f"2048^3 fp32 matmul: {peak:.0f} GFLOP/s on {jax.devices()[0].device_kind}\n")
+    print("| case | ntsim (s) | reference | reference (s) | ratio | GFLOP/s | peak GB | notes |")
+    print("|---|---|---|---|---|---|---|---|")
+    for row in rows:
+        print(_format(row))
     path = pathlib.Path(__file__).with_name("results.json")
-    _io.write_json(path, results)
-    print(f"wrote {path}")
+    rows_json = [{**dataclasses.asdict(r), "ratio": r.ratio} for r in rows]
+    _io.write_json(path, {"matmul_peak_gflops": peak, "rows": rows_json,
+                          "metadata": _io.run_metadata()})  # fmt: skip
+    print(f"\nwrote {path}")
 
 
 if __name__ == "__main__":
