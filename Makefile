@@ -29,7 +29,7 @@ $(STAMP): pyproject.toml
 test: $(STAMP)
 	$(BIN)/ruff check ntsim experiments tests benchmarks scripts
 	$(BIN)/ruff format --check ntsim experiments tests benchmarks scripts
-	$(TEST_ENV) $(BIN)/pytest -q -m "not slow" -n 2 ntsim tests experiments
+	$(TEST_ENV) $(BIN)/pytest -q -m "not slow" -n 2 --durations=30 ntsim tests experiments
 
 test-full: $(STAMP)
 	$(TEST_ENV) $(BIN)/pytest -q -n 2 ntsim tests experiments
