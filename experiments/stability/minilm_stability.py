@@ -244,7 +244,7 @@ def _std(values) -> float:
 
 def _sweep_panel(ax, sweep: dict, xlabel: str, title: str, log: bool = False):
     if not sweep:
-        ax.text(0.5, 0.5, "sweep not run at this scale", ha="center", va="center")
+        ax.text(0.5, 0.5, "sweep not run in this configuration", ha="center", va="center")
         ax.set_axis_off()
         return
     xs = sorted(float(x) for x in sweep)
