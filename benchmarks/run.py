@@ -95,7 +95,9 @@ def main() -> None:
     rows: list[Row] = []
     for width in ntk.MLP_WIDTHS:
         rows += ntk.bench_mlp(width)
-    rows += ntk.bench_attention()
+    for width, tokens in ntk.ATTENTION_CASES:
+        rows += ntk.bench_attention(width, tokens)
+    rows += ntk.bench_flax_bert()
     rows += sweeps.bench_head_tuning_sweep(peak=peak)
     rows += bench_sweep_vmap_vs_loop()
     rows += bench_memory()

@@ -123,27 +123,6 @@ def _reduce_full_kernel(full: Array, out_ndim: int, trace, diagonal) -> Array:
     return jnp.einsum(f"y{first}z{second}->yz{result}", full)
 
 
-def _subset_jacobian_blocks(apply, x1, x2, out_ndim, trace, diagonal):
-    """``fallback(indices, leaves, treedef)``: Jacobian-contraction blocks of some leaves."""
-
-    def fallback(indices, leaves, treedef):
-        def sub_apply(sub, x):
-            full = list(leaves)
-            for i, value in zip(indices, sub, strict=True):
-                full[i] = value
-            return apply(jax.tree.unflatten(treedef, full), x)
-
-        jac = jax.vmap(jax.jacrev(sub_apply), in_axes=(None, 0))
-        sub = [leaves[i] for i in indices]
-        j1, j2 = jac(sub, x1), jac(sub, x2)
-        return [
-            _contract_jacobians(a, b, out_ndim, trace, diagonal)
-            for a, b in zip(j1, j2, strict=True)
-        ]
-
-    return fallback
-
-
 def _kernel_blocks(apply, params, x1, x2, out_ndim, trace, diagonal, implementation):
     """Per-parameter-leaf kernels (a pytree like ``params``) between ``x1`` and ``x2``."""
     if implementation == "structured":
@@ -153,7 +132,7 @@ def _kernel_blocks(apply, params, x1, x2, out_ndim, trace, diagonal, implementat
             x1,
             x2,
             lambda full: _reduce_full_kernel(full, out_ndim, trace, diagonal),
-            _subset_jacobian_blocks(apply, x1, x2, out_ndim, trace, diagonal),
+            lambda j1, j2: _contract_jacobians(j1, j2, out_ndim, trace, diagonal),
         )
     if implementation == "jacobian_contraction":
         jac = jax.vmap(jax.jacrev(apply), in_axes=(None, 0))

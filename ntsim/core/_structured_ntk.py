@@ -17,14 +17,24 @@ positions, small weights) the block is formed as ``⟨Σ_t a_t ⊗ δ_t, Σ_s a'
 instead, still from ``a`` and ``δ`` alone (one ``fan_in × fan_out`` matrix per example
 and output, never the whole Jacobian).
 
-Which leaves are dense-like is found automatically from the model's jaxpr: a leaf qualifies
+An embedding table read by row lookups ``y_t = W[id_t]`` is the same rule with one-hot
+inputs, ``a_t·a'_s = [id_t = id'_s]``:
+
+.. math:: Θ_W(x, x')_{ij} = \sum_{t,s} [\mathrm{id}_t = \mathrm{id}'_s]\, δ_{i,t}·δ'_{j,s},
+
+at cost ``N²T²F`` instead of ``N²·V·F`` for a vocabulary of ``V`` rows.
+
+Which leaves are structured is found automatically from the model's jaxpr: a leaf qualifies
 if every use of it (through ``transpose`` and nested ``jit`` calls) is one operand of a
 ``dot_general`` without batch dimensions whose other operand does not depend on the
-parameters' identity (any other use, e.g. ``W * c`` or a gather, disqualifies it), and
-all its uses contract the same axes of ``W``. The layer inputs and cotangents are read by
-re-evaluating that jaxpr with a zero perturbation added to each such product's output and
-differentiating with respect to the perturbations. The remaining leaves (biases, embedding
-tables, LayerNorm scales, …) fall back to Jacobian contraction.
+parameters' identity, all its uses contracting the same axes of ``W``; or if every use is
+a row ``gather`` of the untransposed 2-D table (``jnp.take(W, ids, axis=0)``, what
+``flax.linen.Embed`` does). Any other use (e.g. ``W * c``) disqualifies it. The layer
+inputs, the looked-up ids and the cotangents are read by re-evaluating that jaxpr with a
+zero perturbation added to each such product's output and differentiating with respect to
+the perturbations. The remaining leaves (biases, LayerNorm scales, …) are differentiated
+in the same backward pass, and their per-example Jacobians contracted (Jacobian
+contraction, but without a second backward pass).
 """
 
 from __future__ import annotations
@@ -44,13 +54,23 @@ __all__ = ["dense_leaves", "structured_kernel_blocks"]
 _CALLS = ("jit", "pjit", "closed_call", "core_call")
 
 
+JACOBIAN_ORDER_PENALTY = 8
+"""How many Gram-order FLOPs one Jacobian-order FLOP is worth. The per-example outer
+products ``Σ_t a_t ⊗ δ_t`` are batched matmuls with a short contraction (``T``) and a large
+output, which XLA's CPU backend runs ~15x slower per FLOP than the Gram order's matmuls
+(measured: N = 64, T = 16, C = F = 256: Gram order 7.9 ms for 1.07 GFLOP, Jacobian order
+36 ms for 0.67 GFLOP). The Jacobian order still wins for many positions and small weights
+(``T²(C + F) ≫ C·F``)."""
+
+
 class _Use(NamedTuple):
     leaf: int
-    side: int  # 0: the weight is the lhs of dot_general, 1: the rhs
+    side: int  # 0: the weight is the lhs of dot_general, 1: the rhs (a gather: 0)
     a_perm: tuple[int, ...]  # transpose of the other operand to (free..., contracted...)
-    a_free_size: int
+    a_free_size: int  # positions T of this use
     y_perm: tuple[int, ...]  # transpose of the output to (a-free..., leaf-free sorted...)
     contracted: tuple[int, ...]  # leaf axes contracted (sorted)
+    kind: str = "dot"  # or "gather": the recorded activation is then the row ids (T,)
 
 
 class _Context:
@@ -104,6 +124,41 @@ def _dot_use(eqn, tags, ctx) -> _Use | None:
     return _Use(leaf, side, a_perm, a_free_size, y_perm, contracted)
 
 
+def _gather_use(eqn, tags, ctx) -> _Use | None:
+    """A :class:`_Use` for ``W[ids]`` (row lookups of an untransposed 2-D table)."""
+    operand, indices = eqn.invars
+    tag = None if isinstance(operand, jcore.Literal) else tags.get(operand)
+    if tag is None:
+        return None
+    leaf, perm = tag
+    numbers = eqn.params["dimension_numbers"]
+    out_ndim = eqn.outvars[0].aval.ndim
+    rows = (
+        perm == (0, 1)
+        and indices.aval.shape[-1:] == (1,)
+        and tuple(numbers.collapsed_slice_dims) == (0,)
+        and tuple(numbers.start_index_map) == (0,)
+        and tuple(numbers.offset_dims) == (out_ndim - 1,)
+        and not getattr(numbers, "operand_batching_dims", ())
+        and tuple(eqn.params["slice_sizes"]) == (1, operand.aval.shape[1])
+    )
+    if not rows:
+        ctx.disqualified.add(leaf)
+        return None
+    positions = math.prod(indices.aval.shape[:-1])
+    return _Use(leaf, 0, (), positions, tuple(range(out_ndim)), (0,), kind="gather")
+
+
+def _row_ids(eqn, indices) -> Array:
+    """The table rows a gather reads, ``-1`` where it reads none (out of bounds, fill mode)."""
+    rows = eqn.invars[0].aval.shape[0]
+    ids = indices[..., 0].reshape(-1)
+    mode = eqn.params["mode"]
+    if mode == jax.lax.GatherScatterMode.CLIP:
+        return jnp.clip(ids, 0, rows - 1)
+    return jnp.where((ids >= 0) & (ids < rows), ids, -1)
+
+
 def _interpret(jaxpr, consts, args, arg_tags, ctx: _Context):
     """Evaluate ``jaxpr`` tracking which values are (transposed) parameter leaves."""
     env, tags = {}, {}
@@ -135,8 +190,12 @@ def _interpret(jaxpr, consts, args, arg_tags, ctx: _Context):
             env[out] = jax.lax.transpose(invals[0], eqn.params["permutation"])
             tags[out] = (leaf, tuple(perm[p] for p in eqn.params["permutation"]))
             continue
-        use = _dot_use(eqn, tags, ctx) if name == "dot_general" else None
-        if use is None and name != "dot_general":
+        use = None
+        if name == "dot_general":
+            use = _dot_use(eqn, tags, ctx)
+        elif name == "gather":
+            use = _gather_use(eqn, tags, ctx)
+        if use is None and name not in ("dot_general", "gather"):
             for t in in_tags:
                 if t is not None:
                     ctx.disqualified.add(t[0])
@@ -150,7 +209,10 @@ def _interpret(jaxpr, consts, args, arg_tags, ctx: _Context):
         if use is not None:
             index = len(ctx.uses)
             ctx.uses.append(use)
-            ctx.activations.append(invals[1 - use.side])
+            if use.kind == "gather":
+                ctx.activations.append(_row_ids(eqn, invals[1]))
+            else:
+                ctx.activations.append(invals[1 - use.side])
             ctx.product_avals.append((tuple(outs[0].shape), outs[0].dtype))
             if ctx.eps is not None:
                 outs = [outs[0] + ctx.eps[index]]
@@ -184,13 +246,14 @@ def _analyse(closed, leaves) -> tuple[_Context, list[bool]]:
     jax.eval_shape(run, *leaves, jax.ShapeDtypeStruct(x_aval.shape, x_aval.dtype))
     dense = []
     for leaf in range(len(leaves)):
-        contracted = {u.contracted for u in ctx.uses if u.leaf == leaf}
-        dense.append(len(contracted) == 1 and leaf not in ctx.disqualified)
+        kinds = {(u.kind, u.contracted) for u in ctx.uses if u.leaf == leaf}
+        dense.append(len(kinds) == 1 and leaf not in ctx.disqualified)
     return ctx, dense
 
 
 def dense_leaves(apply: Callable[[Params, Array], Array], params: Params, x_example: Array):
-    """Boolean pytree like ``params``: ``True`` where the structured rule applies (module doc).
+    """Boolean pytree like ``params``: ``True`` where the structured rule applies (module doc:
+    dense-like weights and row-gathered embedding tables).
 
     Examples:
       >>> import jax, jax.numpy as jnp
@@ -205,76 +268,96 @@ def dense_leaves(apply: Callable[[Params, Array], Array], params: Params, x_exam
     return jax.tree.unflatten(treedef, dense)
 
 
-def _probe(closed, analysis: _Context, leaves, x, out_shape):
-    """Per use: the layer input ``(T, C)`` and cotangents ``(|S|, T, F)`` of one example."""
+def _probe(closed, analysis: _Context, leaves, rest: list[int], x, out_shape):
+    """One example, one backward pass per output entry. Per use: the layer input ``(T, C)``
+    (row ids ``(T,)`` for a gather) and the cotangents ``(|S|, T, F)``; per leaf in
+    ``rest``: its Jacobian ``(|S|, *leaf)``."""
 
-    def forward(eps):
+    def forward(eps, rest_values):
+        values = list(leaves)
+        for i, value in zip(rest, rest_values, strict=True):
+            values[i] = value
         ctx = _Context(eps)
-        (out,), _ = _interpret(closed.jaxpr, closed.consts, [*leaves, x], _leaf_tags(leaves), ctx)
+        (out,), _ = _interpret(closed.jaxpr, closed.consts, [*values, x], _leaf_tags(leaves), ctx)
         return out, ctx.activations
 
     eps0 = [jnp.zeros(shape, dtype) for shape, dtype in analysis.product_avals]
-    out, vjp, activations = jax.vjp(forward, eps0, has_aux=True)
+    out, vjp, activations = jax.vjp(forward, eps0, [leaves[i] for i in rest], has_aux=True)
     size = math.prod(out_shape)
     basis = jnp.eye(size, dtype=out.dtype).reshape((size, *out_shape))
-    (cotangents,) = jax.vmap(vjp)(basis)  # per use: (|S|, *product shape)
+    cotangents, rest_jacobians = jax.vmap(vjp)(basis)  # per use: (|S|, *product shape)
     result = []
     for use, act, cot in zip(analysis.uses, activations, cotangents, strict=True):
-        a = jnp.transpose(act, use.a_perm).reshape(use.a_free_size, -1)
+        if use.kind == "gather":
+            a = act
+        else:
+            a = jnp.transpose(act, use.a_perm).reshape(use.a_free_size, -1)
         d = jnp.transpose(cot, (0, *(1 + p for p in use.y_perm)))
         result.append((a, d.reshape(size, use.a_free_size, -1)))
-    return result
+    return result, rest_jacobians
 
 
-def structured_kernel_blocks(apply, params, x1, x2, contract, fallback) -> Params:
-    """Per-leaf kernels: structured for dense leaves, ``fallback`` for the others.
+def structured_kernel_blocks(apply, params, x1, x2, contract, contract_jacobians) -> Params:
+    """Per-leaf kernels: structured for dense and gathered leaves, Jacobian contraction of
+    the same backward pass's per-example Jacobians for the others.
 
-    ``contract(full, out_shape)`` reduces a full ``(N1, *S, N2, *S)`` block to the caller's
-    layout; ``fallback(indices, leaves, treedef)`` returns the blocks of the other leaves.
+    ``contract(full)`` reduces a full ``(N1, *S, N2, *S)`` block to the caller's layout;
+    ``contract_jacobians(j1, j2)`` does the same from Jacobians ``(N, *S, *leaf)``.
+    ``x2 is x1`` reuses the first side's pass.
     """
     closed, leaves, treedef = _trace(apply, params, x1[0])
     analysis, dense = _analyse(closed, leaves)
     out_shape = tuple(closed.out_avals[0].shape)
-    blocks: list[Array | None] = [None] * len(leaves)
-    if any(dense):
-
-        def probe(x):
-            return _probe(closed, analysis, leaves, x, out_shape)
-
-        p1 = jax.vmap(probe)(x1)
-        p2 = p1 if x2 is x1 else jax.vmap(probe)(x2)
-        for leaf in (i for i, flag in enumerate(dense) if flag):
-            idx = [k for k, u in enumerate(analysis.uses) if u.leaf == leaf]
-            a1 = jnp.concatenate([p1[k][0] for k in idx], axis=1)  # (N1, T, C)
-            a2 = jnp.concatenate([p2[k][0] for k in idx], axis=1)
-            d1 = jnp.concatenate([p1[k][1] for k in idx], axis=2)  # (N1, S, T, F)
-            d2 = jnp.concatenate([p2[k][1] for k in idx], axis=2)
-            full = _dense_block(a1, a2, d1, d2)  # (N1, S, N2, S)
-            shape = (x1.shape[0], *out_shape, x2.shape[0], *out_shape)
-            blocks[leaf] = contract(full.reshape(shape))
     rest = [i for i, flag in enumerate(dense) if not flag]
-    if rest:
-        for i, block in zip(rest, fallback(rest, leaves, treedef), strict=True):
-            blocks[i] = block
+
+    def probe(x):
+        return _probe(closed, analysis, leaves, rest, x, out_shape)
+
+    (p1, j1) = jax.vmap(probe)(x1)
+    (p2, j2) = (p1, j1) if x2 is x1 else jax.vmap(probe)(x2)
+    blocks: list[Array | None] = [None] * len(leaves)
+    for leaf in (i for i, flag in enumerate(dense) if flag):
+        idx = [k for k, u in enumerate(analysis.uses) if u.leaf == leaf]
+        a1 = jnp.concatenate([p1[k][0] for k in idx], axis=1)  # (N1, T, C) or ids (N1, T)
+        a2 = jnp.concatenate([p2[k][0] for k in idx], axis=1)
+        d1 = jnp.concatenate([p1[k][1] for k in idx], axis=2)  # (N1, S, T, F)
+        d2 = jnp.concatenate([p2[k][1] for k in idx], axis=2)
+        if analysis.uses[idx[0]].kind == "gather":
+            same_row = (a1[:, :, None, None] == a2[None, None, :, :]) & (a1 >= 0)[:, :, None, None]
+            full = _dense_block(None, None, d1, d2, gram_a=same_row.astype(d1.dtype))
+        else:
+            full = _dense_block(a1, a2, d1, d2)  # (N1, S, N2, S)
+        blocks[leaf] = contract(full.reshape((x1.shape[0], *out_shape, x2.shape[0], *out_shape)))
+    for i, a, b in zip(rest, j1, j2, strict=True):
+        blocks[i] = contract_jacobians(
+            a.reshape((x1.shape[0], *out_shape, *a.shape[2:])),
+            b.reshape((x2.shape[0], *out_shape, *b.shape[2:])),
+        )
     return jax.tree.unflatten(treedef, blocks)
 
 
-def _dense_block(a1, a2, d1, d2, order: str | None = None) -> Array:
+def _dense_block(a1, a2, d1, d2, order: str | None = None, gram_a=None) -> Array:
     """``Σ_{t,s} (a1_t·a2_s)(d1_{i,t}·d2_{j,s})`` → ``(N1, S, N2, S)``.
 
     ``order="gram"`` forms the Gram matrices of the inputs and of the cotangents (cost
     ``N1·N2·T1·T2·(C + F)``); ``order="jacobian"`` forms ``Σ_t a_t ⊗ δ_t`` per example first
-    (cost ``(N1·T1 + N2·T2)·C·F + N1·N2·C·F``); ``None`` picks the cheaper.
+    (cost ``(N1·T1 + N2·T2)·C·F + N1·N2·C·F``); ``None`` picks the cheaper, counting the
+    Jacobian order's FLOPs :data:`JACOBIAN_ORDER_PENALTY` times. ``gram_a``
+    ``(N1, T1, N2, T2)`` given: the inputs' Gram itself (gathers), Gram order.
     """
-    n1, t1, c = a1.shape
-    n2, t2, _ = a2.shape
-    f = d1.shape[3]
+    if gram_a is not None:
+        order = "gram"
+    else:
+        n1, t1, c = a1.shape
+        n2, t2, _ = a2.shape
+        f = d1.shape[3]
     if order is None:
         gram_cost = n1 * n2 * t1 * t2 * (c + f)
         jacobian_cost = (n1 * t1 + n2 * t2) * c * f + n1 * n2 * c * f
-        order = "gram" if gram_cost <= jacobian_cost else "jacobian"
+        order = "gram" if gram_cost <= JACOBIAN_ORDER_PENALTY * jacobian_cost else "jacobian"
     if order == "gram":
-        gram_a = jnp.einsum("ntc,msc->ntms", a1, a2)
+        if gram_a is None:
+            gram_a = jnp.einsum("ntc,msc->ntms", a1, a2)
         gram_d = jnp.einsum("nitf,mjsf->nitmjs", d1, d2)
         return jnp.einsum("ntms,nitmjs->nimj", gram_a, gram_d)
     j1 = jnp.einsum("ntc,nitf->nicf", a1, d1)

@@ -88,8 +88,48 @@ def test_flax_bert_per_token_weights(key, trace_axes):
     flags = dense_leaves(apply, params, examples[0])
     for name in ("query", "key", "value", "output"):
         assert flags["layer_0"]["attention"][name]["kernel"], name
-    assert not flags["embeddings"]["word"]["embedding"]  # a gather: Jacobian fallback
+    assert flags["embeddings"]["word"]["embedding"]  # a row gather: [id_t = id'_s] δ·δ'
+    assert not flags["embeddings"]["layer_norm"]["scale"]  # elementwise: Jacobian fallback
     structured, reference = _both(apply, examples, params, trace_axes=trace_axes)
+    assert _relative(structured, reference) < RTOL
+
+
+@pytest.mark.parametrize("mode", ["fill", "clip", "wrap"])
+def test_gathered_table_matches_jacobian_contraction(key, mode):
+    """Repeated ids (the same row read twice), out-of-range ids (read nothing in fill mode,
+    the last row in clip mode, row 9 mod 7 in wrap mode), and the explicit one-hot form."""
+    k1, k2, k3 = jax.random.split(key, 3)
+    params = {"table": jax.random.normal(k1, (7, 3)), "w": jax.random.normal(k2, (3, 2))}
+    ids = jnp.array([[0, 2, 2, 5], [2, 9, 1, 0], [5, 5, 5, 6]])  # 9 is out of range
+
+    def apply(p, example):
+        rows = jnp.take(p["table"], example, axis=0, mode=mode)
+        return jnp.tanh(jnp.nan_to_num(rows) @ p["w"]).sum(0)
+
+    assert dense_leaves(apply, params, ids[0]) == {"table": True, "w": True}
+    structured, reference = _both(apply, ids, params, trace_axes=())
+    assert _relative(structured, reference) < RTOL
+    if mode == "wrap":  # the same model written with one-hot rows: a dot
+
+        def one_hot_apply(p, example):
+            return jnp.tanh(jax.nn.one_hot(example % 7, 7) @ p["table"] @ p["w"]).sum(0)
+
+        one_hot = empirical_ntk_fn(one_hot_apply, trace_axes=(), implementation="structured")
+        assert _relative(structured, one_hot(ids, None, params)) < RTOL
+
+
+def test_table_gathered_and_multiplied_falls_back(key):
+    """A tied embedding (looked up, then used as the output matrix) mixes a gather and a dot:
+    the leaf falls back to Jacobian contraction and still agrees."""
+    table = jax.random.normal(key, (6, 4))
+    ids = jnp.array([[0, 3], [3, 5], [1, 1]])
+
+    def tied(p, example):
+        hidden = jnp.tanh(jnp.take(p["table"], example, axis=0).mean(0))
+        return hidden @ p["table"].T
+
+    assert dense_leaves(tied, {"table": table}, ids[0]) == {"table": False}
+    structured, reference = _both(tied, ids, {"table": table})
     assert _relative(structured, reference) < RTOL
 
 
