@@ -6,7 +6,8 @@ separable datasets of ``points`` points in ``d`` dimensions for ``steps`` steps
 (:func:`ntsim.theory.stability.head_tuning_gd`). Its useful work per step and dataset is
 the margins ``W Z`` and the gradient ``c ⊙ σ(−m) Zᵀ``: ``2 · 2k(d + 1)n`` FLOPs for ``k``
 heads (the sigmoid's own cost is not counted). The peak is a 2048³ fp32 matmul timed in
-the same run.
+the same run. The datasets run in ``lax.map`` chunks of ``GD_CHUNK_SIZE`` (vmapped inside a
+chunk), as :func:`ntsim.theory.stability.loo_sweep` runs them, so a chunk stays in cache.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import jax.numpy as jnp
 from benchmarks._timing import Row, time_call
 from ntsim.core import separable_dataset
 from ntsim.theory.stability import head_tuning_gd, loo_weights
+from ntsim.theory.stability._synthetic import GD_CHUNK_SIZE
 
 HEADS = 2  # S and S^i
 
@@ -40,7 +42,8 @@ def bench_head_tuning_sweep(
 ) -> list[Row]:
     keys = jax.random.split(jax.random.PRNGKey(5), datasets)
     one = jax.jit(lambda k: _head_tuning(k, points, dim, steps))
-    vmapped = jax.jit(jax.vmap(lambda k: _head_tuning(k, points, dim, steps)))
+    one_dataset = lambda k: _head_tuning(k, points, dim, steps)  # noqa: E731
+    vmapped = jax.jit(lambda ks: jax.lax.map(one_dataset, ks, batch_size=GD_CHUNK_SIZE))
     t_vmap, w_vmap = time_call(vmapped, keys)
     t_loop, w_loop = time_call(lambda ks: jnp.stack([one(k) for k in ks]), keys, repeats=1)
     flops = datasets * steps * 2 * 2 * HEADS * (dim + 1) * points
@@ -48,7 +51,7 @@ def bench_head_tuning_sweep(
     diff = float(jnp.max(jnp.abs(w_vmap - w_loop)) / jnp.max(jnp.abs(w_loop)))
     return [
         Row(
-            case=f"head-tuning sweep {datasets}x{points}x{dim}, {steps} steps",
+            case=f"head-tuning sweep {datasets}x{points}x{dim}, {steps} steps, S and S^i",
             ntsim_s=t_vmap,
             reference="per-dataset jitted loop",
             reference_s=t_loop,

@@ -270,17 +270,17 @@ def head_tuning_gd(
         raise ValueError(f"{where}: record_steps must be increasing and >= 0, got {record_steps}.")
     check_positive(where, "learning_rate", learning_rate)
     eta = jnp.asarray(learning_rate, x.dtype)
-    # Columns y_i x̃_i, stored (d+1, n): the margins and the gradient are broadcast-multiply-
-    # reduce loops over contiguous length-n rows. Under vmap over datasets this runs ~5x
-    # faster on CPU than the batched matmuls of k × (d+1) heads (measured, k = 2, d = 10).
+    # Columns y_i x̃_i, stored (d+1, n); margins W Zᵀ and gradient G Z as matmuls. On jax
+    # 0.9 CPU (k = 2, d = 10, n = 2000, 64 datasets in lax.map chunks of 4) this runs 3.5x
+    # faster than broadcast-multiply-reduce loops (which were faster on older jaxlibs).
     zt = (y[:, None] * augment_features(x)).T
 
     def margins(w):
-        return jnp.sum(w[:, :, None] * zt[None, :, :], axis=1)  # (k, n)
+        return w @ zt  # (k, n)
 
     def step(_, w):
         g = c * jax.nn.sigmoid(-margins(w))  # −ℓ'(u) = σ(−u)
-        return w + eta * jnp.sum(g[:, None, :] * zt[None, :, :], axis=2)
+        return w + eta * g @ zt.T
 
     def segment(w, length):
         w = jax.lax.fori_loop(0, length, step, w)

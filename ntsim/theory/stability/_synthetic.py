@@ -117,16 +117,24 @@ def svm_sweep(x, y, i, *, chunk_size) -> dict:
         return {k: np.asarray(v) for k, v in ref.items()}
 
 
+GD_CHUNK_SIZE = 4
+"""Datasets per ``lax.map`` batch of the GD sweep: a chunk's data stays in cache while all its
+steps run (2,000 × 11 floats = 88 KB per dataset). Measured on 2 cores, 64 datasets:
+chunks of 2–4 run 1.7x faster than vmapping all 64 and 2.6x faster than chunks of 1."""
+
+
 def loo_sweep(keys, params, *, num_points, dim, steps, chunk_size) -> dict:
     """:func:`loo_cell` over datasets (``lax.map`` in chunks) then :func:`svm_reference`.
 
-    ``params``: ``(K, 4)`` rows ``(margin, radius, offset, init_norm)``. Returns numpy
-    arrays with a leading axis ``K``, plus the GD and SVM wall times (compilation included).
+    ``params``: ``(K, 4)`` rows ``(margin, radius, offset, init_norm)``. ``chunk_size`` is
+    the SVM solves' batch; GD runs in batches of at most :data:`GD_CHUNK_SIZE`. Returns
+    numpy arrays with a leading axis ``K``, plus the GD and SVM wall times (compilation
+    included).
     """
     start = time.perf_counter()
     out = jax.block_until_ready(_gd_sweep(
         keys, jnp.asarray(params, jnp.float32), num_points=num_points, dim=dim, steps=steps,
-        chunk_size=chunk_divisor(chunk_size, len(params)),
+        chunk_size=chunk_divisor(min(chunk_size, GD_CHUNK_SIZE), len(params)),
     ))  # fmt: skip
     gd_time = time.perf_counter() - start
     start = time.perf_counter()
