@@ -240,3 +240,26 @@ def test_linearity_vs_lambda_optax_path(x64, key):
         lz.linearity_vs_lambda(
             model.apply, p0, x, y, x, y, lambdas=jnp.array([0.0]), loss="logistic", **kw
         )
+
+
+def test_per_layer_spectral_experiment_obeys_weyl_and_thm6():
+    """The per-layer experiment at quick scale: S_l ⪰ 0, so every eigenvalue of K + S_l is at
+    least the matching one of K (Weyl) and inside Thm 6's band; Thm 7 is reported as
+    inapplicable exactly when η ≥ 1; the ratios are square roots of positive risk ratios."""
+    import jax
+    import numpy as np
+
+    from ntsim.experiment import load_experiment
+
+    module = load_experiment("linearization/per_layer_spectral")
+    results = module.run(module.SCALES["quick"], jax.random.PRNGKey(0))
+    for ratios, inside in zip(results["thm6_ratio"], results["thm6_inside"], strict=True):
+        assert min(ratios) >= 1 - 1e-5
+        assert inside == 1.0
+    eta = np.asarray(results["eta"])
+    assert np.all(eta > 0)
+    lower, upper = np.asarray(results["thm7_lower"]), np.asarray(results["thm7_upper"])
+    krr = np.asarray(results["krr_ratio"])
+    valid = eta < 1
+    assert np.all((lower[valid] <= krr[valid]) & (krr[valid] <= upper[valid]))
+    assert np.all(np.asarray(results["trained_ratio"]) > 0) and np.all(krr > 0)
