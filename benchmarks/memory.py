@@ -2,8 +2,9 @@
 
 Run in its own process (``python -m benchmarks.memory``; ``make bench`` does) so that the
 peak resident set size belongs to this computation alone. The structured rule handles the
-36 dense kernels of the six blocks from layer inputs and cotangents; the embedding tables,
-biases and LayerNorms fall back to Jacobian contraction in tiles of ``BATCH`` sentences.
+36 dense kernels of the six blocks from layer inputs and cotangents and the embedding tables
+from the looked-up ids; the biases and LayerNorms take per-example Jacobians from the same
+backward pass. The kernel is built in tiles of ``BATCH × BATCH`` sentences.
 For scale: the full Jacobian of 100 sentences is 100 x 22.7M fp32 = 9.1 GB per side.
 Prints one JSON line.
 """

@@ -58,8 +58,8 @@ class Config:
     d: int = 10  # feature dimension
     num_points: int = 2000  # n of the main sweep
     num_datasets: int = 500  # datasets of the main sweep
-    num_steps: int = 10_000  # T (GD steps), every sweep
-    num_records: int = 9  # log-spaced recorded steps up to T
+    num_steps: int = 100_000  # T (GD steps), every sweep: direction convergence is ~1/log t
+    num_records: int = 11  # log-spaced recorded steps up to T
     margin: float = 0.1  # γ (slab half-width) unless varied
     radius: float = 1.0  # B unless varied
     offset: float = 0.2  # ‖slab centre‖
