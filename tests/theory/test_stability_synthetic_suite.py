@@ -112,4 +112,8 @@ def test_config_validation():
     with pytest.raises(ValueError, match="positive integer"):
         exp.Config(num_steps=0)
     assert exp.SCALES["full"].num_datasets == 500 and exp.SCALES["full"].num_points == 2000
-    assert exp.SCALES["full"].num_steps == 10_000 and exp.SCALES["full"].d == 10
+    # Issue 4: steps on a log grid to 10^4, and 10^5 at full scale where direction
+    # convergence needs it (it does: ~1/log t); the grid must still record t = 10^4.
+    full = exp.SCALES["full"]
+    assert full.num_steps == 100_000 and full.d == 10
+    assert 10_000 in st.log_spaced_steps(full.num_steps, full.num_records)
