@@ -42,7 +42,7 @@ format: $(STAMP)
 	$(BIN)/ruff check --fix ntsim experiments tests benchmarks scripts
 
 reproduce: $(STAMP)
-	MPLBACKEND=Agg $(BIN)/ntsim reproduce --scale quick
+	MPLBACKEND=Agg $(BIN)/ntsim reproduce --scale quick --jobs 2
 
 verify: $(STAMP)
 	$(BIN)/ntsim verify --scale quick

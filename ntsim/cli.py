@@ -6,6 +6,7 @@ Examples::
     ntsim run linear_teachers/fig1_covariance_alignment --scale quick --set d=200
     ntsim verify --topic linear_teachers
     ntsim reproduce                 # every experiment + every claim, quick scale
+    ntsim reproduce --jobs 2        # the same, one process per topic, two at a time
     ntsim report                    # index of the figures written so far
 
 Exit status: 0 when everything ran and every claim has its expected verdict, 1 when an
@@ -66,6 +67,13 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_common(p)
     p = sub.add_parser("reproduce", help="every experiment and every claim, then a summary")
     p.add_argument("--topic", help="only this topic")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="topics run in this many processes at once (default 1; `make reproduce` uses 2)",
+    )
+    p.add_argument("--summary-json", help=argparse.SUPPRESS)  # used by --jobs children
     _add_common(p)
     p = sub.add_parser("report", help="write <out>/README.md indexing the figures written")
     _add_common(p, scale=False)
@@ -99,7 +107,7 @@ def _cmd_run(args) -> int:
     return 0
 
 
-def _verify(args, topic: str | None, ids: Sequence[str] = ()) -> tuple[int, int]:
+def _verify(args, topic: str | None, ids: Sequence[str] = ()) -> tuple[int, int, list[str]]:
     from ntsim.claims import run_claims, select_claims, write_verification
 
     claims = select_claims(topic, tuple(ids))
@@ -113,15 +121,19 @@ def _verify(args, topic: str | None, ids: Sequence[str] = ()) -> tuple[int, int]
         print(f"{run.claim.id:58s} {instances!s:>9s} {margin:>12s}  {run.verdict} [{mark}]")
     good = sum(run.as_expected for run in runs)
     print(f"{good}/{len(runs)} claims as expected; table in {md}")
-    return good, len(runs)
+    return good, len(runs), [run.claim.id for run in runs if not run.as_expected]
 
 
 def _cmd_verify(args) -> int:
-    good, total = _verify(args, args.topic, args.ids)
+    good, total, _ = _verify(args, args.topic, args.ids)
     return 0 if good == total else 1
 
 
-def _cmd_reproduce(args) -> int:
+_Summary = tuple[list[tuple[str, str, float, str]], int, int, list[str]]
+
+
+def _reproduce_here(args) -> _Summary:
+    """Every experiment, then every claim, of ``args.topic`` (all topics when None)."""
     from ntsim.experiment import list_experiments, run_experiment
 
     names = [n for n in list_experiments() if args.topic is None or n.startswith(args.topic + "/")]
@@ -136,12 +148,82 @@ def _cmd_reproduce(args) -> int:
             _log(traceback.format_exc())
             summary.append((name, "FAILED", time.perf_counter() - start, "-"))
         _log(f"    {summary[-1][1]} in {summary[-1][2]:.1f} s")
-    good, total = _verify(args, args.topic)
+    good, total, unexpected = _verify(args, args.topic)
+    return summary, good, total, unexpected
+
+
+def _topics_by_size() -> list[str]:
+    """Topics, the one with the most experiments + claims first (longest-job-first)."""
+    from ntsim.claims import REGISTRY
+    from ntsim.experiment import list_experiments
+
+    sizes: dict[str, int] = {}
+    for topic in [claim.topic for claim in REGISTRY] + [
+        name.split("/")[0] for name in list_experiments()
+    ]:
+        sizes[topic] = sizes.get(topic, 0) + 1
+    return sorted(sizes, key=lambda topic: (-sizes[topic], topic))
+
+
+def _reproduce_in_parallel(args) -> _Summary:
+    """One ``ntsim reproduce --topic T`` process per topic, ``args.jobs`` at a time.
+
+    Separate processes, not threads: most of a quick run is single-threaded XLA
+    compilation and Python dispatch, which two processes overlap on two cores. Each child
+    writes its topic's figures and verification table; its progress goes to stderr as it
+    runs and its summary comes back through a JSON file. The shared persistent compilation
+    cache is safe to use from several processes.
+    """
+    import subprocess
+    import tempfile
+    from concurrent.futures import ThreadPoolExecutor
+
+    def child(topic: str) -> tuple[int, dict | None]:
+        with tempfile.TemporaryDirectory() as tmp:
+            summary_path = pathlib.Path(tmp) / "summary.json"
+            command = [sys.executable, "-m", "ntsim.cli", "reproduce", "--topic", topic,
+                       "--scale", args.scale, "--seed", str(args.seed), "--out", args.out,
+                       "--summary-json", str(summary_path)]  # fmt: skip
+            code = subprocess.run(command, stdout=subprocess.DEVNULL, check=False).returncode
+            record = json.loads(summary_path.read_text()) if summary_path.exists() else None
+        return code, record
+
+    topics = _topics_by_size()
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        results = dict(zip(topics, pool.map(child, topics), strict=True))
+    summary, good, total, unexpected = [], 0, 0, []
+    for topic in sorted(results):
+        code, record = results[topic]
+        if record is None:  # the child died before writing its summary
+            summary.append((f"{topic} (whole topic, exit status {code})", "FAILED", 0.0, "-"))
+            continue
+        summary += [tuple(row) for row in record["experiments"]]
+        good, total = good + record["claims_as_expected"], total + record["claims"]
+        unexpected += record["unexpected"]
+    from ntsim.claims._report import _write_index as write_claims_index
+
+    write_claims_index(pathlib.Path(args.out), args.scale)  # children raced on the index
+    return summary, good, total, unexpected
+
+
+def _cmd_reproduce(args) -> int:
+    if args.jobs < 1:
+        raise ValueError(f"--jobs must be >= 1, got {args.jobs}.")
+    if args.jobs > 1 and args.topic is None:
+        summary, good, total, unexpected = _reproduce_in_parallel(args)
+    else:
+        summary, good, total, unexpected = _reproduce_here(args)
+    if args.summary_json:
+        record = {"experiments": summary, "claims_as_expected": good, "claims": total,
+                  "unexpected": unexpected}  # fmt: skip
+        pathlib.Path(args.summary_json).write_text(json.dumps(record))
     _write_index(pathlib.Path(args.out))
     print(f"\n{'experiment':50s} {'status':>7s} {'seconds':>8s}  output")
     for name, status, seconds, png in summary:
         print(f"{name:50s} {status:>7s} {seconds:8.1f}  {png}")
     failed = sum(status != "ok" for _, status, _, _ in summary)
+    for claim_id in unexpected:
+        print(f"claim {claim_id}: NOT as expected (see the verification table)")
     print(
         f"{len(summary) - failed}/{len(summary)} experiments ok; {good}/{total} claims as expected"
     )

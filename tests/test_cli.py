@@ -66,3 +66,25 @@ def test_command_line_fills_the_persistent_compilation_cache(tmp_path):
     assert done.returncode == 0, done.stderr
     assert any((tmp_path / "cache").iterdir()), "nothing was cached"
     assert "cpu_aot_loader" not in done.stderr  # XLA's cache-hit log lines are silenced
+
+
+def test_reproduce_jobs_orders_topics_and_reports_a_dead_child(tmp_path, monkeypatch, capsys):
+    from ntsim.claims import REGISTRY
+    from ntsim.experiment import list_experiments
+
+    assert cli.main(["reproduce", "--jobs", "0"]) == 2
+    sizes: dict[str, int] = {}
+    for claim in REGISTRY:
+        sizes[claim.topic] = sizes.get(claim.topic, 0) + 1
+    for name in list_experiments():
+        sizes[name.split("/")[0]] = sizes.get(name.split("/")[0], 0) + 1
+    order = cli._topics_by_size()
+    assert sorted(order) == sorted(sizes)
+    assert [sizes[t] for t in order] == sorted(sizes.values(), reverse=True)
+    # a child that dies before its summary (unknown topic: usage error, exit 2) is a
+    # FAILED row and a non-zero exit, not a silent skip
+    monkeypatch.setattr(cli, "_topics_by_size", lambda: ["no_such_topic"])
+    assert cli.main(["reproduce", "--jobs", "2", "--out", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "no_such_topic (whole topic, exit status 2)" in out and "FAILED" in out
+    assert "0/1 experiments ok; 0/0 claims as expected" in out
