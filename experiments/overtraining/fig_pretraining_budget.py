@@ -24,149 +24,20 @@ Run: ``ntsim run overtraining/fig_pretraining_budget [--scale full]`` or this fi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import jax
 import numpy as np
 from tqdm.auto import tqdm
 
-from ntsim._validation import check_int_fields
-from ntsim.core import (
-    arithmetic_corpus,
-    causal_decoder,
-    next_token_loss,
-    sample_windows,
-    stdlib_corpus,
-)
 from ntsim.theory import overtraining as ot
 
+Config = ot.BudgetSetting  # model, budgets, perturbation and fine-tuning grids
 
-@dataclass(frozen=True)
-class Config:
-    """Model, budgets, perturbation and fine-tuning grids (the paper gives none at this scale)."""
-
-    width: int = 32
-    depth: int = 2
-    num_heads: int = 4
-    context: int = 64
-    batch_size: int = 32  # windows per step (tokens per step = batch_size · context)
-    budgets: tuple[int, ...] = (256, 512, 1024, 2048, 4096, 8192)  # pretraining steps
-    peak_lr: float = 3e-3
-    warmup: int = 64
-    weight_decay: float = 0.0
-    chunk: int = 128  # steps per compiled scan (divides every budget)
-    gammas: tuple[float, ...] = (0.25, 0.5, 1.0)  # noise scale relative to the init std
-    noise_draws: int = 8
-    finetune_lrs: tuple[float, ...] = (1e-4, 3e-4, 1e-3, 3e-3)
-    finetune_steps: int = 256
-    eval_windows: int = 128  # fixed held-out windows per task
-    arithmetic_lines: int = 100_000
-
-    def __post_init__(self):
-        names = (
-            "width", "depth", "num_heads", "context", "batch_size", "chunk", "noise_draws",
-            "finetune_steps", "eval_windows", "arithmetic_lines"
-        )  # fmt: skip
-        check_int_fields(self, names)
-        if list(self.budgets) != sorted(set(self.budgets)) or any(
-            b % self.chunk or b <= self.warmup for b in self.budgets
-        ):
-            raise ValueError(
-                f"Config.budgets must be increasing multiples of chunk={self.chunk} above "
-                f"warmup={self.warmup}, got {self.budgets}."
-            )
-        if not self.gammas or min(self.gammas) <= 0:
-            raise ValueError(f"Config.gammas must be positive, got {self.gammas}.")
-        if not self.finetune_lrs or min(self.finetune_lrs) <= 0:
-            raise ValueError(f"Config.finetune_lrs must be positive, got {self.finetune_lrs}.")
-
-
-SCALES = {
-    "quick": Config(
-        width=16,
-        depth=1,
-        num_heads=2,
-        context=32,
-        batch_size=8,
-        budgets=(64, 128, 256),
-        warmup=16,
-        chunk=32,
-        noise_draws=4,
-        finetune_lrs=(3e-4, 3e-3),
-        finetune_steps=32,
-        eval_windows=32,
-        arithmetic_lines=5000,
-    ),  # fmt: skip
-    "full": Config(),
-}
+SCALES = {"quick": ot.QUICK_BUDGET_SETTING, "full": ot.BudgetSetting()}
 
 
 def run(config: Config, key) -> dict:
-    """Pretrain per budget, perturb and fine-tune every checkpoint, evaluate on both tasks."""
-    k_init, k_batches, k_eval, k_noise, k_ft = jax.random.split(key, 5)
-    corpus = stdlib_corpus()
-    shifted = arithmetic_corpus(0, config.arithmetic_lines)
-    model = causal_decoder(
-        context=config.context, width=config.width, depth=config.depth,
-        num_heads=config.num_heads,
-    )  # fmt: skip
-    init = model.init(k_init)
-    k_pre, k_arith = jax.random.split(k_eval)
-    heldout = sample_windows(k_pre, corpus.heldout, config.eval_windows, config.context + 1)
-    heldout_ft = sample_windows(k_arith, shifted.heldout, config.eval_windows, config.context + 1)
-    loss = jax.jit(lambda p, w: next_token_loss(model.apply, p, w))
-    losses = jax.jit(jax.vmap(lambda p, w: next_token_loss(model.apply, p, w), in_axes=(0, None)))
-
-    out = {name: [] for name in ("base", "perturbed", "ft_pretrain", "ft_task", "distance")}
-    bar = tqdm(total=sum(config.budgets), desc="pretraining steps", unit="step")
-    for budget in config.budgets:
-        done = [0]
-
-        def tick(steps, done=done):
-            bar.update(steps - done[0])
-            done[0] = steps
-
-        params = ot.pretrain_for_budget(
-            model.apply, init, corpus.train, k_batches, budget=budget,
-            batch_size=config.batch_size, context=config.context, peak_lr=config.peak_lr,
-            warmup=config.warmup, weight_decay=config.weight_decay, chunk=config.chunk,
-            progress=tick,
-        )  # fmt: skip
-        out["base"].append(float(loss(params, heldout)))
-        out["perturbed"].append(np.asarray(ot.perturbation_loss_increase(
-            model.apply, params, init, heldout, config.gammas, k_noise,
-            num_draws=config.noise_draws,
-        )))  # fmt: skip
-        tuned, distance = ot.finetune_at_learning_rates(
-            model.apply, params, shifted.train, k_ft, learning_rates=config.finetune_lrs,
-            steps=config.finetune_steps, batch_size=config.batch_size, context=config.context,
-        )  # fmt: skip
-        out["ft_pretrain"].append(np.asarray(losses(tuned, heldout)))
-        out["ft_task"].append(np.asarray(losses(tuned, heldout_ft)))
-        out["distance"].append(np.asarray(distance))
-    bar.close()
-    out = {name: np.asarray(value) for name, value in out.items()}
-    argmin = out["ft_pretrain"].argmin(axis=0)  # per learning rate
-    tokens = np.asarray(config.budgets) * config.batch_size * config.context
-    num_params = int(sum(leaf.size for leaf in jax.tree.leaves(init)))
-    return {
-        "budgets": list(config.budgets),
-        "tokens": tokens,
-        "tokens_per_parameter": tokens / num_params,
-        "num_params": num_params,
-        "gammas": list(config.gammas),
-        "finetune_lrs": list(config.finetune_lrs),
-        "base_loss": out["base"],  # (budgets,)
-        "perturbed_increase": out["perturbed"],  # (budgets, γ, draws)
-        "finetuned_pretrain_loss": out["ft_pretrain"],  # (budgets, lrs)
-        "finetuned_task_loss": out["ft_task"],  # (budgets, lrs)
-        "distance": out["distance"],  # (budgets, lrs)
-        "inflection_budget": [config.budgets[i] for i in argmin],
-        "u_shape": [bool(i < len(config.budgets) - 1) for i in argmin],
-        "corpus": corpus.description,
-        "corpus_sha256": corpus.sha256,
-        "shifted_task": shifted.description,
-    }
+    """:func:`ntsim.theory.overtraining.budget_sweep` with a progress bar over pretraining steps."""
+    with tqdm(total=sum(config.budgets), desc="pretraining steps", unit="step") as bar:
+        return ot.budget_sweep(config, key, progress=bar.update)
 
 
 def plot(results: dict):

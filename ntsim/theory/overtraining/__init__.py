@@ -7,7 +7,8 @@ top ``n`` features learned. Two post-training modifications of checkpoint ``n`` 
 Gaussian perturbation of the factors (Sec 4.2; :mod:`._perturbation`) and fine-tuning on
 ``A^ft = U Σ^ft Vᵀ`` with a pull ``λ`` toward the checkpoint (Sec 4.3; :mod:`._finetuning`).
 The pretraining-budget analogue with a small byte-level decoder (Figs 3–5, 8 in miniature)
-is in :mod:`._budget`. The inflection point (Def 4.2, :func:`inflection_point`) is the
+is in :mod:`._budget` (its pieces) and :mod:`._budget_sweep` (the whole protocol). The
+inflection point (Def 4.2, :func:`inflection_point`) is the
 checkpoint after which the modified model's pretraining loss grows.
 
 Errata (``../shared/papers/notes_springer2025_overtraining.md``) are implemented as printed /
@@ -37,6 +38,11 @@ from ntsim.theory.overtraining._budget import (
     finetune_at_learning_rates,
     perturbation_loss_increase,
     pretrain_for_budget,
+)
+from ntsim.theory.overtraining._budget_sweep import (
+    QUICK_BUDGET_SETTING,
+    BudgetSetting,
+    budget_sweep,
 )
 from ntsim.theory.overtraining._finetuning import (
     FinetuneResult,
@@ -83,6 +89,9 @@ __all__ = [
     "aligned_init",
     "assumption_a2_bound",
     "assumption_a8_holds",
+    "budget_sweep",
+    "BudgetSetting",
+    "QUICK_BUDGET_SETTING",
     "checkpoint_times",
     "closest_checkpoints",
     "contraction_condition",
