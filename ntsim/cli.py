@@ -154,14 +154,13 @@ def _reproduce_here(args) -> _Summary:
 
 def _topics_by_size() -> list[str]:
     """Topics, the one with the most experiments + claims first (longest-job-first)."""
+    from collections import Counter
+
     from ntsim.claims import REGISTRY
     from ntsim.experiment import list_experiments
 
-    sizes: dict[str, int] = {}
-    for topic in [claim.topic for claim in REGISTRY] + [
-        name.split("/")[0] for name in list_experiments()
-    ]:
-        sizes[topic] = sizes.get(topic, 0) + 1
+    sizes = Counter(claim.topic for claim in REGISTRY)
+    sizes.update(name.split("/")[0] for name in list_experiments())
     return sorted(sizes, key=lambda topic: (-sizes[topic], topic))
 
 
