@@ -14,10 +14,12 @@ batch sequence). Then, per checkpoint:
   U-shape (loss rising again at large budgets); the inflection (argmin) is marked;
 * right (Fig 8 analogue): ``‖θ_ft − θ_pre‖`` vs learning rate, per budget.
 
-The paper's models see ~10³ tokens per parameter at the budgets where its U-shape appears;
-the full scale here reaches ~10³ as well (8192 steps × 2048 tokens on ~3·10⁴ parameters),
-but on a 2-core CPU, so the model is tiny: read the result as what this scale shows, not
-as a replication (the JSON records whether a U-shape appeared).
+The paper's U-shape appears at ≳ 10³ tokens per parameter on billion-parameter models; the
+full scale here reaches 382 (8192 steps × 2048 bytes on 43,904 parameters) on a 2-core
+CPU, so read the result as what this scale shows, not as a replication (the JSON records
+whether a U-shape appeared). The protocol itself is
+:func:`ntsim.theory.overtraining.budget_sweep`; ``Config`` is its
+:class:`~ntsim.theory.overtraining.BudgetSetting`.
 
 Run: ``ntsim run overtraining/fig_pretraining_budget [--scale full]`` or this file.
 """
