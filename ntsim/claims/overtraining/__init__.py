@@ -1,4 +1,4 @@
-"""Claims of Springer et al. 2025 (overtraining), two-layer linear theory; one module per topic.
+"""Claims of Springer et al. 2025 (overtraining): two-layer linear theory and the budget analogue.
 
 ``CLAIMS`` is the explicit concatenation of the submodules' ``CLAIMS`` tuples.
 """
@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from ntsim.claims.overtraining import (
+    _budget,
     _finetuning,
     _finite_batch,
     _perturbation,
@@ -21,4 +22,5 @@ CLAIMS = (
     *_finetuning.CLAIMS,
     *_finite_batch.CLAIMS,
     *_post_finetuning.CLAIMS,
+    *_budget.CLAIMS,
 )
