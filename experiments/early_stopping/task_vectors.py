@@ -6,7 +6,10 @@ attention block is pretrained on a synthetic source task
 full-batch GD with step ``η_0/n`` (the real network, not its linearisation), on four target
 tasks whose tokens lie on subspaces of ``ℝ^{d⁰}``: A and B share one subspace (different
 teachers), C overlaps it in half of its directions, D lies on an orthogonal subspace.
-Task vectors ``τ_t = θ_FT,t − θ_PT`` (eq. (22)).
+Task vectors ``τ_t = θ_FT,t − θ_PT`` (eq. (22)). One seed is
+:func:`ntsim.theory.early_stopping.trained_task_vectors` (``Config`` extends its
+``TaskVectorSetting`` by ``seeds``); the claim
+``early_stopping.cor2.trained_cosine_matches_kernel`` sweeps it over widths.
 
 * Left: ``cos(τ_s, τ_t)`` of the trained network.
 * Middle: the cross-task NTK alignment ``‖Θ(X_s, X_t)‖_F/√(‖Θ(X_s, X_s)‖_F‖Θ(X_t, X_t)‖_F)``
@@ -26,62 +29,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from ntsim._validation import check_int_fields
-from ntsim.core import gradient_descent, mse_loss
 from ntsim.theory import early_stopping as es
 
 TASKS = ("A", "B (= A's subspace)", "C (half overlap)", "D (orthogonal)")
 
 
 @dataclass(frozen=True)
-class Config:
-    """Model, task sizes and fine-tuning (ours; the paper uses GPT-Neo-1.3B)."""
+class Config(es.TaskVectorSetting):
+    """:class:`ntsim.theory.early_stopping.TaskVectorSetting` plus the number of seeds."""
 
-    width: int = 64  # n
-    seq_len: int = 4  # T
-    input_dim: int = 16  # d⁰ (three disjoint 4-dim subspaces fit)
-    subspace_dim: int = 4
-    num_train: int = 32  # per task
-    num_test: int = 100  # per task
-    noise_std: float = 0.05
-    num_source: int = 64
-    pretrain_steps: int = 300
-    finetune_steps: int = 300
-    eta0: float = 1.0  # GD step η_0/n
     seeds: int = 3
 
     def __post_init__(self):
-        check_int_fields(
-            self,
-            (
-                "width",
-                "seq_len",
-                "input_dim",
-                "subspace_dim",
-                "num_train",
-                "num_test",
-                "num_source",
-                "pretrain_steps",
-                "finetune_steps",
-                "seeds",
-            ),
-        )
-        if 3 * self.subspace_dim > self.input_dim:
-            raise ValueError(
-                f"Config.subspace_dim must satisfy 3·subspace_dim <= input_dim = "
-                f"{self.input_dim}, got {self.subspace_dim}."
-            )
-        if self.subspace_dim < 2:
-            raise ValueError(f"Config.subspace_dim must be >= 2, got {self.subspace_dim}.")
-        if not self.eta0 > 0:
-            raise ValueError(f"Config.eta0 must be positive, got {self.eta0}.")
-        if not self.noise_std >= 0:
-            raise ValueError(f"Config.noise_std must be >= 0, got {self.noise_std}.")
-        if self.seeds < 2:
-            raise ValueError(f"Config.seeds must be >= 2 for a std band, got {self.seeds}.")
+        super().__post_init__()
+        check_int_fields(self, ("seeds",), minimum=2)  # a std band needs two seeds
 
 
 SCALES = {
@@ -92,100 +56,11 @@ SCALES = {
 }
 
 
-def _bases(key, config: Config):
-    """Subspace bases of tasks A–D, ``(4, r, d⁰)``, scaled as in :func:`subspace_basis`."""
-    r, d = config.subspace_dim, config.input_dim
-    q, _ = jnp.linalg.qr(jax.random.normal(key, (d, d)))
-    scale = jnp.sqrt(d / r)
-    half = r // 2
-    cols = (
-        jnp.arange(r),  # A
-        jnp.arange(r),  # B: A's subspace
-        jnp.arange(half, half + r),  # C: half of A's directions + new ones
-        jnp.arange(2 * r, 3 * r),  # D: orthogonal to A, B and C
-    )
-    return jnp.stack([q[:, c].T * scale for c in cols])
-
-
-def _seed(config: Config, key):
-    k_pre, k_basis, k_x, k_t, k_w = jax.random.split(key, 5)
-    pre = es.pretrain_attention(
-        k_pre,
-        width=config.width,
-        seq_len=config.seq_len,
-        input_dim=config.input_dim,
-        num_source=config.num_source,
-        steps=config.pretrain_steps,
-        eta0=config.eta0,
-    )
-    predict = jax.vmap(pre.model.apply, in_axes=(None, 0))
-    bases = _bases(k_basis, config)
-    n_all = config.num_train + config.num_test
-    x = jax.vmap(lambda k, b: es.subspace_inputs(k, n_all, config.seq_len, b))(
-        jax.random.split(k_x, 4), bases
-    )  # (4, n_all, T, d⁰)
-    f_pt = jax.vmap(lambda xi: predict(pre.params, xi)[:, 0])(x)
-    delta = jax.vmap(es.task_teacher)(jax.random.split(k_t, 4), x)
-    y = f_pt + delta + config.noise_std * jax.random.normal(k_w, f_pt.shape)
-    tr = slice(0, config.num_train)
-    lr = config.eta0 / config.width
-
-    def finetune(xi, yi):
-        loss = mse_loss(pre.model.apply, xi[tr], yi[tr], loss_scale=0.5 / config.num_train)
-        return gradient_descent(
-            loss, pre.params, num_steps=config.finetune_steps, learning_rate=lr, throw=False
-        ).params
-
-    fine = jax.vmap(finetune)(x, y)
-    flat_pt, unravel = jax.flatten_util.ravel_pytree(pre.params)
-    taus = jax.vmap(lambda p: jax.flatten_util.ravel_pytree(p)[0] - flat_pt)(fine)  # (4, P)
-    norms = jnp.linalg.norm(taus, axis=1)
-    cosine = taus @ taus.T / jnp.outer(norms, norms)
-
-    # kernel blocks at θ_PT on the train inputs: alignment and the linearised prediction
-    x_train = x[:, tr].reshape(-1, *x.shape[2:])
-    gram = es.width_normalised_ntk(pre.model, pre.params, x_train) * config.width  # JJᵀ
-    m = config.num_train
-    block = gram.reshape(4, m, 4, m).transpose(0, 2, 1, 3)  # (s, t, m, m)
-    fro = jnp.linalg.norm(block, axis=(2, 3))
-    alignment = fro / jnp.sqrt(jnp.outer(jnp.diag(fro), jnp.diag(fro)))
-    coeffs = jax.vmap(
-        lambda g, r0: es.task_vector_coefficients(g, r0, step_size=lr, steps=config.finetune_steps)
-    )(jnp.stack([block[t, t] for t in range(4)]), f_pt[:, tr] - y[:, tr])  # (4, m)
-    diag = jnp.stack([block[t, t] for t in range(4)])
-
-    def pair(s_, t_):
-        return es.task_vector_cosine(diag[s_], block[s_, t_], diag[t_], coeffs[s_], coeffs[t_])
-
-    index = jnp.arange(4)
-    predicted = jax.vmap(lambda s_: jax.vmap(lambda t_: pair(s_, t_))(index))(index)
-
-    # multi-task model θ_PT + Σ τ_t on each task's test inputs
-    multi = unravel(flat_pt + taus.sum(axis=0))
-    te = slice(config.num_train, None)
-    target = f_pt[:, te] + delta[:, te]
-
-    def mse(params, t):
-        return jnp.mean((predict(params, x[t][te])[:, 0] - target[t]) ** 2)
-
-    mse_pt = jnp.mean(delta[:, te] ** 2, axis=1)
-    mse_ft = jax.vmap(mse)(fine, index)
-    mse_mt = jax.vmap(mse, in_axes=(None, 0))(multi, index)
-    return {
-        "cosine": cosine,
-        "alignment": alignment,
-        "predicted_cosine": predicted,
-        "normalised": (mse_pt - mse_mt) / (mse_pt - mse_ft),
-        "mse_pt": mse_pt,
-        "mse_ft": mse_ft,
-        "mse_mt": mse_mt,
-    }
-
-
 def run(config: Config, key) -> dict:
     """Per-seed cosines, alignments, predicted cosines and multi-task scores; their means."""
     keys = jax.random.split(key, config.seeds)
-    out = {k: np.asarray(v) for k, v in jax.jit(jax.vmap(lambda k: _seed(config, k)))(keys).items()}
+    runs = jax.jit(jax.vmap(lambda k: es.trained_task_vectors(k, config)))(keys)
+    out = {k: np.asarray(v) for k, v in runs._asdict().items()}
     results = {"tasks": list(TASKS), "seeds": config.seeds, "width": config.width}
     for name, values in out.items():
         results[f"{name}_mean"] = values.mean(axis=0).tolist()

@@ -156,6 +156,13 @@ SLOW_QUICK_CLAIMS = {
     "early_stopping.lemma1.linearisation_bound",
     "linearization.lemma3.gd_to_flow_order",
     "early_stopping.lemma5.mixed_init_blocks",
+    "early_stopping.lemma5.random_init_expansion",  # pretraining at 3 widths (≈ 40 s)
+    "early_stopping.lemma5.random_init_expansion_slope_half",  # the same runs (key_id)
+    "early_stopping.cor2.trained_cosine_matches_kernel",  # 2 widths × 5 trainings (≈ 50 s)
+    "early_stopping.thm1.learning_curve_rate",  # NTK of 900 points, 6 hold-out runs (≈ 65 s)
+    "early_stopping.thm1.learning_curve_tail_rate",  # the same runs (shared key_id)
+    "early_stopping.thm1.learning_curve_rate_rkhs",
+    "early_stopping.thm1.learning_curve_tail_rate_rkhs",
     "early_stopping.lemma2.logit_scaling",
     "early_stopping.raskutti_thm1.sobolev_guarantee",
     "linear_teachers.cor6_2.bound",

@@ -3,13 +3,16 @@
 ``CLAIMS`` is the explicit concatenation of the submodules' tuples: kernel GD closed forms
 and bias/variance (:mod:`._kernel_gd`), the stopping rule and its rates (:mod:`._stopping_rule`),
 the early stopping ↔ ridge correspondence (:mod:`._ridge`), hold-out early stopping vs T̂
-(:mod:`._holdout`), task vectors and the mixed-init NTK blocks (:mod:`._task_vectors`), and
-the width scaling of the attention model (:mod:`._width_scaling`).
+(:mod:`._holdout`), task vectors and the mixed-init NTK blocks (:mod:`._task_vectors`),
+the width scaling of the attention model (:mod:`._width_scaling`), and the attention model's
+trained task vectors, Lemma 5's random-init expansion and learning-curve rate
+(:mod:`._finite_width`).
 """
 
 from __future__ import annotations
 
 from ntsim.claims.early_stopping import (
+    _finite_width,
     _holdout,
     _kernel_gd,
     _ridge,
@@ -27,4 +30,5 @@ CLAIMS = (
     *_holdout.CLAIMS,
     *_task_vectors.CLAIMS,
     *_width_scaling.CLAIMS,
+    *_finite_width.CLAIMS,
 )

@@ -9,9 +9,12 @@ local empirical Rademacher complexity (eq. (10)), critical radius (eq. (11)), st
 :mod:`._stopping` (the generic spectral pieces live in ``ntsim.core``). The early stopping ↔
 ridge correspondence (Sec 6.2) is in :mod:`._ridge`, the Sobolev benchmark in
 :mod:`._sobolev`. Task vectors in the linearised model (Cors 1–2) are in
-:mod:`._task_vectors`; the attention model's width scaling (Thms 3, 5; Lemmas 1, 2, 5) in
-:mod:`._width_scaling`; the synthetic tasks of the Sec 7 analogues (NTK eigen-decay,
-learning curves, task vectors) in :mod:`._synthetic_tasks`.
+:mod:`._task_vectors`, the trained attention model's task vectors against that prediction
+(Cor 2 at finite width) in :mod:`._trained_task_vectors`; the attention model's width
+scaling (Thms 3, 5; Lemmas 1, 2, 5) in :mod:`._width_scaling`, Lemma 5's random-init
+expansion (eq. (97)) in :mod:`._mixed_init`; the synthetic tasks of the Sec 7 analogues
+(NTK eigen-decay, learning curves, task vectors) in :mod:`._synthetic_tasks`, one seed of
+the hold-out learning curves (Thm 1's rate, Fig. 2) in :mod:`._learning_curves`.
 
 Errata (``../shared/papers/notes_sun2026_early_stopping.md``), implemented as printed /
 corrected pairs:
@@ -56,6 +59,18 @@ from ntsim.theory.early_stopping._kernel_gd import (
     pretrained_kernel_gd,
     squared_bias,
     variance_bound,
+)
+from ntsim.theory.early_stopping._learning_curves import (
+    LEARNING_CURVE_TARGETS,
+    LearningCurves,
+    LearningCurveSetting,
+    holdout_learning_curves,
+)
+from ntsim.theory.early_stopping._mixed_init import (
+    MixedInitKernel,
+    MixedInitRun,
+    mixed_init_kernel,
+    mixed_init_run,
 )
 from ntsim.theory.early_stopping._ridge import (
     ShrinkageSandwich,
@@ -105,6 +120,13 @@ from ntsim.theory.early_stopping._task_vectors import (
     task_vector_coefficients,
     task_vector_cosine,
 )
+from ntsim.theory.early_stopping._trained_task_vectors import (
+    NUM_TASKS,
+    TaskVectorSetting,
+    TrainedTaskVectors,
+    task_vector_bases,
+    trained_task_vectors,
+)
 from ntsim.theory.early_stopping._width_scaling import (
     TaskData,
     WidthScalingRun,
@@ -114,18 +136,33 @@ from ntsim.theory.early_stopping._width_scaling import (
     backbone_kernel_block,
     head_kernel_block,
     paper_attention_model,
+    pretrain_source,
     relative_kernel_drift,
     source_target_data,
     width_scaling_run,
 )
 
 __all__ = [
+    "MixedInitKernel",
+    "MixedInitRun",
+    "mixed_init_kernel",
+    "mixed_init_run",
+    "pretrain_source",
+    "LEARNING_CURVE_TARGETS",
+    "LearningCurves",
+    "LearningCurveSetting",
+    "holdout_learning_curves",
     "PretrainedAttention",
     "pretrain_attention",
     "subspace_basis",
     "subspace_inputs",
     "task_teacher",
     "width_normalised_ntk",
+    "NUM_TASKS",
+    "TaskVectorSetting",
+    "TrainedTaskVectors",
+    "task_vector_bases",
+    "trained_task_vectors",
     "TaskData",
     "WidthScalingRun",
     "WidthScalingSetting",

@@ -55,6 +55,7 @@ __all__ = [
     "backbone_kernel_block",
     "head_kernel_block",
     "paper_attention_model",
+    "pretrain_source",
     "relative_kernel_drift",
     "source_target_data",
     "width_scaling_run",
@@ -251,6 +252,34 @@ class WidthScalingRun(NamedTuple):
     target_loss_end: Array
 
 
+def pretrain_source(
+    key: PRNGKey, width: int, setting: WidthScalingSetting
+) -> tuple[Model, TaskData, Params, Params]:
+    """Data, ``θ_0`` and ``θ_PT``: GD with step ``η_0/n`` on the source task from the SP init.
+
+    The first stage of :func:`width_scaling_run` (Thm 3, Assumption 4.7): loss
+    ``(1/2N_1)Σ(f − y)²``, ``pretrain_steps`` full-batch steps. Returns
+    ``(model, data, θ_0, θ_PT)``; ``vmap``-compatible over ``key`` inside a caller.
+    """
+    k_data, k_init = jax.random.split(key)
+    data = source_target_data(k_data, setting)
+    model = paper_attention_model(
+        width, num_heads=setting.num_heads, logit_scaling=setting.logit_scaling
+    )
+    params0 = model.init(k_init, data.x_source[0])
+    loss = mse_loss(
+        model.apply, data.x_source, data.y_source, loss_scale=0.5 / data.y_source.shape[0]
+    )
+    params_pt = gradient_descent(
+        loss,
+        params0,
+        num_steps=setting.pretrain_steps,
+        learning_rate=setting.eta0 / width,
+        throw=False,
+    ).params
+    return model, data, params0, params_pt
+
+
 def width_scaling_run(key: PRNGKey, width: int, setting: WidthScalingSetting) -> WidthScalingRun:
     """Pretrain on the source task, fine-tune on the target task, measure the width statements.
 
@@ -261,21 +290,13 @@ def width_scaling_run(key: PRNGKey, width: int, setting: WidthScalingSetting) ->
     target inputs, ``ntsim.core.empirical_ntk_fn``) and of the linearisation gap.
     ``vmap``-compatible over ``key`` (``width`` and ``setting`` are static).
     """
-    k_data, k_init = jax.random.split(key)
-    data = source_target_data(k_data, setting)
-    model = paper_attention_model(
-        width, num_heads=setting.num_heads, logit_scaling=setting.logit_scaling
-    )
-    params0 = model.init(k_init, data.x_source[0])
+    model, data, params0, params_pt = pretrain_source(key, width, setting)
     lr = setting.eta0 / width
 
     def loss(apply, x, y):
         return mse_loss(apply, x, y, loss_scale=0.5 / y.shape[0])
 
     source_loss = loss(model.apply, data.x_source, data.y_source)
-    params_pt = gradient_descent(
-        source_loss, params0, num_steps=setting.pretrain_steps, learning_rate=lr, throw=False
-    ).params
 
     predict_test = jax.vmap(model.apply, in_axes=(None, 0))
     apply_lin = linearize(model.apply, params_pt)

@@ -1,0 +1,150 @@
+r"""The NTK of a pretrained backbone with a fresh Gaussian head (Sun & Raskutti 2026, Lemma 5).
+
+Setting 2 (Sec 5.1, App. B.4): keep the pretrained backbone ``θ_PT^BB`` (here: everything
+below the scalar head of :func:`paper_attention_model`, whose output is the pooled
+LayerNorm feature ``f_BB(x) ∈ ℝ^n``) and append a fresh linear head ``W_i ~ N(0, σ²/n)``.
+Lemma 5's proof splits the width-normalised NTK ``Θ = (1/n)⟨∇_θf, ∇_θf⟩`` (eq. (37)) into
+
+* the head block ``n^{−1/2}f_BB · n^{−1/2}f_BBᵀ`` (eq. (93), :func:`head_kernel_block`);
+* the backbone block ``(1/n) W J_BB(θ_PT) J_BB(θ_PT)ᵀ Wᵀ`` (eq. (95),
+  :func:`backbone_kernel_block`);
+
+and, with ``n^{−1/2}f_BB(θ_PT) = n^{−1/2}x⁰ + O(√log n/√n)`` (eq. (94); ``x⁰ = f_BB(θ_0)``
+is the backbone's output at the Gaussian init ``θ_0`` that pretraining started from) and
+``J_BB(θ_PT) = J_BB(θ_0) + Δ`` (eq. (96)), concludes (eq. (97))
+
+.. math::
+
+   Θ = \frac1n W J_{BB}(θ_0) J_{BB}(θ_0)ᵀ Wᵀ + \frac{x⁰x⁰ᵀ}{n} + e,
+   \qquad ‖e‖ = O(\sqrt{\log n}/\sqrt n).
+
+Reading of the printed statement: ``W`` in (95)/(97) is the *fresh* head in both terms
+(the proof never uses the pretrained model's own head), so the first two terms of (97) are
+exactly the width-normalised NTK of the network ``(θ_0^BB, W)`` — the "random initialized
+network" of the proof's last sentence — and ``e`` collects the cross terms
+``(x⁰δᵀ + δx⁰ᵀ + δδᵀ)/n`` (``δ = f_BB(θ_PT) − x⁰``) and ``(1/n)W(J_BB Δᵀ + ΔJ_BBᵀ + ΔΔᵀ)Wᵀ``.
+The paper's head also has a bias ``b ~ N(0, σ²)``, whose NTK block is ``11ᵀ`` (``11ᵀ/n``
+after the width normalisation, absent from (97)); our model's head has no bias, so no such
+term arises. Nothing in (97) is wrong as printed under this reading; the rate is checked by
+the claim ``early_stopping.lemma5.random_init_expansion``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from ntsim._types import Array, ArrayLike, Params, PRNGKey
+from ntsim.core import Model, empirical_ntk_fn, tree_distance
+from ntsim.theory.early_stopping._width_scaling import (
+    WidthScalingSetting,
+    backbone_features,
+    head_kernel_block,
+    pretrain_source,
+)
+
+__all__ = ["MixedInitKernel", "MixedInitRun", "mixed_init_kernel", "mixed_init_run"]
+
+
+class MixedInitKernel(NamedTuple):
+    """The terms of Lemma 5 on inputs ``X``, each ``(N, N)`` and width-normalised.
+
+    Attributes:
+      kernel: ``Θ`` at ``(θ_PT^BB, W)``: the sum of all per-parameter blocks.
+      head_block: its head block (eq. (93)).
+      backbone_block: its backbone block (eq. (95)).
+      random_init_backbone: ``(1/n) W J_BB(θ_0) J_BB(θ_0)ᵀ Wᵀ`` (eq. (97), first term).
+      random_init_features: ``x⁰x⁰ᵀ/n`` with ``x⁰ = f_BB(θ_0)`` (eq. (97), second term).
+
+    ``e = kernel − random_init_backbone − random_init_features`` (eq. (97)).
+    """
+
+    kernel: Array
+    head_block: Array
+    backbone_block: Array
+    random_init_backbone: Array
+    random_init_features: Array
+
+
+def _head_and_backbone_blocks(model: Model, params: Params, x: Array) -> tuple[Array, Array]:
+    """Head block and the sum of all other blocks of the width-normalised NTK."""
+    width = params["head"]["w"].shape[0]
+    blocks = empirical_ntk_fn(model.apply, per_block=True)(x, None, params)
+    backbone = sum(
+        leaf for path, leaf in jax.tree.leaves_with_path(blocks) if path[0].key != "head"
+    )
+    return blocks["head"]["w"] / width, backbone / width
+
+
+def mixed_init_kernel(
+    model: Model, params_pt: Params, params0: Params, head: ArrayLike, x: ArrayLike
+) -> MixedInitKernel:
+    r"""Lemma 5, eqs. (93)–(97): the NTK at ``(θ_PT^BB, W)`` and its random-init expansion.
+
+    Args:
+      model: the attention model (:func:`paper_attention_model`).
+      params_pt: pretrained parameters (their ``"head"`` is replaced by ``W``).
+      params0: the Gaussian init pretraining started from (``"head"`` replaced by ``W``).
+      head: the fresh head ``W``, ``(n,)`` or ``(n, 1)``.
+      x: inputs, ``(N, T, d⁰)``.
+
+    Both blocks of both kernels come from ``ntsim.core.empirical_ntk_fn(per_block=True)``;
+    ``x⁰x⁰ᵀ/n`` from :func:`backbone_features` and :func:`head_kernel_block`.
+    """
+    x = jnp.asarray(x)
+    w = jnp.asarray(head).reshape(-1, 1)
+    at_pt = {**params_pt, "head": {"w": w.astype(params_pt["head"]["w"].dtype)}}
+    at_0 = {**params0, "head": {"w": w.astype(params0["head"]["w"].dtype)}}
+    head_block, backbone_block = _head_and_backbone_blocks(model, at_pt, x)
+    _, backbone0 = _head_and_backbone_blocks(model, at_0, x)
+    features0 = head_kernel_block(backbone_features(model, at_0, x))
+    return MixedInitKernel(
+        kernel=head_block + backbone_block,
+        head_block=head_block,
+        backbone_block=backbone_block,
+        random_init_backbone=backbone0,
+        random_init_features=features0,
+    )
+
+
+class MixedInitRun(NamedTuple):
+    """One pretrain → fresh-head run at one width (all scalars).
+
+    Attributes:
+      relative_error: ``‖e‖_F/‖Θ‖_F`` of eq. (97).
+      head_error: ``‖head block − x⁰x⁰ᵀ/n‖_F/‖Θ‖_F`` (the eq. (94) part of ``e``).
+      backbone_error: ``‖backbone block − (1/n)WJ_BB(θ_0)J_BB(θ_0)ᵀWᵀ‖_F/‖Θ‖_F`` (eq. (96)).
+      pretrain_distance: ``‖θ_PT − θ_0‖_2`` (the pretrained head included).
+      source_loss: pretraining loss at ``θ_PT``.
+    """
+
+    relative_error: Array
+    head_error: Array
+    backbone_error: Array
+    pretrain_distance: Array
+    source_loss: Array
+
+
+def mixed_init_run(key: PRNGKey, width: int, setting: WidthScalingSetting) -> MixedInitRun:
+    """Pretrain on the source task, replace the head by ``W ~ N(0, 1/n)``, measure eq. (97).
+
+    Pretraining is :func:`pretrain_source` (GD, step ``η_0/n``, from the SP init ``θ_0``);
+    the kernels are on the ``num_target`` target inputs of :func:`source_target_data`.
+    ``vmap``-compatible over ``key`` (``width`` and ``setting`` static).
+    """
+    k_pre, k_head = jax.random.split(key)
+    model, data, params0, params_pt = pretrain_source(k_pre, width, setting)
+    head = jax.random.normal(k_head, (width, 1), params_pt["head"]["w"].dtype) / jnp.sqrt(width)
+    terms = mixed_init_kernel(model, params_pt, params0, head, data.x_target)
+    norm = jnp.linalg.norm(terms.kernel)
+    error = terms.kernel - terms.random_init_backbone - terms.random_init_features
+    source = jax.vmap(model.apply, in_axes=(None, 0))(params_pt, data.x_source)[:, 0]
+    return MixedInitRun(
+        relative_error=jnp.linalg.norm(error) / norm,
+        head_error=jnp.linalg.norm(terms.head_block - terms.random_init_features) / norm,
+        backbone_error=jnp.linalg.norm(terms.backbone_block - terms.random_init_backbone) / norm,
+        pretrain_distance=tree_distance(params_pt, params0),
+        source_loss=0.5 * jnp.mean((source - data.y_source) ** 2),
+    )
