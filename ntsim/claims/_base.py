@@ -14,6 +14,7 @@ is reported, so a reader sees how close a claim came to failing.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -22,7 +23,15 @@ import numpy as np
 
 from ntsim._types import PRNGKey
 
-__all__ = ["SCALES", "Claim", "ClaimResult", "combine_results", "compare", "vmap_instances"]
+__all__ = [
+    "SCALES",
+    "Claim",
+    "ClaimResult",
+    "cached_per_key",
+    "combine_results",
+    "compare",
+    "vmap_instances",
+]
 
 #: The two sizes every claim and experiment supports.
 SCALES = ("quick", "full")
@@ -200,3 +209,46 @@ def vmap_instances(fn: Callable, instances, *, batch_size: int | None = None):
     if batch_size is None:
         return jax.jit(jax.vmap(fn))(instances)
     return jax.jit(lambda xs: jax.lax.map(fn, xs, batch_size=batch_size))(instances)
+
+
+def cached_per_key(maxsize: int = 4) -> Callable[[Callable], Callable]:
+    """Decorator: compute ``fn(key, *args)`` once per (key value, args) in a process.
+
+    Claims that read the same runs share a ``key_id`` (see :class:`Claim`), so they receive
+    equal keys; this cache makes the second claim reuse the first one's runs. JAX keys are
+    not hashable, so the cache is keyed on the key's bits: ``fn`` receives the raw
+    ``uint32`` key data as a JAX array (typed keys are unwrapped), which every
+    ``jax.random`` function accepts. The other arguments must be hashable (scale names,
+    flags). The wrapper exposes ``cache_clear``.
+
+    Example:
+      >>> import jax
+      >>> calls = []
+      >>> @cached_per_key(maxsize=2)
+      ... def runs(key, scale):
+      ...     calls.append(scale)
+      ...     return float(jax.random.uniform(key))
+      >>> runs(jax.random.PRNGKey(0), "quick") == runs(jax.random.PRNGKey(0), "quick")
+      True
+      >>> calls
+      ['quick']
+    """
+
+    def decorate(fn: Callable) -> Callable:
+        import jax
+
+        @functools.lru_cache(maxsize=maxsize)
+        def cached(key_data: tuple[int, ...], *args, **kwargs):
+            return fn(jax.numpy.asarray(key_data, dtype=jax.numpy.uint32), *args, **kwargs)
+
+        @functools.wraps(fn)
+        def wrapper(key, *args, **kwargs):
+            key = jax.numpy.asarray(key)
+            if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
+                key = jax.random.key_data(key)
+            return cached(tuple(np.asarray(key).ravel().tolist()), *args, **kwargs)
+
+        wrapper.cache_clear = cached.cache_clear
+        return wrapper
+
+    return decorate

@@ -28,14 +28,12 @@ approximation floor appears), while ``Δ`` in the NTK's span keeps a slope ≈ �
 from __future__ import annotations
 
 import dataclasses
-import functools
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from ntsim._validation import check_choice
-from ntsim.claims._base import SCALES, Claim, ClaimResult, combine_results, compare
+from ntsim.claims._base import SCALES, Claim, ClaimResult, cached_per_key, combine_results, compare
 from ntsim.claims.early_stopping._common import map_instances
 from ntsim.claims.early_stopping._width_scaling import fit_rate
 from ntsim.theory import early_stopping as es
@@ -145,15 +143,11 @@ _L5_SETTINGS = {
 }
 
 
+@cached_per_key(maxsize=2)
 def _mixed_runs(key, scale: str) -> dict:
-    return _mixed_runs_cached(tuple(np.asarray(key).ravel().tolist()), scale)
-
-
-@functools.lru_cache(maxsize=2)
-def _mixed_runs_cached(key_data: tuple[int, ...], scale: str) -> dict:
     """``(widths, seeds)`` fields of :func:`mixed_init_run`; shared by the two Lemma 5 claims."""
     widths, setting = _L5_WIDTHS[scale], _L5_SETTINGS[scale]
-    keys = jax.random.split(jnp.asarray(key_data, dtype=jnp.uint32), _L5_SEEDS[scale])
+    keys = jax.random.split(key, _L5_SEEDS[scale])
     return _sweep(
         lambda k, w: es.mixed_init_run(k, w, setting),
         widths,
@@ -225,16 +219,12 @@ _LC_SETTINGS = {
 }
 
 
+@cached_per_key(maxsize=4)
 def _curves(key, scale: str, target: str) -> dict:
-    return _curves_cached(tuple(np.asarray(key).ravel().tolist()), scale, target)
-
-
-@functools.lru_cache(maxsize=4)
-def _curves_cached(key_data: tuple[int, ...], scale: str, target: str) -> dict:
     """Errors, kept steps ``(seeds, sizes)`` and β ``(seeds,)``; shared by the two claims
     of each target (same ``key_id``)."""
     setting = dataclasses.replace(_LC_SETTINGS[scale], target=target)
-    keys = jax.random.split(jnp.asarray(key_data, dtype=jnp.uint32), _LC_SEEDS[scale])
+    keys = jax.random.split(key, _LC_SEEDS[scale])
     with jax.enable_x64(True):  # as the experiment: NTK spectra span many decades
         out = map_instances(
             lambda k: es.holdout_learning_curves(k, setting), keys, batch_size=_LC_BATCH[scale]

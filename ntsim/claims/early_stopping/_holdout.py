@@ -15,14 +15,11 @@ in every draw (by a factor ≥ 25).
 
 from __future__ import annotations
 
-import functools
-
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from ntsim._validation import check_choice
-from ntsim.claims._base import SCALES, Claim, ClaimResult, compare
+from ntsim.claims._base import SCALES, Claim, ClaimResult, cached_per_key, compare
 from ntsim.claims.early_stopping._common import map_instances
 from ntsim.theory import early_stopping as es
 
@@ -34,14 +31,9 @@ _SIZES = {"quick": ((100, 200, 400), 20), "full": ((100, 200, 400, 800, 1600), 4
 _MAX_STEPS = 3000  # ≥ 3× the largest oracle step measured (≈ 200 at N = 1600)
 
 
+@cached_per_key(maxsize=2)
 def _draws(key, scale: str) -> dict:
-    return _draws_cached(tuple(np.asarray(key).ravel().tolist()), scale)
-
-
-@functools.lru_cache(maxsize=2)
-def _draws_cached(key_data: tuple[int, ...], scale: str) -> dict:
     sizes, per_size = _SIZES[scale]
-    key = jnp.asarray(key_data, dtype=jnp.uint32)
     out = {}
     with jax.enable_x64(True):
         for index, n in enumerate(sizes):

@@ -10,14 +10,20 @@ head/backbone NTK blocks are checked on the paper's attention model with a pertu
 
 from __future__ import annotations
 
-import functools
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from ntsim._validation import check_choice
-from ntsim.claims._base import SCALES, Claim, ClaimResult, combine_results, compare, vmap_instances
+from ntsim.claims._base import (
+    SCALES,
+    Claim,
+    ClaimResult,
+    cached_per_key,
+    combine_results,
+    compare,
+    vmap_instances,
+)
 from ntsim.core import empirical_ntk_fn
 from ntsim.theory import early_stopping as es
 
@@ -117,16 +123,11 @@ def _task_instance(key, sizes, orthogonal: bool):
     }
 
 
+@cached_per_key(maxsize=4)
 def _task_runs(key, scale: str, orthogonal: bool):
     """All instances' measurements; cached per (key, scale) so the claims sharing the
     ``early_stopping.task_vectors.generic`` key read one run."""
-    return _task_runs_cached(tuple(np.asarray(key).ravel().tolist()), scale, orthogonal)
-
-
-@functools.lru_cache(maxsize=4)
-def _task_runs_cached(key_data: tuple[int, ...], scale: str, orthogonal: bool):
     with jax.enable_x64(True):
-        key = jnp.asarray(key_data, dtype=jnp.uint32)
         keys = jax.random.split(key, _INSTANCES[scale])
         out = vmap_instances(lambda k: _task_instance(k, _SIZES[scale], orthogonal), keys)
         return {k: np.asarray(v) for k, v in out.items()}

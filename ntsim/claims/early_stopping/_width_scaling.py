@@ -27,7 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ntsim._validation import check_choice
-from ntsim.claims._base import SCALES, Claim, ClaimResult, combine_results, compare
+from ntsim.claims._base import SCALES, Claim, ClaimResult, cached_per_key, combine_results, compare
 from ntsim.core import log_log_slope
 from ntsim.theory import early_stopping as es
 
@@ -74,13 +74,8 @@ def fit_rate(widths, values) -> tuple[float, float, float]:
     return mean, mean - half, mean + half
 
 
+@cached_per_key(maxsize=2)
 def _runs(key, scale: str) -> dict:
-    return _runs_cached(tuple(np.asarray(key).ravel().tolist()), scale)
-
-
-@functools.lru_cache(maxsize=2)
-def _runs_cached(key_data: tuple[int, ...], scale: str) -> dict:
-    key = jnp.asarray(key_data, dtype=jnp.uint32)
     setting = _SETTINGS[scale]
     keys = jax.random.split(key, _SEEDS[scale])  # the same data/init keys at every width
     out: dict = {}

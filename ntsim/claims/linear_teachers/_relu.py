@@ -13,7 +13,6 @@ network-vs-kernel deviation ≈ 11–17/√m, which the thresholds below reject)
 
 from __future__ import annotations
 
-import functools
 import pathlib
 
 import jax
@@ -22,7 +21,7 @@ import numpy as np
 
 import ntsim
 from ntsim._validation import check_choice
-from ntsim.claims._base import SCALES, Claim, ClaimResult, compare, vmap_instances
+from ntsim.claims._base import SCALES, Claim, ClaimResult, cached_per_key, compare, vmap_instances
 from ntsim.core import (
     Record,
     empirical_ntk_fn,
@@ -388,17 +387,12 @@ _RISK_KEY = "linear_teachers.thm6_1.risk_runs"  # shared by the two risk claims
 _RISK_NS = (10, 20, 40)
 
 
-def _risk_runs(key, scale):
+@cached_per_key(maxsize=4)
+def _risk_runs(key, scale: str):
     """The runs behind both risk claims, computed once per (key, scale) in a process.
 
     Both claims share ``key_id`` so they receive the same key (see :class:`Claim`).
     """
-    return _risk_runs_cached(tuple(np.asarray(key).ravel().tolist()), scale)
-
-
-@functools.lru_cache(maxsize=4)
-def _risk_runs_cached(key_data: tuple[int, ...], scale: str):
-    key = jnp.asarray(key_data, dtype=jnp.uint32)
     width, repeats, pre_steps, ft_steps, num_test = _RISK[scale]
     fn = lambda k: relu.simulate_relu_fine_tuning(
         k, d=10, n_source=40, n_values=_RISK_NS, gap_norms=_RISK_GAPS, width=width,

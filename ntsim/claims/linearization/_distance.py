@@ -7,14 +7,20 @@ vmap over 200 instances. :mod:`._gap` reuses :func:`_run` and the sizes defined 
 
 from __future__ import annotations
 
-import functools
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from ntsim._validation import check_choice
-from ntsim.claims._base import SCALES, Claim, ClaimResult, combine_results, compare, vmap_instances
+from ntsim.claims._base import (
+    SCALES,
+    Claim,
+    ClaimResult,
+    cached_per_key,
+    combine_results,
+    compare,
+    vmap_instances,
+)
 from ntsim.claims.linearization._common import INSTANCES, PAPER, instance, model
 from ntsim.theory import linearization as lz
 
@@ -109,17 +115,13 @@ def _thm2(key, scale, selective: bool, zero_fraction: float):
     return corrected_ratio, printed_ratio, run.fraction_regularised, monotone, lam == 0
 
 
-def _thm2_results(key, scale):
+@cached_per_key(maxsize=4)
+def _thm2_results(key, scale: str):
     """Selective and constant-λ runs behind both Thm 2 claims, once per (key, scale).
 
     ``thm2.bound_corrected`` and ``thm2.bound_printed`` share ``key_id`` (same key).
     """
-    return _thm2_cached(tuple(np.asarray(key).ravel().tolist()), scale)
-
-
-@functools.lru_cache(maxsize=4)
-def _thm2_cached(key_data: tuple[int, ...], scale: str):
-    keys = jax.random.split(jnp.asarray(key_data, dtype=jnp.uint32), INSTANCES)
+    keys = jax.random.split(key, INSTANCES)
     with jax.enable_x64(True):
         sel = [np.asarray(a) for a in vmap_instances(lambda k: _thm2(k, scale, True, 0.0), keys)]
         const = [

@@ -8,15 +8,21 @@ threshold is refuted on *linear* models, whose ``Lip(f) = ‖Φ‖_op`` is exact
 
 from __future__ import annotations
 
-import functools
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.flatten_util import ravel_pytree
 
 from ntsim._validation import check_choice
-from ntsim.claims._base import SCALES, Claim, ClaimResult, combine_results, compare, vmap_instances
+from ntsim.claims._base import (
+    SCALES,
+    Claim,
+    ClaimResult,
+    cached_per_key,
+    combine_results,
+    compare,
+    vmap_instances,
+)
 from ntsim.claims.linearization._common import INSTANCES, PAPER, instance, model
 from ntsim.claims.linearization._distance import _RTOL_BOUND, _SIZES, _run
 from ntsim.core import linear
@@ -52,14 +58,10 @@ def _thm3(key, scale):
     return jnp.max(gap[t] / bound[t]), jnp.max(gap[t] / simplified[t]), gap[-1], inside
 
 
-def _thm3_results(key, scale):
+@cached_per_key(maxsize=4)
+def _thm3_results(key, scale: str):
     """Runs behind ``thm3.bound`` and ``thm4.simplified`` (shared ``key_id``), once per process."""
-    return _thm3_cached(tuple(np.asarray(key).ravel().tolist()), scale)
-
-
-@functools.lru_cache(maxsize=4)
-def _thm3_cached(key_data: tuple[int, ...], scale: str):
-    keys = jax.random.split(jnp.asarray(key_data, dtype=jnp.uint32), INSTANCES)
+    keys = jax.random.split(key, INSTANCES)
     with jax.enable_x64(True):
         return tuple(np.asarray(a) for a in vmap_instances(lambda k: _thm3(k, scale), keys))
 

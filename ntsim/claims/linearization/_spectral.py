@@ -8,15 +8,21 @@ NTKs of small tanh MLPs at random ``θ_0``.
 
 from __future__ import annotations
 
-import functools
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.flatten_util import ravel_pytree
 
 from ntsim._validation import check_choice
-from ntsim.claims._base import SCALES, Claim, ClaimResult, combine_results, compare, vmap_instances
+from ntsim.claims._base import (
+    SCALES,
+    Claim,
+    ClaimResult,
+    cached_per_key,
+    combine_results,
+    compare,
+    vmap_instances,
+)
 from ntsim.claims.linearization._common import INSTANCES, PAPER, instance, model
 from ntsim.core import empirical_ntk_fn, gradient_flow, linearize, mlp, mse_loss
 from ntsim.theory import linearization as lz
@@ -86,14 +92,10 @@ def _krr(key, scale):
     return corrected, printed, mean_loss
 
 
-def _krr_results(key, scale):
+@cached_per_key(maxsize=4)
+def _krr_results(key, scale: str):
     """The flows behind both KRR claims (shared ``key_id``), computed once per process."""
-    return _krr_cached(tuple(np.asarray(key).ravel().tolist()), scale)
-
-
-@functools.lru_cache(maxsize=4)
-def _krr_cached(key_data: tuple[int, ...], scale: str):
-    keys = jax.random.split(jnp.asarray(key_data, dtype=jnp.uint32), INSTANCES)
+    keys = jax.random.split(key, INSTANCES)
     with jax.enable_x64(True):
         return tuple(np.asarray(a) for a in vmap_instances(lambda k: _krr(k, scale), keys))
 

@@ -20,13 +20,11 @@ budget order becomes noise.
 from __future__ import annotations
 
 import dataclasses
-import functools
 
-import jax.numpy as jnp
 import numpy as np
 
 from ntsim._validation import check_choice
-from ntsim.claims._base import SCALES, Claim, ClaimResult, compare
+from ntsim.claims._base import SCALES, Claim, ClaimResult, cached_per_key, compare
 from ntsim.claims.overtraining._common import PAPER
 from ntsim.theory import overtraining as ot
 
@@ -51,14 +49,10 @@ _SETTINGS = {
 }
 
 
+@cached_per_key(maxsize=2)
 def _sweep(key, scale: str) -> dict:
     check_choice("budget claims", "scale", scale, SCALES)
-    return _sweep_cached(tuple(np.asarray(key).ravel().tolist()), scale)
-
-
-@functools.lru_cache(maxsize=2)
-def _sweep_cached(key_data: tuple[int, ...], scale: str) -> dict:
-    return ot.budget_sweep(_SETTINGS[scale], jnp.asarray(key_data, dtype=jnp.uint32))
+    return ot.budget_sweep(_SETTINGS[scale], key)
 
 
 def _setting_note(out: dict) -> str:

@@ -26,14 +26,12 @@ All four claims read one simulation: they share ``key_id`` and a per-process cac
 
 from __future__ import annotations
 
-import functools
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from ntsim._validation import check_choice
-from ntsim.claims._base import SCALES, Claim, ClaimResult, compare, vmap_instances
+from ntsim.claims._base import SCALES, Claim, ClaimResult, cached_per_key, compare, vmap_instances
 from ntsim.claims.overtraining._common import (
     PAPER,
     haar_pair,
@@ -108,10 +106,9 @@ def _instance(key, d, taus, points, ratios, batch, steps):
     return {**records, "gap0": gap0, "gamma": gamma, "eta": eta}
 
 
-@functools.lru_cache(maxsize=4)
-def _runs_cached(key_data: tuple[int, ...], scale: str) -> dict:
+@cached_per_key(maxsize=4)
+def _runs(key, scale: str) -> dict:
     d, count, taus, points, ratios, batch, steps = _SETTING[scale]
-    key = jnp.asarray(key_data, dtype=jnp.uint32)
     with jax.enable_x64(True):
         out = vmap_instances(
             lambda k: _instance(k, d, taus, points, ratios, batch, steps),
@@ -131,10 +128,6 @@ def _runs_cached(key_data: tuple[int, ...], scale: str) -> dict:
     out["hypothesis"] = eps[:, -1] < 1 / (4 * (1 + 32 * eta_gamma[:, 0]) ** steps)
     out["setting"] = (d, count, batch, steps)
     return out
-
-
-def _runs(key, scale: str) -> dict:
-    return _runs_cached(tuple(np.asarray(key).ravel().tolist()), scale)
 
 
 def _setting_notes(out) -> str:

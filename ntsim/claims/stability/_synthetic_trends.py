@@ -18,13 +18,11 @@ contradict, or fail to show at ``|z| ≥ 3``, is registered ``expect="refuted"``
 
 from __future__ import annotations
 
-import functools
-
 import jax
 import numpy as np
 
 from ntsim._validation import check_choice
-from ntsim.claims._base import SCALES, Claim, ClaimResult, combine_results, compare
+from ntsim.claims._base import SCALES, Claim, ClaimResult, cached_per_key, combine_results, compare
 from ntsim.core import loglog_slope, spearman
 from ntsim.theory import stability as st
 
@@ -52,19 +50,10 @@ _FIRST_STEP = 10
 _N_KEY = "stability.synthetic.over_n"
 
 
-def _cached(key, scale, fn):
-    return fn(tuple(np.asarray(jax.random.key_data(key) if _typed(key) else key).ravel()), scale)
-
-
-def _typed(key) -> bool:
-    return jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key)
-
-
-@functools.lru_cache(maxsize=2)
-def _panel_runs(key_data: tuple, scale: str) -> dict:
+@cached_per_key(maxsize=2)
+def _panel_runs(key, scale: str) -> dict:
     """γ, ‖w_0‖ and B cells in one sweep: per-dataset final ‖Δ̂_T‖, SVM limit, γ_S, ‖w_0 − ŵ‖."""
     c = _PANEL[scale]
-    key = np.asarray(key_data, np.uint32)
     cells = (
         [(m, *_BASE[1:]) for m in c["margins"]]
         + [(*_BASE[:3], s) for s in c["init_norms"]]
@@ -84,11 +73,10 @@ def _panel_runs(key_data: tuple, scale: str) -> dict:
     return out
 
 
-@functools.lru_cache(maxsize=2)
-def _n_runs(key_data: tuple, scale: str) -> dict:
+@cached_per_key(maxsize=2)
+def _n_runs(key, scale: str) -> dict:
     """Base cell at every n (one compiled program per n): final ‖Δ̂_T‖ and SVM limit."""
     c = _PANEL[scale]
-    key = np.asarray(key_data, np.uint32)
     steps = st.log_spaced_steps(c["steps"], _NUM_RECORDS)
     params = np.tile(np.asarray(_BASE, np.float32), (c["datasets"], 1))
     delta, svm = [], []
@@ -111,7 +99,7 @@ def _trend(scale, key, panel: str, column: str, x_name: str, sign: float) -> Cla
 
     ``sign = −1``: decreasing (z ≤ −3 required), ``+1``: increasing (z ≥ 3).
     """
-    runs = _cached(key, scale, _panel_runs)
+    runs = _panel_runs(key, scale)
     rows = runs["rows"][panel]
     c = _PANEL[scale]
     values = runs["delta"][rows, -1] if column == "delta" else runs[column][rows]
@@ -136,7 +124,7 @@ def _trend(scale, key, panel: str, column: str, x_name: str, sign: float) -> Cla
 def check_decreasing_in_n(key, scale: str) -> ClaimResult:
     """Fig 6: mean ‖Δ̂_T‖ (GD) and the SVM limit fall with n (log-log slope ≤ −1/2)."""
     check_choice("check_decreasing_in_n", "scale", scale, SCALES)
-    runs = _cached(key, scale, _n_runs)
+    runs = _n_runs(key, scale)
     ns = np.asarray(_PANEL[scale]["ns"], float)
     parts, text = [], []
     for column in ("delta", "svm"):
@@ -160,7 +148,7 @@ def check_decreasing_in_n(key, scale: str) -> ClaimResult:
 def check_decreasing_in_steps(key, scale: str) -> ClaimResult:
     """Fig 2 analogue: mean ‖Δ̂_t‖ is non-increasing along the log grid of steps, every cell."""
     check_choice("check_decreasing_in_steps", "scale", scale, SCALES)
-    runs = _cached(key, scale, _panel_runs)
+    runs = _panel_runs(key, scale)
     c = _PANEL[scale]
     first = int(np.searchsorted(np.asarray(runs["steps"]), _FIRST_STEP))
     steps = tuple(runs["steps"][first:])
@@ -195,7 +183,7 @@ def _init_distance_check(weak: bool):
 
     def check(key, scale: str) -> ClaimResult:
         check_choice("fig8 check", "scale", scale, SCALES)
-        runs = _cached(key, scale, _panel_runs)
+        runs = _panel_runs(key, scale)
         c = _PANEL[scale]
         rows = runs["rows"]["init"]
         delta = runs["delta"][rows, -1].reshape(len(c["init_norms"]), c["datasets"])
