@@ -173,6 +173,25 @@ def _take(data: PyTree, index: Array) -> PyTree:
     return jax.tree.map(lambda a: a[index], data)
 
 
+def _hoist_constants(fn: Callable, *example_args) -> tuple[Callable, list[Array]]:
+    """``(fn_with_consts, consts)`` with ``fn_with_consts(consts, *args) == fn(*args)``.
+
+    Arrays a function closes over (a pretrained encoder MixOut mixes toward, a teacher)
+    become constants of every program that calls it: XLA embeds them in the program and
+    constant-folds through them, so compilation time grows with their size (minutes for
+    a 70 MB encoder) and the persistent compilation cache keys on their values. Traced once
+    at the example arguments' shapes, the same computation takes them as an argument.
+    """
+    closed, out_shape = jax.make_jaxpr(fn, return_shape=True)(*example_args)
+    out_tree = jax.tree.structure(out_shape)
+
+    def fn_with_consts(consts, *args):
+        flat = jax.core.eval_jaxpr(closed.jaxpr, consts, *jax.tree.leaves(args))
+        return jax.tree.unflatten(out_tree, flat)
+
+    return fn_with_consts, [jnp.asarray(c) for c in closed.consts]
+
+
 def save_finetune_state(path: str | os.PathLike, state: FinetuneState) -> None:
     """Write ``state`` to ``path`` (``.npz``) atomically: a crash never leaves half a file."""
     path = pathlib.Path(path)
@@ -290,19 +309,28 @@ def finetune(
     sign = -1.0 if higher_is_better else 1.0
     train_data = jax.tree.map(jnp.asarray, train_data)
 
-    def objective(params, anchor, batch, key):
-        loss, metrics = loss_fn(params, batch, key)
+    one_key = keys[0] if seeded else keys
+    example = jax.eval_shape(params0, one_key) if callable(params0) else params0
+    example_batch = jax.eval_shape(lambda d: _take(d, jnp.arange(batch_size)), train_data)
+    example_key = jax.eval_shape(lambda k: jax.random.fold_in(k, 0), one_key)
+    loss_with_consts, loss_consts = _hoist_constants(loss_fn, example, example_batch, example_key)
+    eval_with_consts, eval_consts = (
+        (None, []) if eval_fn is None else _hoist_constants(eval_fn, example, dev_data)
+    )
+
+    def objective(params, anchor, batch, key, consts):
+        loss, metrics = loss_with_consts(consts, params, batch, key)
         penalty = 0.5 * proximal * _squared_distance(params, anchor, mask) if proximal else 0.0
         return loss + penalty, (loss, metrics)
 
-    def step(state: FinetuneState, _):
+    def step(state: FinetuneState, train_data, loss_consts):
         epoch, position = jnp.divmod(state.step, steps_per_epoch)
         key_order, key_step = jax.random.split(jax.random.fold_in(state.key, epoch))
         order = jax.random.permutation(key_order, n)
         index = jax.lax.dynamic_slice_in_dim(order, position * batch_size, batch_size)
         batch = _take(train_data, index)
         grads, (loss, metrics) = jax.grad(objective, has_aux=True)(
-            state.params, state.anchor, batch, jax.random.fold_in(key_step, position)
+            state.params, state.anchor, batch, jax.random.fold_in(key_step, position), loss_consts
         )
         updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
         params = optax.apply_updates(state.params, updates)
@@ -318,9 +346,11 @@ def finetune(
         }
         return state._replace(params=params, opt_state=opt_state, step=state.step + 1), record
 
-    def segment(state: FinetuneState):
-        state, records = jax.lax.scan(step, state, None, length=eval_every)
-        dev = {} if eval_fn is None else eval_fn(state.params, dev_data)
+    def segment(state: FinetuneState, train_data, dev_data, loss_consts, eval_consts):
+        state, records = jax.lax.scan(
+            lambda state, _: step(state, train_data, loss_consts), state, None, length=eval_every
+        )
+        dev = {} if eval_fn is None else eval_with_consts(eval_consts, state.params, dev_data)
         if dev:
             score = sign * dev[monitor]
             improved = (score < state.best_score) & ~state.stopped
@@ -357,11 +387,12 @@ def finetune(
             key=key,
         )
 
-    example = jax.eval_shape(params0, jax.random.PRNGKey(0)) if callable(params0) else params0
     if dev_data is not None and monitor not in jax.eval_shape(eval_fn, example, dev_data):
         raise ValueError(f"{where}: eval_fn returns no {monitor!r} metric to monitor.")
     init_fn = jax.vmap(init) if seeded else init
-    segment_fn = jax.jit(jax.vmap(segment) if seeded else segment)
+    segment_fn = jax.jit(
+        jax.vmap(segment, in_axes=(0, None, None, None, None)) if seeded else segment
+    )
     state = init_fn(keys)
     if state_path is not None and pathlib.Path(state_path).exists():
         state = load_finetune_state(state_path, state)
@@ -373,7 +404,9 @@ def finetune(
         segments = tqdm(segments, desc=description, unit="segment")
     records, dev_records, stopped_at = [], [], []
     for _ in segments:
-        state, segment_records, dev = segment_fn(state)
+        state, segment_records, dev = segment_fn(
+            state, train_data, dev_data, loss_consts, eval_consts
+        )
         records.append(segment_records)
         dev_records.append({**dev, "step": state.step})
         stopped_at.append(state.stopped)

@@ -178,3 +178,28 @@ def test_params0_built_per_seed(key):
     single = finetune(_mse, build, data, optimizer=optax.sgd(0.0), num_steps=2, batch_size=4,
                       keys=keys[1])  # fmt: skip
     np.testing.assert_array_equal(single.params["w"], out.params["w"][1])
+
+
+def test_closed_over_arrays_become_arguments(key):
+    """An array the loss closes over (MixOut's pretrained encoder, a teacher) reaches the
+    compiled step as an argument: the lowered program holds no copy of it (the plain jit of
+    the same loss does), and the value is unchanged."""
+    import re
+
+    from ntsim.transformers._finetune import _hoist_constants
+
+    teacher = jax.random.normal(key, (512, 3))
+    data = _regression(key, n=16)
+
+    def loss(params, batch, key):
+        del key
+        return jnp.mean((batch["x"] @ params["w"] - teacher[:16] @ params["w"]) ** 2), {}
+
+    params = {"w": jnp.ones(3)}
+    args = (params, data, jax.random.PRNGKey(1))
+    hoisted, consts = _hoist_constants(loss, *args)
+    assert any(c.shape == (512, 3) for c in consts)
+    np.testing.assert_array_equal(hoisted(consts, *args)[0], loss(*args)[0])
+    embedded = re.compile(r"constant dense<.*tensor<512x3xf32>")
+    assert embedded.search(jax.jit(loss).lower(*args).as_text())  # what the hoisting avoids
+    assert not embedded.search(jax.jit(hoisted).lower(consts, *args).as_text())
