@@ -79,15 +79,7 @@ def spectra(config: Config, key) -> np.ndarray:
 
     def one_seed(k):
         k_pre, k_tasks = jax.random.split(k)
-        pre = es.pretrain_attention(
-            k_pre,
-            width=config.width,
-            seq_len=config.seq_len,
-            input_dim=config.input_dim,
-            num_source=config.num_source,
-            steps=config.pretrain_steps,
-            eta0=config.eta0,
-        )
+        pre = es.pretrain_attention_for(k_pre, config)
         out = []
         for index, rank in enumerate(config.ranks):
             k_b, k_x = jax.random.split(jax.random.fold_in(k_tasks, index))

@@ -214,3 +214,28 @@ def test_kernel_target_is_in_the_ntk_span_with_the_teacher_rms(x64, key):
     np.testing.assert_allclose(np.asarray(delta), rms * on_x, rtol=1e-10)
     with pytest.raises(ValueError, match="target"):
         es.LearningCurveSetting(target="other")
+
+
+def test_pretrain_attention_for_reads_the_setting(key):
+    """The shared pretraining reads sizes and ``η_0`` from any setting (default ``η_0 = 1``)."""
+    setting = es.TaskVectorSetting(
+        width=8, seq_len=3, input_dim=6, subspace_dim=2, num_source=8, pretrain_steps=5, eta0=0.5
+    )
+    explicit = es.pretrain_attention(
+        key, width=8, seq_len=3, input_dim=6, num_source=8, steps=5, eta0=0.5
+    )
+    for a, b in zip(
+        jax.tree.leaves(es.pretrain_attention_for(key, setting).params),
+        jax.tree.leaves(explicit.params),
+        strict=True,
+    ):
+        np.testing.assert_array_equal(a, b)
+    default = es.LearningCurveSetting(
+        width=8, seq_len=3, input_dim=6, num_source=8, pretrain_steps=5, ranks=(1, 2)
+    )
+    eta_one = es.pretrain_attention(key, width=8, seq_len=3, input_dim=6, num_source=8, steps=5)
+    np.testing.assert_array_equal(
+        ravel_pytree(es.pretrain_attention_for(key, default).params)[0],
+        ravel_pytree(eta_one.params)[0],
+    )
+    assert not np.allclose(ravel_pytree(eta_one.params)[0], ravel_pytree(explicit.params)[0])

@@ -107,6 +107,7 @@ from ntsim.theory.early_stopping._stopping import (
 from ntsim.theory.early_stopping._synthetic_tasks import (
     PretrainedAttention,
     pretrain_attention,
+    pretrain_attention_for,
     subspace_basis,
     subspace_inputs,
     task_teacher,
@@ -154,6 +155,7 @@ __all__ = [
     "holdout_learning_curves",
     "PretrainedAttention",
     "pretrain_attention",
+    "pretrain_attention_for",
     "subspace_basis",
     "subspace_inputs",
     "task_teacher",

@@ -40,7 +40,7 @@ from ntsim._validation import check_int_fields
 from ntsim.core import eigen_decay_exponent
 from ntsim.theory.early_stopping._stopping import holdout_early_stopping
 from ntsim.theory.early_stopping._synthetic_tasks import (
-    pretrain_attention,
+    pretrain_attention_for,
     subspace_basis,
     subspace_inputs,
     task_teacher,
@@ -170,14 +170,7 @@ def holdout_learning_curves(key: PRNGKey, setting: LearningCurveSetting) -> Lear
     """
     s = setting
     k_pre, k_tasks = jax.random.split(key)
-    pre = pretrain_attention(
-        k_pre,
-        width=s.width,
-        seq_len=s.seq_len,
-        input_dim=s.input_dim,
-        num_source=s.num_source,
-        steps=s.pretrain_steps,
-    )
+    pre = pretrain_attention_for(k_pre, s)
     predict = jax.vmap(pre.model.apply, in_axes=(None, 0))
     n_max = max(s.sizes)
     errors, steps, betas = [], [], []

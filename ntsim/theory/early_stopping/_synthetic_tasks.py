@@ -29,6 +29,7 @@ from ntsim.theory.early_stopping._width_scaling import paper_attention_model
 __all__ = [
     "PretrainedAttention",
     "pretrain_attention",
+    "pretrain_attention_for",
     "subspace_basis",
     "subspace_inputs",
     "task_teacher",
@@ -100,6 +101,22 @@ def pretrain_attention(
         loss, params0, num_steps=steps, learning_rate=eta0 / width, throw=False
     ).params
     return PretrainedAttention(model, params0, params)
+
+
+def pretrain_attention_for(key: PRNGKey, setting) -> PretrainedAttention:
+    """:func:`pretrain_attention` at the sizes of ``setting``: any setting with the fields
+    ``width, seq_len, input_dim, num_source, pretrain_steps`` and optionally ``eta0``
+    (default 1) — the learning-curve, task-vector and NTK-decay settings all do, so the
+    pretraining they share is spelled out once."""
+    return pretrain_attention(
+        key,
+        width=setting.width,
+        seq_len=setting.seq_len,
+        input_dim=setting.input_dim,
+        num_source=setting.num_source,
+        steps=setting.pretrain_steps,
+        eta0=getattr(setting, "eta0", 1.0),
+    )
 
 
 def width_normalised_ntk(model: Model, params: Params, x1: ArrayLike, x2=None) -> Array:

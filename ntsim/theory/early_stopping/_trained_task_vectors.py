@@ -33,7 +33,7 @@ from ntsim._types import Array, PRNGKey
 from ntsim._validation import check_int_fields, check_positive_int
 from ntsim.core import gradient_descent, mse_loss
 from ntsim.theory.early_stopping._synthetic_tasks import (
-    pretrain_attention,
+    pretrain_attention_for,
     subspace_inputs,
     task_teacher,
     width_normalised_ntk,
@@ -179,15 +179,7 @@ def trained_task_vectors(key: PRNGKey, setting: TaskVectorSetting) -> TrainedTas
     """
     k_pre, k_basis, k_x, k_t, k_w = jax.random.split(key, 5)
     s = setting
-    pre = pretrain_attention(
-        k_pre,
-        width=s.width,
-        seq_len=s.seq_len,
-        input_dim=s.input_dim,
-        num_source=s.num_source,
-        steps=s.pretrain_steps,
-        eta0=s.eta0,
-    )
+    pre = pretrain_attention_for(k_pre, s)
     predict = jax.vmap(pre.model.apply, in_axes=(None, 0))
     bases = task_vector_bases(k_basis, s.input_dim, s.subspace_dim)
     n_all = s.num_train + s.num_test
