@@ -95,21 +95,7 @@ def _fmt(value) -> str:
 def run(config: Config, key) -> dict:
     """κ of both kernels at θ_0 per configuration, then one fine-tuning run per (config, task)."""
     k_data, k_model, k_lora = jax.random.split(key, 3)
-    tasks = lz.synthetic_tasks(
-        k_data,
-        dim=config.dim,
-        num_pretrain=config.num_pretrain,
-        num_train=config.num_train,
-        num_test=config.num_test,
-        angles=config.angles,
-    )
-    apply, theta0 = lz.pretrained_mlp(
-        k_model,
-        tasks,
-        hidden=config.hidden,
-        steps=config.pretrain_steps,
-        learning_rate=config.pretrain_lr,
-    )
+    tasks, apply, theta0 = lz.pretrained_setup(k_data, k_model, config)
     targets = [("layers", i, "w") for i in range(len(config.hidden))]
     out = {
         name: [] for name in ("kappa_ntk", "kappa_sign", "lambda_max", "lambda_min", "num_params")

@@ -123,31 +123,7 @@ def _rho(a, b):
 def run(config: Config, key) -> dict:
     """Pretrain, then the linearity table for every task and λ (vmapped over both)."""
     k_data, k_model, k_lora = jax.random.split(key, 3)
-    tasks = lz.synthetic_tasks(
-        k_data,
-        dim=config.dim,
-        num_pretrain=config.num_pretrain,
-        num_train=config.num_train,
-        num_test=config.num_test,
-        angles=config.angles,
-    )
-    if config.model == "attention":
-        apply, theta0 = lz.pretrained_attention(
-            k_model,
-            tasks,
-            width=config.hidden[0],
-            seq_len=config.seq_len,
-            steps=config.pretrain_steps,
-            learning_rate=config.pretrain_lr,
-        )
-    else:
-        apply, theta0 = lz.pretrained_mlp(
-            k_model,
-            tasks,
-            hidden=config.hidden,
-            steps=config.pretrain_steps,
-            learning_rate=config.pretrain_lr,
-        )
+    tasks, apply, theta0 = lz.pretrained_setup(k_data, k_model, config)
     peft = lz.peft_model(apply, theta0, config.tune, key=k_lora, lora_targets=_lora_targets(config))
     scalar = lambda p, x: peft.apply(p, x)  # noqa: E731
     kernel = empirical_ntk_fn(scalar)(tasks.x_train, None, peft.params0)

@@ -97,12 +97,7 @@ def _final_losses(config: Config, apply, theta0, paths, tasks) -> np.ndarray:
 def run(config: Config, key) -> dict:
     """Head vs head + layer ``l`` for every hidden layer: Thm 6/7 from the NTKs, then training."""
     k_data, k_model = jax.random.split(key)
-    tasks = lz.synthetic_tasks(k_data, dim=config.dim, num_pretrain=config.num_pretrain,
-                               num_train=config.num_train, num_test=config.num_test,
-                               angles=config.angles)  # fmt: skip
-    apply, theta0 = lz.pretrained_mlp(k_model, tasks, hidden=config.hidden,
-                                      steps=config.pretrain_steps,
-                                      learning_rate=config.pretrain_lr)  # fmt: skip
+    tasks, apply, theta0 = lz.pretrained_setup(k_data, k_model, config)
     blocks = empirical_ntk_fn(apply, per_block=True)(tasks.x_train, None, theta0)
     layer_kernel = [np.asarray(layer["w"] + layer["b"], np.float64) for layer in blocks["layers"]]
     head_path, head = ("layers", len(config.hidden)), layer_kernel[-1]

@@ -195,6 +195,33 @@ def test_pretrained_attention_and_its_peft_configs(x64, key):
         lz.pretrained_attention(key, tasks, width=8, seq_len=4, steps=1, learning_rate=0.1)
 
 
+def test_pretrained_setup_reads_the_config(x64, key):
+    """The experiments' shared setup equals the explicit calls, for both model kinds."""
+    from types import SimpleNamespace
+
+    k_data, k_model = jax.random.split(key)
+    sizes = dict(dim=6, num_pretrain=32, num_train=8, num_test=8, angles=(0.0, 1.0))
+    tasks = lz.synthetic_tasks(k_data, **sizes)
+    mlp_config = SimpleNamespace(**sizes, hidden=(8,), pretrain_steps=20, pretrain_lr=0.3)
+    attention_config = SimpleNamespace(**vars(mlp_config), model="attention", seq_len=3)
+    explicit = {
+        "mlp": lz.pretrained_mlp(k_model, tasks, hidden=(8,), steps=20, learning_rate=0.3),
+        "attention": lz.pretrained_attention(
+            k_model, tasks, width=8, seq_len=3, steps=20, learning_rate=0.3
+        ),
+    }
+    for name, config in (("mlp", mlp_config), ("attention", attention_config)):
+        got_tasks, apply, theta0 = lz.pretrained_setup(k_data, k_model, config)
+        np.testing.assert_array_equal(got_tasks.y_train, tasks.y_train)
+        want_apply, want_theta0 = explicit[name]
+        np.testing.assert_array_equal(ravel_pytree(theta0)[0], ravel_pytree(want_theta0)[0])
+        np.testing.assert_array_equal(
+            lz.outputs(apply, theta0, tasks.x_test), lz.outputs(want_apply, theta0, tasks.x_test)
+        )
+    with pytest.raises(ValueError, match="model must be"):
+        lz.pretrained_setup(k_data, k_model, SimpleNamespace(**vars(mlp_config), model="cnn"))
+
+
 @pytest.mark.slow  # > 20 s at quick sizes (compilation); runs in make test-full
 def test_linearity_vs_lambda_optax_path(x64, key):
     """optax SGD on the joint objective = the split-step GD at λ = 0, and O(η)-close for λ > 0."""

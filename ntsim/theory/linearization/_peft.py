@@ -44,6 +44,7 @@ __all__ = [
     "peft_model",
     "pretrained_attention",
     "pretrained_mlp",
+    "pretrained_setup",
     "spearman",
     "subset_model",
     "synthetic_tasks",
@@ -297,3 +298,47 @@ def pretrained_attention(
         loss, params, learning_rate=learning_rate, num_steps=steps, throw=False
     )
     return apply, result.params
+
+
+def pretrained_setup(
+    data_key: PRNGKey, model_key: PRNGKey, config
+) -> tuple[SyntheticTasks, Callable[[Params, Array], Array], Params]:
+    """:func:`synthetic_tasks` then the pretrained model, both at the sizes of ``config``.
+
+    ``config`` is any experiment configuration with the fields ``dim, num_pretrain,
+    num_train, num_test, angles, hidden, pretrain_steps, pretrain_lr`` and optionally
+    ``model`` (``"mlp"``, the default, or ``"attention"``, which reads ``hidden[0]`` as the
+    width and ``seq_len``): the linearization experiments share this setup, spelled out once.
+
+    Returns:
+      ``(tasks, apply, θ_0)``.
+    """
+    tasks = synthetic_tasks(
+        data_key,
+        dim=config.dim,
+        num_pretrain=config.num_pretrain,
+        num_train=config.num_train,
+        num_test=config.num_test,
+        angles=config.angles,
+    )
+    model = getattr(config, "model", "mlp")
+    if model == "attention":
+        apply, theta0 = pretrained_attention(
+            model_key,
+            tasks,
+            width=config.hidden[0],
+            seq_len=config.seq_len,
+            steps=config.pretrain_steps,
+            learning_rate=config.pretrain_lr,
+        )
+    elif model == "mlp":
+        apply, theta0 = pretrained_mlp(
+            model_key,
+            tasks,
+            hidden=config.hidden,
+            steps=config.pretrain_steps,
+            learning_rate=config.pretrain_lr,
+        )
+    else:
+        raise ValueError(f"pretrained_setup: model must be 'mlp' or 'attention', got {model!r}.")
+    return tasks, apply, theta0
