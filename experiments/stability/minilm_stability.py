@@ -153,8 +153,10 @@ def _run_method(config, model_config, encoder0, train, test, method, settings, k
     train_size = len(train["label"])
     steps_per_epoch = max(train_size // config.batch_size, 1)
     num_steps = config.epochs * steps_per_epoch
-    schedule = learning_rate_schedule(
-        learning_rate or config.learning_rate,
+    # the schedule's shape (peak 1) is compiled in, the peak is data (adamw(peak=...)): the
+    # learning-rate sweep reuses the FineTune program instead of compiling one per η
+    shape = learning_rate_schedule(
+        1.0,
         total_steps=num_steps,
         warmup_steps=max(num_steps // 10, 1),
         decay="linear",
@@ -172,7 +174,8 @@ def _run_method(config, model_config, encoder0, train, test, method, settings, k
     for start in range(0, len(keys), config.seeds_at_once):  # bounded memory: seed groups
         group = keys[start : start + config.seeds_at_once]
         out = finetune(method_loss(model_config, method, settings, encoder0), build, train,
-                       optimizer=adamw(schedule), num_steps=num_steps,
+                       optimizer=adamw(shape, peak=learning_rate or config.learning_rate),
+                       num_steps=num_steps,
                        batch_size=config.batch_size, keys=group,
                        dev_data=test, eval_fn=test_accuracy, eval_every=steps_per_epoch,
                        monitor="accuracy", higher_is_better=True)  # fmt: skip

@@ -100,15 +100,39 @@ def adamw(
     mask: PyTree[bool] | None = None,
     weight_decay: float = 0.01,
     max_grad_norm: float | None = 1.0,
+    peak: float | None = None,
 ) -> optax.GradientTransformation:
     """AdamW with optional global-norm clipping, updating only the ``mask``-ed leaves.
 
     Frozen leaves (``mask`` False) get zero updates and keep no Adam moments
     (``optax.multi_transform`` with ``optax.set_to_zero``).
+
+    ``peak``: when given, the step size is ``peak · learning_rate(t)`` with ``peak`` held
+    in the optimiser state (``optax.inject_hyperparams``) instead of compiled into the
+    program, so runs that differ only in the peak learning rate (a learning-rate sweep)
+    lower to the same XLA program and compile once (the persistent compilation cache
+    shares it between runs). ``learning_rate`` is then the schedule's shape, e.g.
+    :func:`learning_rate_schedule` with peak 1. AdamW's update ``−η_t(m̂/(√v̂ + ε) + wθ)``
+    is linear in ``η_t``, so both spellings are the same optimiser.
+
+    Examples:
+      >>> import jax.numpy as jnp
+      >>> params = {"w": jnp.ones(3)}
+      >>> grads = {"w": jnp.asarray([1.0, -2.0, 0.5])}
+      >>> def first_update(optimizer):
+      ...     return optimizer.update(grads, optimizer.init(params), params)[0]["w"]
+      >>> baked = first_update(adamw(1e-3, max_grad_norm=None))
+      >>> data = first_update(adamw(1.0, max_grad_norm=None, peak=1e-3))
+      >>> bool(jnp.allclose(baked, data, rtol=1e-6))
+      True
     """
     check_nonnegative("adamw", "weight_decay", weight_decay)
     parts = [] if max_grad_norm is None else [optax.clip_by_global_norm(max_grad_norm)]
-    inner = optax.chain(*parts, optax.adamw(learning_rate, weight_decay=weight_decay))
+    parts.append(optax.adamw(learning_rate, weight_decay=weight_decay))
+    if peak is not None:
+        check_positive("adamw", "peak", peak)
+        parts.append(optax.inject_hyperparams(optax.scale)(step_size=peak))
+    inner = optax.chain(*parts)
     if mask is None:
         return inner
     labels = jax.tree.map(lambda m: "train" if m else "freeze", mask)
@@ -135,7 +159,7 @@ class FinetuneResult(NamedTuple):
     Attributes:
       params: final parameters (frozen at the stopping step if early stopping fired).
       best_params: parameters at the best dev evaluation (= ``params`` without ``dev_data``).
-      records: per-step ``{"loss", "distance", "learning_rate", <metrics>}``, shape
+      records: per-step ``{"loss", "distance", <metrics>}``, shape
         ``(num_steps,)`` each.
       dev_records: per-evaluation dev metrics, shape ``(num_steps // eval_every,)``; also
         ``"step"`` (the step after which each evaluation ran).

@@ -97,6 +97,36 @@ def test_seed_axis_equals_separate_runs(key):
     assert not np.allclose(together.params["w"][0], together.params["w"][1])  # orders differ
 
 
+def test_adamw_peak_as_data_is_the_same_optimiser_in_one_program(key):
+    """``peak · shape(t)`` with the peak in the state: the runs of a baked-in
+    ``peak · shape`` schedule, and one lowered program for every peak."""
+    data = _regression(key, n=16)
+    params0 = {"w": jnp.zeros(3), "b": jnp.zeros(())}
+    shape = learning_rate_schedule(1.0, total_steps=20, warmup_steps=2, decay="linear")
+    baked = lambda peak: learning_rate_schedule(  # noqa: E731
+        peak, total_steps=20, warmup_steps=2, decay="linear"
+    )
+    kwargs = dict(num_steps=20, batch_size=4, keys=key, mask=param_mask(params0, "w"))
+    for peak in (0.05, 0.2):
+        mask = kwargs["mask"]
+        as_data = finetune(_mse, params0, data, optimizer=adamw(shape, mask=mask, peak=peak),
+                           **kwargs)  # fmt: skip
+        compiled_in = finetune(_mse, params0, data, optimizer=adamw(baked(peak), mask=mask),
+                               **kwargs)  # fmt: skip
+        np.testing.assert_allclose(as_data.params["w"], compiled_in.params["w"], rtol=2e-5)
+        assert float(as_data.params["b"]) == 0.0  # the mask still freezes
+    grads = jax.tree.map(jnp.ones_like, params0)
+
+    def lowered(optimizer):
+        update = lambda g, s, p: optimizer.update(g, s, p)[0]  # noqa: E731
+        return jax.jit(update).lower(grads, optimizer.init(params0), params0).as_text()
+
+    assert lowered(adamw(shape, peak=0.05)) == lowered(adamw(shape, peak=0.2))
+    assert lowered(adamw(baked(0.05))) != lowered(adamw(baked(0.2)))
+    with pytest.raises(ValueError, match="peak"):
+        adamw(shape, peak=0.0)
+
+
 def test_adamw_mask_freezes_leaves_exactly(key):
     data = _regression(key)
     params0 = {"w": jnp.ones(3), "b": jnp.ones(())}
