@@ -184,6 +184,23 @@ def _run_method(config, model_config, encoder0, train, test, method, settings, k
     return np.concatenate(accuracy), np.concatenate(loss)
 
 
+def _run_cache_path(config: Config, ident: tuple, key) -> str | None:
+    """Where ``config.run_cache`` keeps one finished run (``None``: no cache): a small JSON
+    named by the run and a digest of everything that determines its numbers (the config
+    fields other than the sweeps and batching, the run, the experiment key)."""
+    if not config.run_cache:
+        return None
+    not_keys = ("methods", "head_sweep", "learning_rate_sweep", "fraction_sweep", "run_cache",
+                "heads", "seeds_at_once")  # fmt: skip
+    fields = {k: v for k, v in asdict(config).items() if k not in not_keys}
+    digest = hashlib.sha256(
+        json.dumps([fields, ident, np.asarray(key).tolist()], sort_keys=True, default=str).encode()
+    ).hexdigest()
+    method, heads, learning_rate, train_size = ident
+    name = f"{method}_H{heads}_lr{learning_rate:g}_n{train_size}_{digest[:24]}.json"
+    return os.path.join(config.run_cache, name)
+
+
 def run(config: Config, key) -> dict:
     """Every method × ``seeds`` seeds on one training subset; test accuracy per seed."""
     k_data, k_seeds, k_surt = jax.random.split(key, 3)
@@ -200,40 +217,37 @@ def run(config: Config, key) -> dict:
         ident = (method, heads if method == "mhloss" else 0, learning_rate, len(data["label"]))
         if ident in memo:
             return memo[ident]
-        path = None
-        if config.run_cache:
-            not_keys = ("methods", "head_sweep", "learning_rate_sweep", "fraction_sweep",
-                        "run_cache", "heads", "seeds_at_once")  # fmt: skip
-            fields = {k: v for k, v in asdict(config).items() if k not in not_keys}
-            digest = hashlib.sha256(
-                json.dumps(
-                    [fields, ident, np.asarray(key).tolist()], sort_keys=True, default=str
-                ).encode()
-            )
-            path = os.path.join(config.run_cache, digest.hexdigest()[:24] + ".npz")
-            if os.path.exists(path):
-                with np.load(path) as saved:
-                    memo[ident] = (saved["by_epoch"], saved["final_loss"])
-                return memo[ident]
-        memo[ident] = _run_method(config, model_config, encoder0, data, test, method,
-                                  config.settings(heads), keys, k_surt, learning_rate)  # fmt: skip
+        path = _run_cache_path(config, ident, key)
+        if path is not None and os.path.exists(path):
+            with open(path) as file:
+                saved = json.load(file)
+            memo[ident] = (np.asarray(saved["by_epoch"]), np.asarray(saved["final_loss"]),
+                           saved["seconds"])  # fmt: skip
+            return memo[ident]
+        start = time.perf_counter()
+        by_epoch, final_loss = _run_method(config, model_config, encoder0, data, test, method,
+                                           config.settings(heads), keys, k_surt,
+                                           learning_rate)  # fmt: skip
+        memo[ident] = (by_epoch, final_loss, time.perf_counter() - start)
         if path is not None:
             os.makedirs(config.run_cache, exist_ok=True)
-            np.savez(path + ".tmp.npz", by_epoch=memo[ident][0], final_loss=memo[ident][1])
-            os.replace(path + ".tmp.npz", path)
+            record = {"method": method, "heads": ident[1], "learning_rate": learning_rate,
+                      "train_size": ident[3], "by_epoch": by_epoch.tolist(),
+                      "final_loss": final_loss.tolist(), "seconds": memo[ident][2]}  # fmt: skip
+            with open(path + ".tmp", "w") as file:
+                json.dump(record, file)
+            os.replace(path + ".tmp", path)
         return memo[ident]
 
     accuracy, by_epoch, final_loss, seconds = {}, {}, {}, {}
     for method in config.methods:
-        start = time.perf_counter()
-        by_epoch[method], final_loss[method] = run_once(method)
+        by_epoch[method], final_loss[method], seconds[method] = run_once(method)
         accuracy[method] = by_epoch[method][:, -1]
-        seconds[method] = time.perf_counter() - start
         print(f"{method}: {accuracy[method].mean():.2f} ± {accuracy[method].std(ddof=1):.2f} "
               f"({seconds[method]:.0f} s)", flush=True)  # fmt: skip
 
     def finetune_accuracy(method="finetune", heads=None, data=train, learning_rate=None):
-        epochs, _ = run_once(method, heads, data, learning_rate)
+        epochs = run_once(method, heads, data, learning_rate)[0]
         return np.asarray(epochs)[:, -1].tolist()
 
     head_sweep = {str(h): finetune_accuracy("mhloss" if h > 1 else "finetune", h)
