@@ -14,6 +14,8 @@ Cases (modules beside this file):
   MLP at widths 512–2048 and a 2-layer attention model;
 * :mod:`benchmarks.sweeps` — the head-tuning sweep's GFLOP/s against a 2048³ matmul timed
   in the same run, vmapped vs a per-dataset jitted loop; ``core.sweep`` vs a loop;
+* :mod:`benchmarks.finetune` — seconds per MiniLM fine-tuning step (L3, and L6 as in the
+  full-scale stability experiment), seeds vmapped vs a per-seed loop, GFLOP/s vs the peak;
 * :mod:`benchmarks.memory` — peak memory of the NTK of MiniLM-L6 on 100 sentences w.r.t.
   all parameters (its own process, so the peak is its own).
 """
@@ -29,7 +31,7 @@ import sys
 import jax
 import jax.numpy as jnp
 
-from benchmarks import ntk, sweeps
+from benchmarks import finetune, ntk, sweeps
 from benchmarks._timing import Row, time_call
 from ntsim import _io
 from ntsim.core import gradient_descent, linear, mse_loss, sweep
@@ -100,6 +102,8 @@ def main() -> None:
     rows += ntk.bench_flax_bert()
     rows += sweeps.bench_head_tuning_sweep(peak=peak)
     rows += bench_sweep_vmap_vs_loop()
+    for checkpoint, seeds in finetune.CASES:
+        rows += finetune.bench_finetune_step(checkpoint, seeds, peak=peak)
     rows += bench_memory()
     print(f"2048^3 fp32 matmul: {peak:.0f} GFLOP/s on {jax.devices()[0].device_kind}\n")
     print("| case | ntsim (s) | reference | reference (s) | ratio | GFLOP/s | peak GB | notes |")

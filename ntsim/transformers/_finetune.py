@@ -36,6 +36,7 @@ from __future__ import annotations
 import os
 import pathlib
 import tempfile
+import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -165,6 +166,9 @@ class FinetuneResult(NamedTuple):
         ``"step"`` (the step after which each evaluation ran).
       best_step: step of the best dev evaluation (``num_steps`` without ``dev_data``).
       stopped_step: step at which early stopping fired (``-1`` if it did not).
+      segment_seconds: wall time of each segment run by this call (``eval_every`` steps
+        and one dev evaluation, for all seeds together), host-blocked; the first includes
+        compilation, so ``median(segment_seconds[1:]) / eval_every`` is the time per step.
     """
 
     params: Params
@@ -173,6 +177,7 @@ class FinetuneResult(NamedTuple):
     dev_records: dict[str, Array]
     best_step: Array
     stopped_step: Array
+    segment_seconds: np.ndarray
 
 
 def _squared_distance(params: Params, params0: Params, mask: PyTree[bool] | None) -> Array:
@@ -426,11 +431,13 @@ def finetune(
         from tqdm.auto import tqdm
 
         segments = tqdm(segments, desc=description, unit="segment")
-    records, dev_records, stopped_at = [], [], []
+    records, dev_records, stopped_at, seconds = [], [], [], []
     for _ in segments:
-        state, segment_records, dev = segment_fn(
-            state, train_data, dev_data, loss_consts, eval_consts
+        start = time.perf_counter()
+        state, segment_records, dev = jax.block_until_ready(
+            segment_fn(state, train_data, dev_data, loss_consts, eval_consts)
         )
+        seconds.append(time.perf_counter() - start)
         records.append(segment_records)
         dev_records.append({**dev, "step": state.step})
         stopped_at.append(state.stopped)
@@ -460,5 +467,11 @@ def finetune(
     else:
         stopped_step = jnp.full(np.shape(np.asarray(state.step)), -1)
     return FinetuneResult(
-        state.params, state.best_params, records, dev_records, best_step, stopped_step
+        state.params,
+        state.best_params,
+        records,
+        dev_records,
+        best_step,
+        stopped_step,
+        np.asarray(seconds),
     )

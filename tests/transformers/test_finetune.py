@@ -164,6 +164,8 @@ def test_checkpoint_resume_reproduces_run(key, tmp_path):
     resumed = finetune(_mse, params0, data, num_steps=20, state_path=path, **kwargs)
     np.testing.assert_array_equal(resumed.params["w"], straight.params["w"])
     assert resumed.records["loss"].shape == (10,)  # only the segments run by this call
+    assert resumed.segment_seconds.shape == (2,) and straight.segment_seconds.shape == (4,)
+    assert np.all(straight.segment_seconds > 0)
     state = load_finetune_state(path, resumed_state_like(params0, kwargs["optimizer"], key))
     assert int(state.step) == 20
     with pytest.raises(ValueError, match="does not match"):
