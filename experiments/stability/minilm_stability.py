@@ -82,6 +82,10 @@ class Config:
     mmr_weight: float = 1.0
     surt_steps: int = 100
     run_cache: str = ""  # directory keeping each finished (method, H, η, size) run; "" = none
+    # sweep runs need only the final accuracy; evaluating 500 test examples after every
+    # epoch is ~40% of an L6 run on CPU. True: evaluate them every epoch like the main runs,
+    # so a sweep run that differs only in η reuses FineTune's compiled program (quick scale).
+    evaluate_sweeps_every_epoch: bool = False
 
     def __post_init__(self):
         check_int_fields(self, ("train_size", "test_size", "max_length", "seeds", "epochs",
@@ -115,7 +119,7 @@ class Config:
 SCALES = {
     "quick": Config(checkpoint="minilm-l3", train_size=32, test_size=64, max_length=24, seeds=3,
                     epochs=2, batch_size=8, heads=5, head_sweep=(), learning_rate_sweep=(1e-4,),
-                    fraction_sweep=(0.5,), surt_steps=4),
+                    fraction_sweep=(0.5,), surt_steps=4, evaluate_sweeps_every_epoch=True),
     "full": Config(),
 }  # fmt: skip
 
@@ -141,8 +145,9 @@ def _subsets(config: Config, key) -> tuple[dict, dict]:
 
 
 def _run_method(config, model_config, encoder0, train, test, method, settings, keys, k_surt,
-                learning_rate=None):  # fmt: skip
-    """Test accuracy (%) per seed after every epoch ``(S, epochs)`` and the final train loss."""
+                learning_rate=None, every_epoch=True):  # fmt: skip
+    """Test accuracy (%) per seed after every epoch ``(S, epochs)`` (``every_epoch``; else
+    after the last only, ``(S, 1)``) and the final train loss."""
     encoder_start = encoder0
     if method == "surt":
         encoder_start = surt_retrain(model_config, encoder0, train, k_surt, settings,
@@ -170,6 +175,7 @@ def _run_method(config, model_config, encoder0, train, test, method, settings, k
         correct = jnp.sign(scores.reshape(size)) == (2 * data["label"] - 1)
         return {"accuracy": 100 * jnp.mean(correct)}
 
+    eval_every = steps_per_epoch if every_epoch else num_steps
     accuracy, loss = [], []
     for start in range(0, len(keys), config.seeds_at_once):  # bounded memory: seed groups
         group = keys[start : start + config.seeds_at_once]
@@ -177,7 +183,7 @@ def _run_method(config, model_config, encoder0, train, test, method, settings, k
                        optimizer=adamw(shape, peak=learning_rate or config.learning_rate),
                        num_steps=num_steps,
                        batch_size=config.batch_size, keys=group,
-                       dev_data=test, eval_fn=test_accuracy, eval_every=steps_per_epoch,
+                       dev_data=test, eval_fn=test_accuracy, eval_every=eval_every,
                        monitor="accuracy", higher_is_better=True)  # fmt: skip
         accuracy.append(np.asarray(out.dev_records["accuracy"]))
         loss.append(np.asarray(out.records["loss"][:, -1]))
@@ -191,7 +197,7 @@ def _run_cache_path(config: Config, ident: tuple, key) -> str | None:
     if not config.run_cache:
         return None
     not_keys = ("methods", "head_sweep", "learning_rate_sweep", "fraction_sweep", "run_cache",
-                "heads", "seeds_at_once")  # fmt: skip
+                "heads", "seeds_at_once", "evaluate_sweeps_every_epoch")  # fmt: skip
     fields = {k: v for k, v in asdict(config).items() if k not in not_keys}
     digest = hashlib.sha256(
         json.dumps([fields, ident, np.asarray(key).tolist()], sort_keys=True, default=str).encode()
@@ -209,46 +215,51 @@ def run(config: Config, key) -> dict:
     keys = jax.random.split(k_seeds, config.seeds)  # the same seeds for every method
     memo = {}
 
-    def run_once(method, heads=None, data=train, learning_rate=None):
+    def run_once(method, heads=None, data=train, learning_rate=None, every_epoch=True):
         """One method run, reused when the sweeps ask for it again (H = 1 is FineTune, the
-        default H and η are the main runs) and kept in ``config.run_cache`` when set."""
+        default H and η are the main runs) and kept in ``config.run_cache`` when set; a run
+        evaluated only at the end does not stand in for one asked for every epoch."""
         heads = config.heads if heads is None else heads
         learning_rate = learning_rate or config.learning_rate
         ident = (method, heads if method == "mhloss" else 0, learning_rate, len(data["label"]))
-        if ident in memo:
+        usable = lambda run: run["every_epoch"] or not every_epoch  # noqa: E731
+        if ident in memo and usable(memo[ident]):
             return memo[ident]
         path = _run_cache_path(config, ident, key)
         if path is not None and os.path.exists(path):
             with open(path) as file:
                 saved = json.load(file)
-            memo[ident] = (np.asarray(saved["by_epoch"]), np.asarray(saved["final_loss"]),
-                           saved["seconds"])  # fmt: skip
-            return memo[ident]
+            saved.setdefault("every_epoch", True)
+            if usable(saved):
+                memo[ident] = saved
+                return saved
         start = time.perf_counter()
         by_epoch, final_loss = _run_method(config, model_config, encoder0, data, test, method,
                                            config.settings(heads), keys, k_surt,
-                                           learning_rate)  # fmt: skip
-        memo[ident] = (by_epoch, final_loss, time.perf_counter() - start)
+                                           learning_rate, every_epoch)  # fmt: skip
+        memo[ident] = {"method": method, "heads": ident[1], "learning_rate": learning_rate,
+                       "train_size": ident[3], "every_epoch": every_epoch,
+                       "by_epoch": by_epoch.tolist(), "final_loss": final_loss.tolist(),
+                       "seconds": time.perf_counter() - start}  # fmt: skip
         if path is not None:
             os.makedirs(config.run_cache, exist_ok=True)
-            record = {"method": method, "heads": ident[1], "learning_rate": learning_rate,
-                      "train_size": ident[3], "by_epoch": by_epoch.tolist(),
-                      "final_loss": final_loss.tolist(), "seconds": memo[ident][2]}  # fmt: skip
             with open(path + ".tmp", "w") as file:
-                json.dump(record, file)
+                json.dump(memo[ident], file)
             os.replace(path + ".tmp", path)
         return memo[ident]
 
     accuracy, by_epoch, final_loss, seconds = {}, {}, {}, {}
     for method in config.methods:
-        by_epoch[method], final_loss[method], seconds[method] = run_once(method)
+        one = run_once(method)
+        by_epoch[method], final_loss[method] = map(np.asarray, (one["by_epoch"], one["final_loss"]))
+        seconds[method] = one["seconds"]
         accuracy[method] = by_epoch[method][:, -1]
         print(f"{method}: {accuracy[method].mean():.2f} ± {accuracy[method].std(ddof=1):.2f} "
               f"({seconds[method]:.0f} s)", flush=True)  # fmt: skip
 
     def finetune_accuracy(method="finetune", heads=None, data=train, learning_rate=None):
-        epochs = run_once(method, heads, data, learning_rate)[0]
-        return np.asarray(epochs)[:, -1].tolist()
+        one = run_once(method, heads, data, learning_rate, config.evaluate_sweeps_every_epoch)
+        return np.asarray(one["by_epoch"])[:, -1].tolist()
 
     head_sweep = {str(h): finetune_accuracy("mhloss" if h > 1 else "finetune", h)
                   for h in config.head_sweep}  # fmt: skip
