@@ -83,7 +83,7 @@ class Config:
     surt_steps: int = 100
     run_cache: str = ""  # directory keeping each finished (method, H, η, size) run; "" = none
     # sweep runs need only the final accuracy; evaluating 500 test examples after every
-    # epoch is ~40% of an L6 run on CPU. True: evaluate them every epoch like the main runs,
+    # epoch is 40% of an L6 run's matmul FLOPs. True: evaluate every epoch like the main runs,
     # so a sweep run that differs only in η reuses FineTune's compiled program (quick scale).
     evaluate_sweeps_every_epoch: bool = False
 
