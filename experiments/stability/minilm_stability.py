@@ -278,7 +278,7 @@ def run(config: Config, key) -> dict:
             "paper_std_below_finetune": paper_std_by[m] < paper_std_by["finetune"]}
         for m in config.methods if m != "finetune" and "finetune" in std
     }  # fmt: skip
-    return {
+    results = {
         "methods": list(config.methods),
         "checkpoint": config.checkpoint,
         "dataset": config.dataset,
@@ -304,6 +304,31 @@ def run(config: Config, key) -> dict:
         },
         "ordering_vs_finetune": ordering,
     }
+    results["table_markdown"] = comparison_table(results)
+    print(results["table_markdown"], flush=True)
+    return results
+
+
+def comparison_table(results: dict) -> str:
+    """The simulated accuracy per method beside the paper's Table 2 AVG, as Markdown.
+
+    Columns: mean ± std over seeds here and in the paper, and each std relative to
+    FineTune's (below 1: the method stabilises, the paper's claim for every method).
+    """
+    paper = results["paper_table2_avg"]
+    names = [_PAPER_NAMES[m] for m in results["methods"]]
+    base = results["accuracy_std"].get("finetune")
+    paper_base = paper["std"][paper["methods"].index("FineTune")]
+    lines = ["| method | here: mean ± std | std / FineTune's | paper: mean ± std | "
+             "std / FineTune's |", "|---|---|---|---|---|"]  # fmt: skip
+    for method, name in zip(results["methods"], names, strict=True):
+        mean, std = results["accuracy_mean"][method], results["accuracy_std"][method]
+        index = paper["methods"].index(name)
+        paper_mean, paper_std = paper["mean"][index], paper["std"][index]
+        ratio = "" if base is None else f"{std / base:.2f}"
+        lines.append(f"| {name} | {mean:.2f} ± {std:.2f} | {ratio} | {paper_mean:.2f} ± "
+                     f"{paper_std:.2f} | {paper_std / paper_base:.2f} |")  # fmt: skip
+    return "\n".join(lines)
 
 
 def _std(values) -> float:
