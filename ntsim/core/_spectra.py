@@ -322,7 +322,7 @@ def condition_number(kernel: ArrayLike, sigma: ArrayLike = 0.0) -> Array:
 
     Examples:
       >>> import jax.numpy as jnp
-      >>> float(condition_number(jnp.diag(jnp.array([4.0, 1.0])), 1.0))
+      >>> round(float(condition_number(jnp.diag(jnp.array([4.0, 1.0])), 1.0)), 5)
       2.5
     """
     where = "condition_number"

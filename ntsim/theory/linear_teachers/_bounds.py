@@ -122,7 +122,7 @@ def realised_deviation(x: ArrayLike, covariance: ArrayLike) -> Array:
     ``eigvalsh``). ``x`` is ``(n, d)``, any ``n >= 1``; ``covariance`` is ``Σ`` ``(d, d)``.
 
     Examples:
-      >>> float(realised_deviation(jnp.array([[2.0, 0.0]]), jnp.eye(2)))
+      >>> round(float(realised_deviation(jnp.array([[2.0, 0.0]]), jnp.eye(2))), 5)
       3.0
     """
     where = "realised_deviation"
@@ -345,7 +345,7 @@ def implied_constant(x: ArrayLike, covariance: ArrayLike, *, delta: ArrayLike) -
     If Thm 4.2's rate is right, this is ``O(1)`` uniformly in ``n`` (notes, check 8).
 
     Examples:
-      >>> float(implied_constant(jnp.array([[2.0, 0.0]]), jnp.eye(2), delta=1.0))
+      >>> round(float(implied_constant(jnp.array([[2.0, 0.0]]), jnp.eye(2), delta=1.0)), 5)
       1.5
     """
     where = "implied_constant"

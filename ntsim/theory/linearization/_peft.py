@@ -155,7 +155,7 @@ def kernel_condition_number(kernel: ArrayLike, sigma: ArrayLike = 0.0) -> Array:
 
     Examples:
       >>> import jax.numpy as jnp
-      >>> float(kernel_condition_number(jnp.diag(jnp.array([4.0, 1.0])), 1.0))
+      >>> round(float(kernel_condition_number(jnp.diag(jnp.array([4.0, 1.0])), 1.0)), 5)
       2.5
     """
     k = jnp.asarray(kernel)

@@ -157,7 +157,7 @@ def head_tuning_step_size(x: ArrayLike) -> Array:
       x: features ``E(x_i)``, shape ``(n, d)`` (augmented inside).
 
     Examples:
-      >>> float(head_tuning_step_size(jnp.array([[1.0], [1.0]])))  # X̃ = [[1, −1], [1, −1]]
+      >>> round(float(head_tuning_step_size(jnp.array([[1.0], [1.0]]))), 5)  # X̃ = [[1, −1]] × 2
       2.0
     """
     z = augment_features(x)
