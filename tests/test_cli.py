@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from ntsim import cli
 
 FIG1 = "linear_teachers/fig1_covariance_alignment"
@@ -66,6 +68,40 @@ def test_command_line_fills_the_persistent_compilation_cache(tmp_path):
     assert done.returncode == 0, done.stderr
     assert any((tmp_path / "cache").iterdir()), "nothing was cached"
     assert "cpu_aot_loader" not in done.stderr  # XLA's cache-hit log lines are silenced
+
+
+@pytest.mark.parametrize(
+    ("level", "given", "expected"),
+    [
+        (None, None, "--xla_backend_optimization_level=1"),
+        ("0", "--xla_force_host_platform_device_count=4",
+         "--xla_force_host_platform_device_count=4 --xla_backend_optimization_level=0"),
+        ("default", None, ""),
+        ("1", "--xla_backend_optimization_level=3", "--xla_backend_optimization_level=3"),
+    ],
+)  # fmt: skip
+def test_command_line_sets_the_llvm_optimization_level_before_jax_starts(level, given, expected):
+    """`ntsim` appends the level to XLA_FLAGS unless told otherwise; an explicit flag wins."""
+    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "NTSIM_XLA_OPT_LEVEL")}
+    env.update({"XLA_FLAGS": given} if given is not None else {})
+    env.update({"NTSIM_XLA_OPT_LEVEL": level} if level is not None else {})
+    script = (
+        "import os, sys; from ntsim import cli; assert 'jax' not in sys.modules; "
+        "cli._configure_compiler_effort(); print(os.environ.get('XLA_FLAGS', ''))"
+    )
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == expected
+
+
+def test_bad_llvm_optimization_level_is_a_usage_error():
+    env = {**os.environ, "NTSIM_XLA_OPT_LEVEL": "fast"}
+    env.pop("XLA_FLAGS", None)
+    command = [sys.executable, "-m", "ntsim.cli", "list"]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert "NTSIM_XLA_OPT_LEVEL must be 0-3 or 'default', got 'fast'" in done.stderr
 
 
 def test_reproduce_jobs_orders_topics_and_reports_a_dead_child(tmp_path, monkeypatch, capsys):

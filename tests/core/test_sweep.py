@@ -75,8 +75,8 @@ def test_sharded_sweep_runs_on_four_devices_and_equals_unsharded(key):
     one_device = sweep(_instance_fn, inputs, chunk_size=3, devices=jax.local_devices()[:1])
     for devices, chunk_size in ((None, None), (None, 3), (jax.local_devices()[:2], 5)):
         got = sweep(_instance_fn, inputs, chunk_size=chunk_size, devices=devices)
-        for name in got:
-            np.testing.assert_array_equal(got[name], one_device[name])
+        for name in got:  # other chunk sizes are other programs: equal up to the last ulp
+            np.testing.assert_allclose(got[name], one_device[name], rtol=1e-6)
 
 
 def test_progress_bar_on_stderr_only_when_enabled(key, capsys):
