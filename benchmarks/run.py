@@ -13,7 +13,8 @@ Cases (modules beside this file):
   ``benchmarks/nt_results.json`` from the pinned ``.venv-nt``), on the issue's 3-layer ReLU
   MLP at widths 512–2048 and a 2-layer attention model;
 * :mod:`benchmarks.sweeps` — the head-tuning sweep's GFLOP/s against a 2048³ matmul timed
-  in the same run, vmapped vs a per-dataset jitted loop; ``core.sweep`` vs a loop;
+  in the same run, vmapped vs a per-dataset jitted loop and vs a Python loop over steps,
+  the fused CPU kernel vs the XLA form; ``core.sweep`` vs a loop;
 * :mod:`benchmarks.finetune` — seconds per MiniLM fine-tuning step (L3, and L6 as in the
   full-scale stability experiment), seeds vmapped vs a per-seed loop, GFLOP/s vs the peak;
 * :mod:`benchmarks.memory` — peak memory of the NTK of MiniLM-L6 on 100 sentences w.r.t.

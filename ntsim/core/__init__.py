@@ -22,6 +22,11 @@ from ntsim.core._data import (
 )
 from ntsim.core._decoder import causal_decoder, next_token_loss
 from ntsim.core._flow import gradient_flow
+from ntsim.core._fused_logistic import (
+    FusedAvailability,
+    fused_logistic_available,
+    logistic_gd_fused,
+)
 from ntsim.core._kernel_dynamics import (
     LOSS_CONVENTIONS,
     Predictions,
@@ -106,6 +111,7 @@ __all__ = [
     "ACTIVATIONS",
     "ByteCorpus",
     "DivergenceError",
+    "FusedAvailability",
     "IMPLEMENTATIONS",
     "InfiniteWidthKernels",
     "LOGIT_SCALINGS",
@@ -134,6 +140,7 @@ __all__ = [
     "critical_radius",
     "deep_linear",
     "eigen_decay_exponent",
+    "fused_logistic_available",
     "empirical_ntk",
     "dense_leaves",
     "empirical_ntk_fn",
@@ -154,6 +161,7 @@ __all__ = [
     "linearize",
     "local_rademacher_complexity",
     "log_log_slope",
+    "logistic_gd_fused",
     "logistic_loss",
     "loglog_slope",
     "lora",

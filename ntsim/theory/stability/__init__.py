@@ -46,6 +46,7 @@ from ntsim.theory.stability._full_finetuning import (
     thm2_2_bound_proof,
 )
 from ntsim.theory.stability._head_tuning import (
+    HEAD_TUNING_IMPLEMENTATIONS,
     LOO_NORMALIZERS,
     HeadTuningRun,
     a4_1_convexity_sides,
@@ -119,6 +120,7 @@ __all__ = [
     "multi_head_cell",
     "svm_reference",
     "svm_sweep",
+    "HEAD_TUNING_IMPLEMENTATIONS",
     "HeadTuningRun",
     "LOO_NORMALIZERS",
     "a4_1_convexity_sides",

@@ -39,11 +39,15 @@ __all__ = [
 ]
 
 
-def loo_cell(key, params, *, num_points: int, dim: int, steps: tuple[int, ...]) -> dict:
+def loo_cell(
+    key, params, *, num_points: int, dim: int, steps: tuple[int, ...], implementation: str = "xla"
+) -> dict:
     """One dataset: generate, draw ``i`` and ``w_0``, GD on ``S`` and ``S^i`` from ``w_0``.
 
     ``params = (margin, radius, offset, init_norm)`` may be traced (vmap / ``lax.map`` over
     them); ``w_0 = init_norm · g/‖g‖`` with ``g ~ N(0, I_{d+1})`` (``w_0 = 0`` at norm 0).
+    ``implementation`` is :func:`~ntsim.theory.stability.head_tuning_gd`'s (``"xla"`` or
+    ``"fused"``).
 
     Returns:
       ``x``, ``y`` (the data), ``i``, ``w0``, ``delta`` (``‖Δ̂_t‖`` at ``steps``) and
@@ -58,7 +62,7 @@ def loo_cell(key, params, *, num_points: int, dim: int, steps: tuple[int, ...]) 
                          st.loo_weights(num_points, i, dtype=data.x.dtype)])  # fmt: skip
     run = st.head_tuning_gd(
         data.x, data.y, jnp.stack([w0, w0]), learning_rate=st.head_tuning_step_size(data.x),
-        record_steps=steps, sample_weights=weights,
+        record_steps=steps, sample_weights=weights, implementation=implementation,
     )  # fmt: skip
     delta = st.direction_error(run.weights[:, 1], run.weights[:, 0])
     return {"x": data.x, "y": data.y, "i": i, "w0": w0, "delta": delta, "final": run.weights[-1]}
@@ -97,9 +101,12 @@ def svm_reference(x, y, i) -> dict:
     }
 
 
-@partial(jax.jit, static_argnames=("num_points", "dim", "steps", "chunk_size"))
-def _gd_sweep(keys, params, *, num_points, dim, steps, chunk_size):
-    fn = lambda a: loo_cell(a[0], a[1], num_points=num_points, dim=dim, steps=steps)  # noqa: E731
+@partial(jax.jit, static_argnames=("num_points", "dim", "steps", "chunk_size", "implementation"))
+def _gd_sweep(keys, params, *, num_points, dim, steps, chunk_size, implementation="xla"):
+    def fn(a):
+        return loo_cell(a[0], a[1], num_points=num_points, dim=dim, steps=steps,
+                        implementation=implementation)  # fmt: skip
+
     return jax.lax.map(fn, (keys, params), batch_size=chunk_size)
 
 
@@ -123,18 +130,23 @@ steps run (2,000 × 11 floats = 88 KB per dataset). Measured on 2 cores, 64 data
 chunks of 2–4 run 1.7x faster than vmapping all 64 and 2.6x faster than chunks of 1."""
 
 
-def loo_sweep(keys, params, *, num_points, dim, steps, chunk_size) -> dict:
+def loo_sweep(
+    keys, params, *, num_points, dim, steps, chunk_size, implementation: str = "xla"
+) -> dict:
     """:func:`loo_cell` over datasets (``lax.map`` in chunks) then :func:`svm_reference`.
 
     ``params``: ``(K, 4)`` rows ``(margin, radius, offset, init_norm)``. ``chunk_size`` is
-    the SVM solves' batch; GD runs in batches of at most :data:`GD_CHUNK_SIZE`. Returns
-    numpy arrays with a leading axis ``K``, plus the GD and SVM wall times (compilation
-    included).
+    the SVM solves' batch; GD runs in batches of at most :data:`GD_CHUNK_SIZE`
+    (``implementation="fused"``: all datasets in one batch, the kernel threads over them).
+    Returns numpy arrays with a leading axis ``K``, plus the GD and SVM wall times
+    (compilation included).
     """
     start = time.perf_counter()
     out = jax.block_until_ready(_gd_sweep(
         keys, jnp.asarray(params, jnp.float32), num_points=num_points, dim=dim, steps=steps,
-        chunk_size=chunk_divisor(min(chunk_size, GD_CHUNK_SIZE), len(params)),
+        chunk_size=len(params) if implementation == "fused"
+        else chunk_divisor(min(chunk_size, GD_CHUNK_SIZE), len(params)),
+        implementation=implementation,
     ))  # fmt: skip
     gd_time = time.perf_counter() - start
     start = time.perf_counter()
