@@ -45,10 +45,16 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
-from ntsim._validation import check_int_fields
+from ntsim._validation import check_choice, check_int_fields
 from ntsim.core import loglog_slope, mean_se, spearman
 from ntsim.theory import stability as st
-from ntsim.theory.stability import chunk_divisor, loo_sweep, multi_head_cell, svm_sweep
+from ntsim.theory.stability import (
+    HEAD_TUNING_IMPLEMENTATIONS,
+    chunk_divisor,
+    loo_sweep,
+    multi_head_cell,
+    svm_sweep,
+)
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,9 @@ class Config:
     radius: float = 1.0  # B unless varied
     offset: float = 0.2  # ‖slab centre‖
     chunk_size: int = 25  # datasets per lax.map batch
+    # GD loop: "xla" (matmul form) or "fused" (ntsim.core.logistic_gd_fused, a CPU kernel;
+    # 4x faster on the full-size sweep, same heads to 2e-7; see head_tuning_gd)
+    implementation: str = "xla"
     # panels (c)–(f)
     panel_datasets: int = 100
     panel_points: int = 500  # n of panels (d)–(f)
@@ -83,6 +92,7 @@ class Config:
         check_int_fields(self, ints)
         if self.d < 2:
             raise ValueError(f"Config.d must be >= 2, got {self.d}.")
+        check_choice("Config", "implementation", self.implementation, HEAD_TUNING_IMPLEMENTATIONS)
         if min(self.num_points, self.panel_points, self.head_points, *self.sample_sizes) < 2:
             raise ValueError("Config: every number of points must be >= 2.")
         if not self.heads or min(self.heads) < 1:
@@ -149,7 +159,8 @@ def run(config: Config, key) -> dict:
     # main sweep: num_datasets × num_points × d × num_steps, S and S^i
     params = np.tile(np.asarray(base, np.float32), (c.num_datasets, 1))
     main = loo_sweep(jax.random.split(k_main, c.num_datasets), params, num_points=c.num_points,
-                     dim=c.d, steps=steps, chunk_size=c.chunk_size)  # fmt: skip
+                     dim=c.d, steps=steps, chunk_size=c.chunk_size,
+                     implementation=c.implementation)  # fmt: skip
     delta_mean, delta_se = mean_se(main["delta"])
     svm_mean, svm_se = mean_se(main["svm"])
 
@@ -161,7 +172,8 @@ def run(config: Config, key) -> dict:
     )  # fmt: skip
     params = np.repeat(np.asarray(cells, np.float32), c.panel_datasets, axis=0)
     panel = loo_sweep(jax.random.split(k_panel, len(params)), params, num_points=c.panel_points,
-                      dim=c.d, steps=steps, chunk_size=c.chunk_size)  # fmt: skip
+                      dim=c.d, steps=steps, chunk_size=c.chunk_size,
+                      implementation=c.implementation)  # fmt: skip
     parts, start = {}, 0
     for name, count in (("margin", len(c.margins)), ("init", len(c.init_norms)),
                         ("radius", len(c.radii))):  # fmt: skip
@@ -191,7 +203,8 @@ def run(config: Config, key) -> dict:
         else:
             params = np.tile(np.asarray(base, np.float32), (c.panel_datasets, 1))
             out = loo_sweep(jax.random.split(k, c.panel_datasets), params, num_points=n,
-                            dim=c.d, steps=steps, chunk_size=c.chunk_size)  # fmt: skip
+                            dim=c.d, steps=steps, chunk_size=c.chunk_size,
+                            implementation=c.implementation)  # fmt: skip
             delta, svm = out["delta"][:, -1], out["svm"]
         for name, values in (("delta", delta), ("svm", svm)):
             mean, se = mean_se(values)

@@ -111,6 +111,8 @@ def test_config_validation():
         exp.Config(radii=(0.25,))
     with pytest.raises(ValueError, match="positive integer"):
         exp.Config(num_steps=0)
+    with pytest.raises(ValueError, match="implementation must be one of"):
+        exp.Config(implementation="gpu")
     assert exp.SCALES["full"].num_datasets == 500 and exp.SCALES["full"].num_points == 2000
     # Issue 4: steps on a log grid to 10^4, and 10^5 at full scale where direction
     # convergence needs it (it does: ~1/log t); the grid must still record t = 10^4.
