@@ -103,7 +103,11 @@ def _weights(where: str, weights: ArrayLike | None, n: int, dtype) -> Array:
 
 
 def max_margin_regularizer(
-    features: ArrayLike, labels: ArrayLike, *, weights: ArrayLike | None = None
+    features: ArrayLike,
+    labels: ArrayLike,
+    *,
+    weights: ArrayLike | None = None,
+    missing_class: float | None = None,
 ) -> Array:
     r"""MMR, the max-margin regulariser (Fu et al. 2023, eq. (8)).
 
@@ -122,12 +126,18 @@ def max_margin_regularizer(
       features: encoded features ``E(x_i)``, shape ``(n, k)``.
       labels: ``±1`` labels, shape ``(n,)``; both classes must occur (with positive weight).
       weights: optional non-negative example weights, shape ``(n,)``.
+      missing_class: what a sample with one class only gives. ``None`` (default): an error
+        (``ValueError`` on concrete inputs, NaN under ``jit``), since ``μ₊`` or ``μ₋`` is
+        undefined. A number: that value, with zero gradient — ``0.0`` drops the term on a
+        minibatch that happens to hold one class (as the MMR method does during
+        fine-tuning; otherwise one such batch turns the whole run into NaN).
 
     Returns:
-      The scalar ``R ∈ (0, 1]``; NaN under ``jit`` if a class is missing.
+      The scalar ``R ∈ (0, 1]`` (or ``missing_class``).
 
     Raises:
-      ValueError: (concrete inputs) labels not ``±1``, a class missing, bad shapes.
+      ValueError: (concrete inputs) labels not ``±1``, a class missing while
+        ``missing_class`` is None, bad shapes.
 
     Examples:
       >>> import jax.numpy as jnp
@@ -149,17 +159,21 @@ def max_margin_regularizer(
     w = _weights(where, weights, labels.shape[0], features.dtype)
     positive = jnp.sum(w * (1 + labels))  # = 2·(weight of class +1)
     negative = jnp.sum(w * (1 - labels))
-    if _is_concrete(positive) and (float(positive) <= 0 or float(negative) <= 0):
+    both_classes = (positive > 0) & (negative > 0)
+    if missing_class is None and _is_concrete(positive) and not bool(both_classes):
         raise ValueError(
             f"{where}: each class needs at least one sample with positive weight (eq. (8)); "
             f"got class weights +1: {float(positive) / 2:g}, −1: {float(negative) / 2:g}."
         )
+    # safe denominators: the branch not taken stays finite, so its gradient is 0, not NaN
+    positive = jnp.where(positive > 0, positive, 1.0)
+    negative = jnp.where(negative > 0, negative, 1.0)
     coef = w * labels * ((1 + labels) / positive + (1 - labels) / negative)
     gap = coef @ features  # μ₊ − μ₋
     sq = jnp.sum(gap**2)
     norm = jnp.where(sq > 0, jnp.sqrt(jnp.where(sq > 0, sq, 1.0)), 0.0)
-    both_classes = (positive > 0) & (negative > 0)
-    return jnp.where(both_classes, 1.0 / (1.0 + norm), jnp.nan)
+    fallback = jnp.nan if missing_class is None else missing_class
+    return jnp.where(both_classes, 1.0 / (1.0 + norm), fallback)
 
 
 def multi_head_predict(

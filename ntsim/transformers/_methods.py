@@ -9,8 +9,8 @@ analogue uses), so what differs between methods is exactly their definition:
 * ``"mhloss"`` — ``H`` heads from independent random inits, eq. (10):
   ``(1/nH) Σ_h Σ_i ℓ(y_i s_h(x_i))`` (:func:`ntsim.core.multi_head_loss`); predictions
   average the heads;
-* ``"mmr"`` — FineTune plus ``α·R`` (eq. (8)–(9)) on the pooled features
-  (:func:`ntsim.core.max_margin_regularizer`);
+* ``"mmr"`` — FineTune plus ``α·R`` (eq. (8)–(9)) on the pooled features of the minibatch
+  (:func:`ntsim.core.max_margin_regularizer`; a minibatch holding one class only adds 0);
 * ``"mixout"`` — the encoder weights replaced by
   :func:`ntsim.core.mixout` ``(θ, θ_0, p)`` in every training step (Lee et al. 2020);
 * ``"lnsr"`` — FineTune plus ``β·E‖s(x; ε) − s(x; 0)‖²`` with Gaussian ``ε`` (std ``σ``)
@@ -129,7 +129,9 @@ def method_loss(
         scores = features @ params["head"]["kernel"] + params["head"]["bias"]  # (B, H)
         loss = jnp.mean(logistic_loss(y[:, None] * scores))  # eq. (10); H = 1: FineTune
         if method == "mmr":
-            loss = loss + settings.mmr_weight * max_margin_regularizer(features, y)
+            # a minibatch of one class has no μ₊ − μ₋: the term is dropped for that batch
+            regularizer = max_margin_regularizer(features, y, missing_class=0.0)
+            loss = loss + settings.mmr_weight * regularizer
         if method == "lnsr":
             shape = (*batch["input_ids"].shape, config.hidden_size)
             noise = settings.lnsr_sigma * jax.random.normal(k_noise, shape)

@@ -80,6 +80,23 @@ def test_mmr_rejects_a_missing_class_and_bad_labels():
     assert np.isnan(float(jax.jit(max_margin_regularizer)(jnp.ones((3, 2)), jnp.ones(3))))
 
 
+@pytest.mark.parametrize("labels", [[1.0, 1.0, 1.0], [-1.0, -1.0, -1.0], [1.0]])
+def test_mmr_missing_class_value_has_zero_gradient(x64, labels):
+    """``missing_class=0``: a one-class minibatch gives 0 and a zero (not NaN) gradient."""
+    y = jnp.asarray(labels)
+    e = jnp.arange(2.0 * len(labels)).reshape(len(labels), 2)
+    fn = lambda e, y: max_margin_regularizer(e, y, missing_class=0.0)  # noqa: E731
+    for f in (fn, jax.jit(fn)):
+        assert float(f(e, y)) == 0.0
+        np.testing.assert_array_equal(np.asarray(jax.grad(f)(e, y)), 0.0)
+    # with both classes the option changes nothing (value and gradient)
+    e2, y2 = jnp.array([[0.0, 0.0], [3.0, 4.0], [1.0, 1.0]]), jnp.array([-1.0, 1.0, 1.0])
+    assert float(fn(e2, y2)) == float(max_margin_regularizer(e2, y2))
+    np.testing.assert_array_equal(
+        np.asarray(jax.grad(fn)(e2, y2)), np.asarray(jax.grad(max_margin_regularizer)(e2, y2))
+    )
+
+
 def test_mmr_vmap_equals_stacked_calls(x64):
     rng = np.random.default_rng(2)
     e = rng.normal(size=(4, 6, 2))

@@ -68,6 +68,13 @@ def test_regularised_methods_reduce_to_finetune_and_add_their_terms(setup):
     gap = np.linalg.norm(features[labels].mean(0) - features[~labels].mean(0))
     mmr = method_loss(TINY, "mmr", MethodSettings(mmr_weight=2.0), encoder)(params, batch, key)[0]
     assert float(mmr) == pytest.approx(base + 2.0 / (1 + gap), rel=1e-5)
+    # a minibatch of one class (μ₋ undefined): MMR is FineTune there, gradients finite
+    one_class = {**batch, "label": jnp.ones_like(batch["label"])}
+    mmr_fn = method_loss(TINY, "mmr", MethodSettings(mmr_weight=2.0), encoder)
+    ft_fn = method_loss(TINY, "finetune", MethodSettings(), encoder)
+    (mmr_one, _), grads = jax.value_and_grad(mmr_fn, has_aux=True)(params, one_class, key)
+    assert float(mmr_one) == pytest.approx(float(ft_fn(params, one_class, key)[0]), rel=1e-6)
+    assert all(bool(jnp.all(jnp.isfinite(g))) for g in jax.tree.leaves(grads))
     # LNSR's penalty is positive for σ > 0 and MixOut with p > 0 changes the loss
     lnsr = method_loss(TINY, "lnsr", MethodSettings(lnsr_sigma=0.5), encoder)(params, batch, key)
     assert float(lnsr[0]) > base
