@@ -48,10 +48,15 @@ _state: dict = {}  # "status": FusedAvailability once checked; "lib": the loaded
 
 @dataclass(frozen=True)
 class FusedAvailability:
-    """Whether :func:`logistic_gd_fused` can run here; truthy when it can, else ``reason``."""
+    """Whether :func:`logistic_gd_fused` can run here; truthy when it can, else ``reason``.
+
+    ``build_failed``: a compiler and the CPU backend were there but the build or the load
+    failed (a bug to report), as opposed to a machine that cannot build the kernel at all.
+    """
 
     available: bool
     reason: str = ""
+    build_failed: bool = False
 
     def __bool__(self) -> bool:
         return self.available
@@ -137,7 +142,7 @@ def fused_logistic_available() -> FusedAvailability:
                 )
                 _state["lib"] = lib  # keep the library loaded
             except (OSError, RuntimeError, subprocess.SubprocessError, AttributeError) as err:
-                status = FusedAvailability(False, f"building the kernel failed: {err}")
+                status = FusedAvailability(False, f"building the kernel failed: {err}", True)
         _state["status"] = status
         return status
 

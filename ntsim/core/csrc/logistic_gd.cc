@@ -136,7 +136,6 @@ void run_dataset(const float* zt, const float* c, const float* w0, float* w_out,
         cg[(i / kLanes) * group + h][i % kLanes] = c[(h0 + h) * n + i];
       for (int64_t f = 0; f < d1; ++f) w[h * dp + f] = w0[(h0 + h) * d1 + f];
     }
-    const vf* zp = z.data();
     GroupFn run = dp <= 16 ? kExact[dp - 1] : dp == 24 ? &run_group<24>
                 : dp == 32 ? &run_group<32> : dp == 48 ? &run_group<48> : &run_group<64>;
     run(group, z.data(), cg.data(), w.data(), blocks, eta, steps);
