@@ -32,10 +32,10 @@ $(STAMP): pyproject.toml
 test: $(STAMP)
 	$(BIN)/ruff check ntsim experiments tests benchmarks scripts
 	$(BIN)/ruff format --check ntsim experiments tests benchmarks scripts
-	$(TEST_ENV) $(BIN)/pytest -q -m "not slow" -n 2 --durations=30 ntsim tests experiments
+	$(TEST_ENV) $(BIN)/pytest -q -m "not slow" -n 2 --dist loadgroup --durations=30 ntsim tests experiments
 
 test-full: $(STAMP)
-	$(TEST_ENV) $(BIN)/pytest -q -n 2 ntsim tests experiments
+	$(TEST_ENV) $(BIN)/pytest -q -n 2 --dist loadgroup ntsim tests experiments
 
 lint: $(STAMP)
 	$(BIN)/ruff check ntsim experiments tests benchmarks scripts

@@ -4,13 +4,15 @@ Examples::
 
     ntsim list
     ntsim run linear_teachers/fig1_covariance_alignment --scale quick --set d=200
-    ntsim verify --topic linear_teachers
+    ntsim verify --topic linear_teachers --seeds 0:3
     ntsim reproduce                 # every experiment + every claim, quick scale
     ntsim reproduce --jobs 2        # the same, one process per topic, two at a time
     ntsim report                    # index of the figures written so far
+    ntsim report --stale            # verification rows whose source changed (exit 1 if any)
 
 Exit status: 0 when everything ran and every claim has its expected verdict, 1 when an
-experiment failed or a claim did not, 2 on bad usage.
+experiment failed or a claim did not (or ``report --stale`` found stale rows), 2 on bad
+usage (an unknown topic or id, an empty selection, a malformed ``--seeds``).
 
 Compilation cache: quick-scale runs are dominated by XLA compilation, so the command line
 turns on JAX's persistent compilation cache (``~/.cache/ntsim/jax``, or
@@ -37,7 +39,7 @@ import time
 import traceback
 from collections.abc import Sequence
 
-__all__ = ["main"]
+__all__ = ["main", "run_script"]
 
 
 def _log(message: str) -> None:
@@ -72,6 +74,10 @@ def _build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("verify", help="run the claims, write VERIFICATION.md + JSON")
     p.add_argument("--topic", help="only this topic's claims")
     p.add_argument("--id", dest="ids", action="append", default=[], help="only these claim ids")
+    p.add_argument(
+        "--seeds",
+        help="master seeds: START:STOP (0:3 = 0,1,2) or a list 0,3,7 (default: --seed)",
+    )
     _add_common(p)
     p = sub.add_parser("reproduce", help="every experiment and every claim, then a summary")
     p.add_argument("--topic", help="only this topic")
@@ -84,6 +90,13 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--summary-json", help=argparse.SUPPRESS)  # used by --jobs children
     _add_common(p)
     p = sub.add_parser("report", help="write <out>/README.md indexing the figures written")
+    p.add_argument(
+        "--stale",
+        action="store_true",
+        help="instead list verification rows whose claim source changed; exit 1 if any",
+    )
+    p.add_argument("--scale", choices=("quick", "full"), default="full",
+                   help="which verification tables --stale reads (default full)")  # fmt: skip
     _add_common(p, scale=False)
     return parser
 
@@ -97,10 +110,12 @@ def _cmd_list(args) -> int:
         for name in list_experiments():
             print(f"  {name}")
     if args.what in ("all", "claims"):
-        print("Claims (ntsim verify --id ID):")
+        print("Claims (ntsim verify --id ID): id, kind/reading, reference")
         for claim in REGISTRY:
             flag = "" if claim.expect == "holds" else "  [expect refuted]"
-            print(f"  {claim.id:55s} {claim.paper}{flag}")
+            kind = getattr(claim, "kind", "legacy")
+            reading = claim.reading.kind if hasattr(claim, "reading") else "v1"
+            print(f"  {claim.id:55s} {kind + '/' + reading:18s} {claim.paper}{flag}")
     return 0
 
 
@@ -116,20 +131,30 @@ def _cmd_run(args) -> int:
 
 
 def _verify(args, topic: str | None, ids: Sequence[str] = ()) -> tuple[int, int, list[str]]:
-    from ntsim.claims import run_claims, select_claims, write_verification
+    from ntsim._io import run_metadata
+    from ntsim.claims import parse_seeds, run_claims, select_claims, write_verification
 
     claims = select_claims(topic, tuple(ids))
-    runs = run_claims(claims, scale=args.scale, seed=args.seed, progress=_log)
-    md, _ = write_verification(runs, out_dir=args.out, scale=args.scale, seed=args.seed)
-    print(f"\n{'claim':58s} {'instances':>9s} {'worst margin':>12s}  verdict")
-    for run in runs:
-        instances = run.result.num_instances if run.result else "-"
-        margin = f"{run.result.worst_margin:.3g}" if run.result else "-"
-        mark = "ok" if run.as_expected else "UNEXPECTED"
-        print(f"{run.claim.id:58s} {instances!s:>9s} {margin:>12s}  {run.verdict} [{mark}]")
-    good = sum(run.as_expected for run in runs)
-    print(f"{good}/{len(runs)} claims as expected; table in {md}")
-    return good, len(runs), [run.claim.id for run in runs if not run.as_expected]
+    seeds = parse_seeds(args.seeds) if getattr(args, "seeds", None) else (args.seed,)
+    metadata = run_metadata()
+    written = []
+
+    def record(claim_record) -> None:  # every claim lands in the tables as it finishes
+        written.append(write_verification([claim_record], out_dir=args.out, scale=args.scale,
+                                          metadata=metadata)[0])  # fmt: skip
+
+    records = run_claims(claims, scale=args.scale, seeds=seeds, progress=_log, on_record=record)
+    print(f"\n{'claim':58s} {'seeds':>7s} {'inst.':>6s} {'worst margin':>12s}  verdict")
+    for rec in records:
+        per_seed = "".join(s.verdict[0].upper() for s in rec.per_seed)
+        mark = "ok" if rec.as_expected else "UNEXPECTED"
+        verdict = f"{rec.verdict} (expected {rec.claim.expect}) [{mark}]"
+        print(f"{rec.claim.id:58s} {per_seed:>7s} {rec.num_instances:>6d} "
+              f"{rec.worst_margin:12.3g}  {verdict}")  # fmt: skip
+    good = sum(rec.as_expected for rec in records)
+    where = f"; tables in {written[-1]}" if written else ""
+    print(f"{good}/{len(records)} claims as expected at seeds {','.join(map(str, seeds))}{where}")
+    return good, len(records), [rec.claim.id for rec in records if not rec.as_expected]
 
 
 def _cmd_verify(args) -> int:
@@ -207,7 +232,7 @@ def _reproduce_in_parallel(args) -> _Summary:
         summary += [tuple(row) for row in record["experiments"]]
         good, total = good + record["claims_as_expected"], total + record["claims"]
         unexpected += record["unexpected"]
-    from ntsim.claims._report import _write_index as write_claims_index
+    from ntsim.claims import write_index as write_claims_index
 
     write_claims_index(pathlib.Path(args.out), args.scale)  # children raced on the index
     return summary, good, total, unexpected
@@ -271,6 +296,14 @@ def _write_index(out: pathlib.Path) -> pathlib.Path:
 
 
 def _cmd_report(args) -> int:
+    if args.stale:
+        from ntsim.claims import stale_records
+
+        stale = stale_records(args.out, args.scale)
+        for row in stale:
+            print(f"{row['id']:58s} {row['why']}  ({row['table']})")
+        print(f"{len(stale)} stale verification rows at scale {args.scale}")
+        return 1 if stale else 0
     path = _write_index(pathlib.Path(args.out))
     print(f"wrote {path}")
     return 0
@@ -328,6 +361,21 @@ def _configure_compiler_effort() -> None:
     new = xla_flags_with_opt_level(flags, os.environ.get("NTSIM_XLA_OPT_LEVEL", "1"))
     if new != flags:
         os.environ["XLA_FLAGS"] = new
+
+
+def run_script(module_name_or_file: str, argv: Sequence[str] | None = None) -> None:
+    """``python experiments/<topic>/<name>.py [--scale ...]``: the same as ``ntsim run``.
+
+    An experiment file ends with ``if __name__ == "__main__": run_script(__file__)``.
+    """
+    path = pathlib.Path(module_name_or_file)
+    if path.suffix == ".py":
+        name = f"{path.parent.name}/{path.stem}"
+    else:
+        parts = module_name_or_file.split(".")
+        name = f"{parts[-2]}/{parts[-1]}"
+    args = list(sys.argv[1:] if argv is None else argv)
+    raise SystemExit(main(["run", name, *args]))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

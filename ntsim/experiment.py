@@ -27,7 +27,6 @@ import importlib
 import json
 import pathlib
 import pkgutil
-import sys
 import time
 import types
 import typing
@@ -36,13 +35,15 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from ntsim import _io
-from ntsim.claims._base import SCALES
+from ntsim._scales import SCALES
+from ntsim._validation import check_choice, check_int_fields
 
 __all__ = [
+    "check_choice",
+    "check_int_fields",
     "ExperimentOutput",
     "list_experiments",
     "load_experiment",
-    "main",
     "output_stem",
     "parse_overrides",
     "run_experiment",
@@ -217,17 +218,3 @@ def _warn_if_config_changed(json_path: pathlib.Path, config: dict) -> None:
             "defaults changed); it is being replaced.",
             stacklevel=3,
         )
-
-
-def main(module_name_or_file: str, argv: Sequence[str] | None = None) -> None:
-    """``python experiments/<topic>/<name>.py [--scale ...]``: same as ``ntsim run``."""
-    from ntsim import cli
-
-    path = pathlib.Path(module_name_or_file)
-    if path.suffix == ".py":
-        name = f"{path.parent.name}/{path.stem}"
-    else:
-        parts = module_name_or_file.split(".")
-        name = f"{parts[-2]}/{parts[-1]}"
-    args = list(sys.argv[1:] if argv is None else argv)
-    raise SystemExit(cli.main(["run", name, *args]))

@@ -53,9 +53,34 @@ def test_verify_one_claim_writes_the_table(tmp_path):
     table = (tmp_path / "linear_teachers" / "VERIFICATION_quick.md").read_text()
     assert claim in table and "1 of 1 claims as expected" in table
     payload = json.loads((tmp_path / "linear_teachers" / "VERIFICATION_quick.json").read_text())
-    assert payload["claims"][0]["result"]["num_instances"] >= 200
+    assert payload["claims"][0]["num_instances"] >= 200
     index = (tmp_path / "VERIFICATION_quick.md").read_text()
     assert "[linear_teachers](linear_teachers/VERIFICATION_quick.md) | 1 of 1 |" in index
+
+
+def test_verify_runs_several_seeds_and_report_stale_reads_the_tables(tmp_path, capsys):
+    claim = "linear_teachers.thm4_1.translation_invariance"
+    out = ["--out", str(tmp_path)]
+    assert cli.main(["verify", "--id", claim, "--seeds", "0:2", "--scale", "quick", *out]) == 0
+    (entry,) = json.loads((tmp_path / "linear_teachers" / "VERIFICATION_quick.json").read_text())[
+        "claims"
+    ]
+    assert entry["seeds"] == [0, 1] and entry["per_seed_verdicts"] == ["holds", "holds"]
+    assert cli.main(["report", "--stale", "--scale", "quick", *out]) == 0
+    entry["source_hash"] = "0" * 16
+    path = tmp_path / "linear_teachers" / "VERIFICATION_quick.json"
+    path.write_text(json.dumps({"claims": [entry]}))
+    capsys.readouterr()
+    assert cli.main(["report", "--stale", "--scale", "quick", *out]) == 1
+    assert "source changed" in capsys.readouterr().out
+
+
+def test_verify_usage_errors_exit_2(capsys):
+    other = "linear_teachers.thm4_1.translation_invariance"
+    assert cli.main(["verify", "--topic", "stability", "--id", other]) == 2
+    assert "No claim selected" in capsys.readouterr().err
+    assert cli.main(["verify", "--id", "no.such.claim"]) == 2
+    assert cli.main(["verify", "--seeds", "2:1"]) == 2
 
 
 def test_command_line_fills_the_persistent_compilation_cache(tmp_path):

@@ -1,4 +1,4 @@
-"""The experiment contract: overrides, output naming, atomic writes, claims plumbing."""
+"""The experiment contract: overrides, output naming, atomic writes (claims: tests/claims)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from ntsim import _io
-from ntsim.claims import Claim, compare, run_claims, write_verification
 from ntsim.experiment import list_experiments, load_experiment, output_stem, parse_overrides
 
 
@@ -63,57 +62,6 @@ def test_atomic_json_round_trip_leaves_no_temporary_files(tmp_path):
         "c": {"d": 10, "rate": 0.5, "name": "a", "flag": False, "depths": [1, 2]},
     }
     assert [p.name for p in path.parent.iterdir()] == ["r.json"]
-
-
-def test_compare_margins_and_verdicts():
-    equal = compare([1.0, 2.0 + 1e-9], [1.0, 2.0], relation="equal", rtol=1e-8)
-    assert equal.holds and equal.worst_margin > 0
-    broken = compare([1.0, 3.0], [1.0, 2.0], relation="upper_bound")
-    assert not broken.holds and broken.worst_margin == pytest.approx(-1.0)
-    assert not compare([np.nan], [1.0], relation="lower_bound").holds  # NaN never passes
-
-
-def test_claim_runner_records_errors_and_expected_refutations(tmp_path):
-    def refuted(key, scale):
-        return compare([2.0], [1.0], relation="upper_bound", notes="counterexample")
-
-    def broken(key, scale):
-        raise RuntimeError("boom")
-
-    claims = (
-        Claim("demo.printed.bound", "Demo 2020, eq. (1)", "x <= 1", refuted, expect="refuted"),
-        Claim("demo.broken.check", "Demo 2020, eq. (2)", "never runs", broken),
-    )
-    runs = run_claims(claims, scale="quick")
-    assert [r.verdict for r in runs] == ["refuted", "error"]
-    assert [r.as_expected for r in runs] == [True, False]
-    md, js = write_verification(runs, out_dir=tmp_path, scale="quick", seed=0)
-    assert "1 of 2 recorded claims as expected" in md.read_text()
-    assert json.loads(js.read_text())["topics"][0]["as_expected"] == 1
-    text = (tmp_path / "demo" / "VERIFICATION_quick.md").read_text()
-    assert "1 of 2 claims as expected" in text and "boom" in text
-    record = json.loads((tmp_path / "demo" / "VERIFICATION_quick.json").read_text())
-    assert record["claims"][0]["verdict"] == "refuted"
-    with pytest.raises(ValueError, match="<topic>.<result>.<aspect>"):
-        Claim("nodots", "x", "y", refuted)
-
-
-def test_verification_records_merge_across_runs(tmp_path):
-    """A later run replaces only the rows of the claims it ran; full and quick stay apart."""
-
-    def holds(key, scale):
-        return compare([0.0], [1.0], relation="upper_bound", notes=f"run at {scale}")
-
-    first = Claim("demo.a.one", "Demo", "a", holds)
-    second = Claim("demo.b.two", "Demo", "b", holds)
-    write_verification(run_claims((first, second)), out_dir=tmp_path, scale="quick", seed=0)
-    write_verification(run_claims((second,)), out_dir=tmp_path, scale="quick", seed=7)
-    write_verification(run_claims((first,), scale="full"), out_dir=tmp_path, scale="full", seed=0)
-    quick = json.loads((tmp_path / "demo" / "VERIFICATION_quick.json").read_text())["claims"]
-    assert [(e["id"], e["seed"]) for e in quick] == [("demo.a.one", 0), ("demo.b.two", 7)]
-    full = json.loads((tmp_path / "demo" / "VERIFICATION.json").read_text())["claims"]
-    assert [e["id"] for e in full] == ["demo.a.one"] and "full" in full[0]["result"]["notes"]
-    assert "2 of 2 recorded" in (tmp_path / "VERIFICATION_quick.md").read_text()
 
 
 @pytest.mark.parametrize("name", list_experiments())

@@ -22,8 +22,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ntsim._validation import check_int_fields
 from ntsim.core import eigen_decay_exponent
+from ntsim.experiment import check_int_fields
 from ntsim.theory import early_stopping as es
 
 #: β reported for GPT-Neo-1.3B (Sun & Raskutti 2026, App. A.3), for the plot's reference band.
@@ -184,6 +184,6 @@ def plot(results: dict):
 
 
 if __name__ == "__main__":
-    from ntsim.experiment import main
+    from ntsim.cli import run_script
 
-    main(__file__)
+    run_script(__file__)

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
-from ntsim._validation import check_int_fields
 from ntsim.core import log_log_slope, sweep_keys
+from ntsim.experiment import check_int_fields
 from ntsim.theory import early_stopping as es
 
 _METHODS = ("stopping_rule", "oracle", "holdout", "ridge")
@@ -196,6 +196,6 @@ def plot(results: dict):
 
 
 if __name__ == "__main__":
-    from ntsim.experiment import main
+    from ntsim.cli import run_script
 
-    main(__file__)
+    run_script(__file__)

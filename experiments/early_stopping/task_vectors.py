@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
-from ntsim._validation import check_int_fields
+from ntsim.experiment import check_int_fields
 from ntsim.theory import early_stopping as es
 
 TASKS = ("A", "B (= A's subspace)", "C (half overlap)", "D (orthogonal)")
@@ -123,6 +123,6 @@ def plot(results: dict):
 
 
 if __name__ == "__main__":
-    from ntsim.experiment import main
+    from ntsim.cli import run_script
 
-    main(__file__)
+    run_script(__file__)

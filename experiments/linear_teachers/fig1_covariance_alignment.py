@@ -34,8 +34,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ntsim._validation import check_int_fields
 from ntsim.core import gaussian_inputs, sweep_keys, two_level_spectrum
+from ntsim.experiment import check_int_fields
 from ntsim.theory import linear_teachers as lt
 
 
@@ -189,6 +189,6 @@ def plot(results: dict):
 
 
 if __name__ == "__main__":
-    from ntsim.experiment import main
+    from ntsim.cli import run_script
 
-    main(__file__)
+    run_script(__file__)

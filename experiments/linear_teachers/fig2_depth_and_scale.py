@@ -33,7 +33,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ntsim._validation import check_int_fields
 from ntsim.core import (
     balanced_deep_linear_params,
     deep_linear,
@@ -42,6 +41,7 @@ from ntsim.core import (
     mse_loss,
     sweep_keys,
 )
+from ntsim.experiment import check_int_fields
 from ntsim.theory import linear_teachers as lt
 
 
@@ -336,6 +336,6 @@ def plot(results: dict):
 
 
 if __name__ == "__main__":
-    from ntsim.experiment import main
+    from ntsim.cli import run_script
 
-    main(__file__)
+    run_script(__file__)

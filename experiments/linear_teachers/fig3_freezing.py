@@ -37,8 +37,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ntsim._validation import check_int_fields
 from ntsim.core import deep_linear, end_to_end_vector, gradient_descent, mse_loss, sweep_keys
+from ntsim.experiment import check_int_fields
 from ntsim.theory import linear_teachers as lt
 
 
@@ -225,6 +225,6 @@ def plot(results: dict):
 
 
 if __name__ == "__main__":
-    from ntsim.experiment import main
+    from ntsim.cli import run_script
 
-    main(__file__)
+    run_script(__file__)

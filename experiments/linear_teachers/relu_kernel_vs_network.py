@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ntsim._validation import check_int_fields
 from ntsim.core import sweep_keys
+from ntsim.experiment import check_int_fields
 from ntsim.theory import linear_teachers as lt
 
 
@@ -115,6 +115,6 @@ def plot(results: dict):
 
 
 if __name__ == "__main__":
-    from ntsim.experiment import main
+    from ntsim.cli import run_script
 
-    main(__file__)
+    run_script(__file__)

@@ -35,7 +35,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ntsim._validation import check_int_fields
+from ntsim.experiment import check_int_fields
 from ntsim.theory import linear_teachers as lt
 
 # Shachaf et al. 2021, Table 1 (MNIST), R² mean and std for n = 10, 15, 20, 25, 30.
@@ -241,6 +241,6 @@ def plot(results: dict):
 
 
 if __name__ == "__main__":
-    from ntsim.experiment import main
+    from ntsim.cli import run_script
 
-    main(__file__)
+    run_script(__file__)

@@ -27,8 +27,8 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from ntsim._validation import check_int_fields
 from ntsim.core import empirical_ntk_fn
+from ntsim.experiment import check_int_fields
 from ntsim.theory import linearization as lz
 
 #: The slides' table (CoLA accuracy in %, SST-2 as a fraction), columns = PAPER_LAMBDAS.
@@ -249,6 +249,6 @@ def plot(results: dict):
 
 
 if __name__ == "__main__":
-    from ntsim.experiment import main
+    from ntsim.cli import run_script
 
-    main(__file__)
+    run_script(__file__)

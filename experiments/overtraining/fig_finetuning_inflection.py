@@ -29,8 +29,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ntsim._validation import check_int_fields
 from ntsim.core import random_orthogonal
+from ntsim.experiment import check_int_fields
 from ntsim.theory import overtraining as ot
 
 
@@ -167,6 +167,6 @@ def plot(results: dict):
 
 
 if __name__ == "__main__":
-    from ntsim.experiment import main
+    from ntsim.cli import run_script
 
-    main(__file__)
+    run_script(__file__)

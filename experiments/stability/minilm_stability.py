@@ -34,7 +34,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ntsim._validation import check_int_fields
+from ntsim.experiment import check_int_fields
 from ntsim.theory.stability import recomputed_avg, stability_table
 from ntsim.transformers import (
     METHODS,
@@ -400,6 +400,6 @@ def plot(results: dict):
 
 
 if __name__ == "__main__":
-    from ntsim.experiment import main
+    from ntsim.cli import run_script
 
-    main(__file__)
+    run_script(__file__)

@@ -45,8 +45,8 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
-from ntsim._validation import check_choice, check_int_fields
 from ntsim.core import loglog_slope, mean_se, spearman
+from ntsim.experiment import check_choice, check_int_fields
 from ntsim.theory import stability as st
 from ntsim.theory.stability import (
     HEAD_TUNING_IMPLEMENTATIONS,
@@ -364,6 +364,6 @@ def plot(results: dict):
 
 
 if __name__ == "__main__":
-    from ntsim.experiment import main
+    from ntsim.cli import run_script
 
-    main(__file__)
+    run_script(__file__)

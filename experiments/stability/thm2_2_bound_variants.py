@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
-from ntsim._validation import check_int_fields
+from ntsim.experiment import check_int_fields
 from ntsim.theory import stability as ff
 
 # name: (legend, color, line style, line width); the proof is drawn wide so that the
@@ -173,6 +173,6 @@ def plot(results: dict):
 
 
 if __name__ == "__main__":
-    from ntsim.experiment import main
+    from ntsim.cli import run_script
 
-    main(__file__)
+    run_script(__file__)

@@ -1,4 +1,6 @@
-"""The claim contract: a checkable statement of a paper and the result of checking it.
+"""Contract v1 (legacy), kept while topics move to contract v2 (:mod:`._contract`).
+
+The claim contract: a checkable statement of a paper and the result of checking it.
 
 A :class:`Claim` is one statement (``id``, paper reference, one-line statement) plus a
 pure ``check(key, scale) -> ClaimResult``. ``scale`` is ``"quick"`` (seconds; what the
@@ -21,6 +23,7 @@ from typing import Literal
 
 import numpy as np
 
+from ntsim._scales import SCALES
 from ntsim._types import PRNGKey
 
 __all__ = [
@@ -33,8 +36,6 @@ __all__ = [
     "vmap_instances",
 ]
 
-#: The two sizes every claim and experiment supports.
-SCALES = ("quick", "full")
 
 Relation = Literal["equal", "upper_bound", "lower_bound"]
 

@@ -1,80 +1,42 @@
-"""Running claims and writing ``VERIFICATION.md`` + ``VERIFICATION.json``."""
+"""The verification tables: ``<out>/<topic>/VERIFICATION{,_quick}.{md,json}`` and the index.
+
+:func:`write_verification` merges finished :class:`~ntsim.claims.ClaimRecord` s into their
+topic's JSON (a record replaces the row of the same claim and keeps the others, so topics
+or single claims can be re-verified later), rewrites that topic's Markdown and the index.
+The CLI calls it after *every* claim, so an interrupted ``ntsim verify`` keeps what finished.
+
+Verdict classes are counted apart: printed statements that hold, printed statements refuted
+(each with its counterexample), other readings (proof, figure, derived), sanity checks,
+inconclusive, errors, and claims still on the legacy contract (one-sided refutations).
+:func:`stale_records` lists rows whose source hash no longer matches the checkout.
+"""
 
 from __future__ import annotations
 
 import json
+import math
 import pathlib
-import time
-import traceback
-import zlib
-from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from collections.abc import Sequence
 
 from ntsim import _io
-from ntsim.claims._base import SCALES, Claim, ClaimResult
+from ntsim._scales import check_scale
+from ntsim.claims._runner import ClaimRecord, claim_source_hash
 
-__all__ = ["ClaimRun", "claim_key", "run_claims", "write_verification"]
+__all__ = ["entry_class", "stale_records", "write_index", "write_verification"]
 
+#: Headroom below which a row is flagged (relative margin of the closest instance).
+LOW_HEADROOM = 0.10
 
-class ClaimRun(NamedTuple):
-    """One claim's outcome: the result (or the error that stopped it) and its wall time."""
-
-    claim: Claim
-    result: ClaimResult | None
-    error: str | None
-    seconds: float
-
-    @property
-    def verdict(self) -> str:
-        """``"holds"``, ``"refuted"`` or ``"error"``."""
-        if self.result is None:
-            return "error"
-        return "holds" if self.result.holds else "refuted"
-
-    @property
-    def as_expected(self) -> bool:
-        """The verdict is the one the registry expects (a refuted claim expects a refutation)."""
-        return self.verdict == self.claim.expect
-
-
-def claim_key(seed: int, claim_id: str):
-    """Per-claim key: independent of which other claims run, stable across sessions.
-
-    Pass :attr:`Claim.key_name` (the ``key_id`` shared by claims that read one simulation,
-    else the claim's id).
-    """
-    import jax
-
-    return jax.random.fold_in(jax.random.PRNGKey(seed), zlib.crc32(claim_id.encode()))
-
-
-def run_claims(
-    claims: Sequence[Claim],
-    *,
-    scale: str = "quick",
-    seed: int = 0,
-    progress: Callable[[str], None] | None = None,
-) -> list[ClaimRun]:
-    """Run ``claims`` at ``scale``; an exception in one claim is recorded, not raised."""
-    if scale not in SCALES:
-        raise ValueError(f"scale must be one of {SCALES}, got {scale!r}.")
-    runs = []
-    for index, claim in enumerate(claims, start=1):
-        if progress:
-            progress(f"[{index}/{len(claims)}] {claim.id} ...")
-        start = time.perf_counter()
-        try:
-            result, error = claim.check(claim_key(seed, claim.key_name), scale), None
-        except Exception:  # a broken claim must show up in the table, not hide the others
-            result, error = None, traceback.format_exc(limit=3)
-        run = ClaimRun(claim, result, error, time.perf_counter() - start)
-        runs.append(run)
-        if progress:
-            progress(
-                f"    {run.verdict} ({'as expected' if run.as_expected else 'UNEXPECTED'}) "
-                f"in {run.seconds:.1f} s"
-            )
-    return runs
+CLASSES = (
+    ("printed_holds", "printed holds"),
+    ("printed_refuted", "printed refuted"),
+    ("other_holds", "other reading holds"),
+    ("other_refuted", "other reading refuted"),
+    ("sanity", "sanity"),
+    ("inconclusive", "inconclusive"),
+    ("error", "error"),
+    ("legacy", "legacy (v1)"),
+)
 
 
 def _suffix(scale: str) -> str:
@@ -82,42 +44,139 @@ def _suffix(scale: str) -> str:
     return "" if scale == "full" else f"_{scale}"
 
 
-def _entry(run: ClaimRun, metadata: dict, seed: int) -> dict:
+def _finite_or_none(value: float):
+    return None if value is None or not math.isfinite(value) else float(value)
+
+
+def _entry(record: ClaimRecord, metadata: dict) -> dict:
+    claim = record.claim
+    legacy = record.legacy
+    first = next((s.result for s in record.per_seed if s.result is not None), None)
+    tolerance = first.tolerance.to_dict() if first is not None else None
     return {
-        "id": run.claim.id,
-        "paper": run.claim.paper,
-        "statement": run.claim.statement,
-        "expect": run.claim.expect,
-        "verdict": run.verdict,
-        "as_expected": run.as_expected,
-        "seconds": run.seconds,
-        "result": run.result.to_dict() if run.result else None,
-        "error": run.error,
-        "seed": seed,
+        "id": claim.id,
+        "paper": claim.paper,
+        "statement": claim.statement,
+        "kind": "legacy" if legacy else claim.kind,
+        "reading": None if legacy else {"kind": claim.reading.kind, "source": claim.reading.source},
+        "simulation": None if legacy else claim.uses.name,
+        "expect": claim.expect,
+        "counterexample": None
+        if legacy or claim.counterexample is None
+        else claim.counterexample.describe(),
+        "twin": None if legacy else claim.twin,
+        "verdict": record.verdict,
+        "as_expected": record.as_expected,
+        "flips": record.flips,
+        "scale": record.scale,
+        "seeds": list(record.seeds),
+        "per_seed_verdicts": [s.verdict for s in record.per_seed],
+        "per_seed": [
+            {
+                "seed": s.seed,
+                "verdict": s.verdict,
+                "worst_margin": _finite_or_none(s.result.worst_margin) if s.result else None,
+                "headroom": _finite_or_none(s.result.headroom) if s.result else None,
+                "num_instances": s.result.num_instances if s.result else None,
+                "interval": list(s.result.interval) if s.result and s.result.interval else None,
+                "estimate": float(s.result.measured[0]) if s.result and s.result.interval else None,
+                "counterexample_matched": s.counterexample_matched,
+                "counterexample_found": s.counterexample_found,
+                "seconds": s.seconds,
+                "error": s.error,
+            }
+            for s in record.per_seed
+        ],
+        "num_instances": record.num_instances,
+        "worst_margin": _finite_or_none(record.worst_margin),
+        "headroom": _finite_or_none(record.headroom),
+        "tolerance_source": tolerance,
+        "region": first.region.describe() if first is not None and first.region else None,
+        "diagnostics": dict(first.diagnostics) if first is not None else {},
+        "notes": first.notes if first is not None else "",
+        "error": next((s.error for s in record.per_seed if s.error), None),
+        "source_hash": record.source_hash,
+        "seconds": record.seconds,
         "commit": metadata["git_commit"],
         "timestamp": metadata["timestamp"],
         "backend": metadata["backend"],
     }
 
 
+def entry_class(entry: dict) -> str:
+    """The verdict class a table row is counted in (see :data:`CLASSES`)."""
+    if entry["verdict"] == "error":
+        return "error"
+    if entry.get("kind") in (None, "legacy") or entry.get("reading") is None:
+        return "legacy"
+    if entry["kind"] == "sanity":
+        return "sanity"
+    if entry["verdict"] == "inconclusive":
+        return "inconclusive"
+    side = "printed" if entry["reading"]["kind"] == "printed" else "other"
+    return f"{side}_{entry['verdict']}"
+
+
+def _flags(entry: dict) -> list[str]:
+    flags = []
+    tolerance = entry.get("tolerance_source") or {}
+    if tolerance.get("source") == "chosen":
+        flags.append("chosen tolerance")
+    headroom = entry.get("headroom")
+    if entry["verdict"] in ("holds", "refuted") and entry["kind"] not in ("legacy",):
+        if headroom is not None and 0 <= headroom < LOW_HEADROOM:
+            flags.append("headroom < 10%")
+    if entry.get("flips"):
+        flags.append("seeds disagree")
+    if entry["kind"] == "legacy" and entry["expect"] == "refuted":
+        flags.append("one-sided (v1)")
+    return flags
+
+
+def _fmt(value, spec=".3g") -> str:
+    return "-" if value is None else format(value, spec)
+
+
 def _row(entry: dict) -> str:
-    r = entry["result"]
-    instances = r["num_instances"] if r else "-"
-    margin = f"{r['worst_margin']:.3g}" if r else "-"
+    reading = entry["reading"]["kind"] if entry.get("reading") else "-"
     status = "✓" if entry["as_expected"] else "✗ UNEXPECTED"
     statement = entry["statement"].replace("|", "\\|")
+    seeds = ",".join(str(s) for s in entry.get("seeds", [])) or "-"
+    per_seed = "/".join(v[0].upper() for v in entry.get("per_seed_verdicts", []))
+    tolerance = (entry.get("tolerance_source") or {}).get("source", "-")
     return (
-        f"| `{entry['id']}` | {entry['paper']} | {statement} | {instances} | {margin} | "
-        f"{entry['verdict']} (expected {entry['expect']}) {status} | {entry['seconds']:.1f} | "
+        f"| `{entry['id']}` | {entry['paper']} | {statement} | {entry['kind']} | {reading} | "
+        f"{seeds} ({per_seed}) | {entry.get('num_instances', '-')} | "
+        f"{_fmt(entry.get('worst_margin'))} | {_fmt(entry.get('headroom'))} | {tolerance} | "
+        f"{entry['verdict']} (expected {entry['expect']}) {status} | "
+        f"{'; '.join(_flags(entry)) or '-'} | {entry['seconds']:.1f} | "
         f"`{str(entry['commit'])[:8]}` |"
     )
 
 
-_MARGIN_NOTE = (
-    "A claim's *margin* is its per-instance slack (≥ 0: the instance satisfies the statement); "
-    "the table shows the worst over all instances. A printed statement that is false is "
-    "registered with `expect=refuted` and passes when the counterexample reproduces."
+_LEGEND = (
+    "Verdicts: **holds** (every instance satisfies the statement, or the estimate's "
+    "confidence interval lies inside the claimed region), **refuted** (a violation, or the "
+    "interval lies outside), **inconclusive** (the interval straddles a boundary, or seeds "
+    "disagree). A verdict is holds/refuted only when every seed agrees (per-seed letters in "
+    "the seeds column). *Reading*: printed (the paper's words), proof, figure, or derived "
+    "(the project's own stronger reading: its refutation is not a refutation of the paper). "
+    "*Margin*: the closest instance's slack (≥ 0 satisfies); *headroom*: that slack relative "
+    "to its threshold. A refuted printed statement is as expected only when its declared "
+    "counterexample matches. *legacy (v1)* rows are claims not yet moved to contract v2: "
+    "their refutations are one-sided."
 )
+
+
+def _counts(entries: list[dict]) -> dict[str, int]:
+    counts = {name: 0 for name, _ in CLASSES}
+    for entry in entries:
+        counts[entry_class(entry)] += 1
+    return counts
+
+
+def _counts_line(counts: dict[str, int]) -> str:
+    return ", ".join(f"{label} {counts[name]}" for name, label in CLASSES if counts[name])
 
 
 def _topic_markdown(topic: str, scale: str, entries: list[dict]) -> str:
@@ -126,24 +185,93 @@ def _topic_markdown(topic: str, scale: str, entries: list[dict]) -> str:
         f"# `{topic}`: claim verification, scale `{scale}`",
         "",
         "Generated by `ntsim verify`; do not edit. Each row records the run that produced it "
-        "(seconds on the machine named in the JSON, commit); re-running some claims replaces "
-        "only their rows. " + _MARGIN_NOTE,
+        "(seeds, seconds, commit, source hash in the JSON); re-running some claims replaces "
+        "only their rows. " + _LEGEND,
         "",
-        f"**{good} of {len(entries)} claims as expected.**",
+        f"**{good} of {len(entries)} claims as expected** ({_counts_line(_counts(entries))}).",
         "",
-        "| id | reference | statement | instances | worst margin | verdict | seconds | commit |",
-        "|---|---|---|---|---|---|---|---|",
+        "| id | reference | statement | kind | reading | seeds | instances | worst margin | "
+        "headroom | tolerance | verdict | flags | seconds | commit |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         *(_row(e) for e in entries),
         "",
     ]
-    notes = [f"- `{e['id']}`: {e['result']['notes']}" for e in entries if e["result"]]
-    notes = [n for n in notes if not n.endswith(": ")]
+    refuted = [e for e in entries if e["verdict"] == "refuted"]
+    if refuted:
+        lines += ["## Refutations", ""]
+        for e in refuted:
+            reading = e["reading"]["kind"] if e.get("reading") else "legacy (v1)"
+            found = "; ".join(
+                f"seed {s['seed']}: {s['counterexample_found']}"
+                for s in e.get("per_seed", [])
+                if s.get("counterexample_found")
+            )
+            lines.append(
+                f"- `{e['id']}` ({reading} reading"
+                + (f"; twin `{e['twin']}`" if e.get("twin") else "")
+                + f"): declared counterexample: {e.get('counterexample') or 'none (v1)'}"
+                + (f"; found: {found}" if found else "")
+                + "."
+            )
+        lines.append("")
+    notes = []
+    for e in entries:
+        parts = []
+        if e.get("reading"):
+            parts.append(f"*{e['reading']['kind']}*: {e['reading']['source']}")
+        tolerance = e.get("tolerance_source") or {}
+        if tolerance.get("source") not in (None, "none"):
+            text = f"tolerance ({tolerance['source']}"
+            text += f", {tolerance['value']:.3g}" if tolerance.get("value") is not None else ""
+            text += f"): {tolerance.get('why', '')}"
+            if tolerance.get("observed"):
+                text += f" Observed when chosen: {tolerance['observed']}."
+            parts.append(text)
+        if e.get("diagnostics"):
+            parts.append(
+                "diagnostics: " + ", ".join(f"{k} = {v}" for k, v in e["diagnostics"].items())
+            )
+        if e.get("notes"):
+            parts.append(e["notes"])
+        if parts:
+            notes.append(f"- `{e['id']}`: " + " ".join(p.rstrip() for p in parts))
     if notes:
         lines += ["## Notes", "", *notes, ""]
-    errors = [f"### `{e['id']}`\n\n```\n{e['error']}```\n" for e in entries if e["error"]]
+    errors = [f"### `{e['id']}`\n\n```\n{e['error']}```\n" for e in entries if e.get("error")]
     if errors:
         lines += ["## Errors", "", *errors]
     return "\n".join(lines)
+
+
+def _upgrade(entry: dict) -> dict:
+    """A row written before contract v2 (``seed``, ``result``) in the v2 layout."""
+    if "per_seed_verdicts" in entry:
+        return entry
+    result = entry.get("result") or {}
+    return {
+        **entry,
+        "kind": "legacy",
+        "reading": None,
+        "seeds": [entry.get("seed", 0)],
+        "per_seed_verdicts": [entry["verdict"]],
+        "num_instances": result.get("num_instances", 0),
+        "worst_margin": result.get("worst_margin"),
+        "headroom": None,
+        "tolerance_source": None,
+        "notes": result.get("notes", ""),
+        "source_hash": None,
+    }
+
+
+def _load(path: pathlib.Path) -> list[dict]:
+    if not path.exists():
+        return []
+    try:
+        return [_upgrade(e) for e in json.loads(path.read_text())["claims"]]
+    except (ValueError, KeyError, TypeError) as error:
+        raise ValueError(
+            f"{path}: not a readable verification table ({error}); move it away to start anew."
+        ) from None
 
 
 def _merge(path: pathlib.Path, new: list[dict]) -> list[dict]:
@@ -153,8 +281,7 @@ def _merge(path: pathlib.Path, new: list[dict]) -> list[dict]:
     """
     from ntsim.claims import REGISTRY
 
-    old = json.loads(path.read_text())["claims"] if path.exists() else []
-    by_id = {e["id"]: e for e in old}
+    by_id = {e["id"]: e for e in _load(path)}
     by_id.update({e["id"]: e for e in new})
     order = {claim.id: i for i, claim in enumerate(REGISTRY)}
     topics = {claim.topic for claim in REGISTRY}
@@ -163,44 +290,50 @@ def _merge(path: pathlib.Path, new: list[dict]) -> list[dict]:
 
 
 def write_verification(
-    runs: Sequence[ClaimRun], *, out_dir: str | pathlib.Path = "figures", scale: str, seed: int
+    records: Sequence[ClaimRecord],
+    *,
+    out_dir: str | pathlib.Path = "figures",
+    scale: str,
+    metadata: dict | None = None,
 ) -> tuple[pathlib.Path, pathlib.Path]:
-    """Record ``runs`` per topic and rewrite the verification tables.
-
-    Each topic keeps ``<out_dir>/<topic>/VERIFICATION.json`` (+ ``.md``): one entry per claim
-    with the run's verdict, result, seconds, seed, commit and timestamp. A run *replaces* the
-    entries of the claims it ran and keeps the others, so topics — or single claims — can be
-    verified in separate sessions. ``<out_dir>/VERIFICATION.md`` (+ JSON) is then rebuilt
-    as the index over every topic with a record. Quick-scale records go to
-    ``VERIFICATION_quick.*`` (local, git-ignored, like quick figures).
+    """Merge ``records`` into their topics' tables and rewrite the index (module doc).
 
     Returns:
       The paths of the index ``VERIFICATION{,_quick}.md`` and ``.json``.
     """
+    check_scale(scale)
     out_dir = pathlib.Path(out_dir)
     suffix = _suffix(scale)
-    metadata = _io.run_metadata()
+    metadata = metadata or _io.run_metadata()
     by_topic: dict[str, list[dict]] = {}
-    for run in runs:
-        by_topic.setdefault(run.claim.topic, []).append(_entry(run, metadata, seed))
+    for record in records:
+        if record.scale != scale:
+            raise ValueError(
+                f"record of {record.claim.id} is at scale {record.scale}, not {scale}."
+            )
+        by_topic.setdefault(record.claim.topic, []).append(_entry(record, metadata))
     for topic, new in by_topic.items():
         path = out_dir / topic / f"VERIFICATION{suffix}.json"
         entries = _merge(path, new)
         _io.write_json(path, {"topic": topic, "scale": scale, "claims": entries})
         _io.atomic_write_text(path.with_suffix(".md"), _topic_markdown(topic, scale, entries))
-    return _write_index(out_dir, scale)
+    return write_index(out_dir, scale)
 
 
-def _write_index(out_dir: pathlib.Path, scale: str) -> tuple[pathlib.Path, pathlib.Path]:
+def write_index(out_dir: str | pathlib.Path, scale: str) -> tuple[pathlib.Path, pathlib.Path]:
+    """Rebuild ``<out_dir>/VERIFICATION{,_quick}.{md,json}`` from the topic tables."""
     from ntsim.claims import REGISTRY
 
+    out_dir = pathlib.Path(out_dir)
     suffix = _suffix(scale)
     registered: dict[str, int] = {}
     for claim in REGISTRY:
         registered[claim.topic] = registered.get(claim.topic, 0) + 1
     topics = []
     for path in sorted(out_dir.glob(f"*/VERIFICATION{suffix}.json")):
-        entries = json.loads(path.read_text())["claims"]
+        entries = _load(path)
+        if not entries:
+            continue
         topic = path.parent.name
         topics.append(
             {
@@ -208,35 +341,84 @@ def _write_index(out_dir: pathlib.Path, scale: str) -> tuple[pathlib.Path, pathl
                 "recorded": len(entries),
                 "registered": registered.get(topic, 0),
                 "as_expected": sum(e["as_expected"] for e in entries),
+                "classes": _counts(entries),
+                "seeds": sorted(
+                    {s for e in entries for s in e.get("seeds", [e.get("seed")]) if s is not None}
+                ),  # fmt: skip
+                "flips": sum(bool(e.get("flips")) for e in entries),
+                "chosen_tolerances": sum(
+                    (e.get("tolerance_source") or {}).get("source") == "chosen" for e in entries
+                ),
+                "low_headroom": sum("headroom < 10%" in _flags(e) for e in entries),
                 "seconds": sum(e["seconds"] for e in entries),
                 "newest": max(e["timestamp"] for e in entries),
                 "commits": sorted({str(e["commit"])[:8] for e in entries}),
                 "table": f"{topic}/VERIFICATION{suffix}.md",
             }
         )
+    total = {name: sum(t["classes"][name] for t in topics) for name, _ in CLASSES}
     good = sum(t["as_expected"] for t in topics)
     recorded = sum(t["recorded"] for t in topics)
     missing = sum(registered.values()) - sum(min(t["recorded"], t["registered"]) for t in topics)
+    header = " | ".join(label for _, label in CLASSES)
     lines = [
         f"# ntsim claim verification, scale `{scale}`",
         "",
-        "Generated by `ntsim verify` (index over the per-topic tables; do not edit). "
-        + _MARGIN_NOTE,
+        "Generated by `ntsim verify` (index over the per-topic tables; do not edit). " + _LEGEND,
         "",
         f"**{good} of {recorded} recorded claims as expected**"
-        + (f"; {missing} registered claims not yet verified at this scale." if missing else "."),
+        + (f"; {missing} registered claims not yet verified at this scale" if missing else "")
+        + (
+            f"; {total['legacy']} of them recorded under the legacy (v1) contract — one seed, "
+            "one-sided refutations, no source hash — and not yet evidence in the sense below."
+            if total["legacy"]
+            else "."
+        ),
+        f"By class: {_counts_line(total)}. Only *printed refuted* rows show a printed statement "
+        "of a paper false; *other reading refuted* rows refute the project's proof, figure or "
+        "derived reading.",
         "",
-        "| topic | claims as expected | recorded / registered | seconds (sum) | newest run | "
-        "commits |",
-        "|---|---|---|---|---|---|",
+        f"| topic | as expected | recorded / registered | {header} | seeds | seed flips | "
+        "chosen tolerances | headroom < 10% | seconds (sum) | newest run | commits |",
+        "|---|---|---|" + "---|" * len(CLASSES) + "---|---|---|---|---|---|---|",
         *(
             f"| [{t['topic']}]({t['table']}) | {t['as_expected']} of {t['recorded']} | "
-            f"{t['recorded']} / {t['registered']} | {t['seconds']:.0f} | {t['newest']} | "
+            f"{t['recorded']} / {t['registered']} | "
+            + " | ".join(str(t["classes"][name]) for name, _ in CLASSES)
+            + f" | {','.join(map(str, t['seeds']))} | {t['flips']} | {t['chosen_tolerances']} | "
+            f"{t['low_headroom']} | {t['seconds']:.0f} | {t['newest']} | "
             f"{', '.join(f'`{c}`' for c in t['commits'])} |"
             for t in topics
         ),
         "",
     ]
     md = _io.atomic_write_text(out_dir / f"VERIFICATION{suffix}.md", "\n".join(lines))
-    payload = {"scale": scale, "topics": topics}
+    payload = {"scale": scale, "classes": total, "topics": topics}
     return md, _io.write_json(out_dir / f"VERIFICATION{suffix}.json", payload)
+
+
+def stale_records(out_dir: str | pathlib.Path = "figures", scale: str = "full") -> list[dict]:
+    """Rows of the ``scale`` tables that no longer match the checkout.
+
+    A row is stale when its claim is no longer registered, when it has no source hash
+    (made before provenance was recorded), or when the hash of the claim's transitive
+    source differs from the one it was made at. Each item: ``{"id", "table", "why"}``.
+    """
+    from ntsim.claims import REGISTRY
+
+    check_scale(scale)
+    by_id = {claim.id: claim for claim in REGISTRY}
+    stale = []
+    for path in sorted(pathlib.Path(out_dir).glob(f"*/VERIFICATION{_suffix(scale)}.json")):
+        for entry in _load(path):
+            claim = by_id.get(entry["id"])
+            if claim is None:
+                why = "claim no longer registered"
+            elif not entry.get("source_hash"):
+                why = "no source hash (recorded before provenance)"
+            elif entry["source_hash"] != (now := claim_source_hash(claim)):
+                why = f"source changed ({entry['source_hash']} → {now})"
+            else:
+                continue
+            stale.append({"id": entry["id"], "table": str(path), "why": why})
+    return stale

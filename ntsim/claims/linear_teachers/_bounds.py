@@ -16,7 +16,7 @@ from ntsim._validation import check_choice
 from ntsim.claims._base import SCALES, Claim, ClaimResult, compare, vmap_instances
 from ntsim.core import covariance, gaussian_inputs, power_law_spectrum, random_orthogonal
 from ntsim.theory import linear_teachers as lt
-from ntsim.theory.linear_teachers import _bounds as ltb
+from ntsim.theory import linear_teachers as ltb
 
 __all__ = ["CLAIMS"]
 

@@ -29,8 +29,7 @@ from ntsim.core import (
     two_layer_relu,
     two_layer_relu_hinf,
 )
-from ntsim.theory.linear_teachers import _relu as relu
-from ntsim.theory.linear_teachers._common import _row_basis
+from ntsim.theory import linear_teachers as relu
 
 __all__ = ["CLAIMS"]
 
@@ -195,7 +194,7 @@ def _cor62_instance(key, n, d):
         "norm": norm,
         "printed": relu.hinf_norm_bound_cor6_2(theta_s, theta_t),
         "derived": relu.hinf_norm_bound_derived(x, theta_s, theta_t),
-        "p_par": jnp.linalg.norm(_row_basis(x).T @ v),
+        "p_par": jnp.linalg.norm(relu.row_space_projector(x) @ v),
     }
 
 

@@ -21,7 +21,7 @@ import numpy as np
 from ntsim._validation import check_choice
 from ntsim.claims._base import SCALES, Claim, ClaimResult, combine_results, compare
 from ntsim.core import max_margin_regularizer, multi_head_loss, multi_head_predict
-from ntsim.theory.stability._tables import (
+from ntsim.theory.stability import (
     ROUNDING_TOLERANCE,
     TABLES,
     avg_discrepancy,

@@ -1,0 +1,331 @@
+"""Contract v2: decisions with three outcomes, two-sided refutations, the runner (seeds, keys,
+float64, shared runs, errors that lose nothing), the tables and provenance."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import ntsim.claims as nc
+from ntsim.claims import (
+    AtLeast,
+    AtMost,
+    Claim,
+    EstimateIn,
+    Interval,
+    NonFiniteError,
+    Simulation,
+    Tolerance,
+    ViolationFraction,
+    all_of,
+    build_registry,
+    compare,
+    derived,
+    estimate_in,
+    parse_seeds,
+    printed,
+    run_claims,
+    stale_records,
+    write_verification,
+)
+
+
+class _Sizes(NamedTuple):
+    n: int
+
+
+CALLS: list = []
+
+
+def _draws(key, sizes: _Sizes):
+    CALLS.append(sizes.n)
+    return jax.random.normal(key, (sizes.n,))
+
+
+SIM = Simulation("demo.normal", _draws, {"quick": _Sizes(50), "full": _Sizes(400)})
+
+
+def _claim(check, *, id="demo.thm1.bound", **kw):
+    kw.setdefault("kind", "bound")
+    kw.setdefault("reading", printed("“x ≤ 10”"))
+    return Claim(id, "Demo 2020, Thm 1", "x ≤ 10", uses=kw.pop("uses", SIM), check=check, **kw)
+
+
+# --- decisions ----------------------------------------------------------------------------
+
+
+def test_compare_margins_relative_margins_and_errors():
+    r = compare([1.0, 2.0], [1.0, 2.5], relation="upper_bound")
+    assert r.outcome == "holds" and r.worst_margin == 0.0
+    np.testing.assert_allclose(r.relative_margins, [0.0, 0.5 / 2.5])
+    r = compare([1.0, 3.0], [1.0, 2.0], relation="upper_bound")
+    assert r.outcome == "refuted" and r.worst_margin == pytest.approx(-1.0)
+    assert r.violation_fraction == 0.5
+    tol = Tolerance("round-off", 1e-9, "float64")
+    r = compare([1.0 + 1e-12], [1.0], relation="equal", atol=1e-9, tolerance=tol)
+    assert r.holds and r.headroom == pytest.approx(1 - 1e-3, rel=1e-3)
+    for bad in ([np.nan], [np.inf]):  # non-finite on either side: an error, never a verdict
+        with pytest.raises(NonFiniteError):
+            compare(bad, [1.0], relation="lower_bound")
+        with pytest.raises(NonFiniteError):
+            compare([1.0], bad, relation="lower_bound")
+    with pytest.raises(ValueError, match="tolerance"):
+        compare([1.0], [1.0], relation="equal", atol=1e-3)  # a slack must say where it is from
+
+
+def test_estimate_in_three_outcomes_and_never_refutes_by_non_significance():
+    region = AtMost(-0.5 + 0.1)  # an O(n^-1/2) rate with a chosen effect size
+    assert estimate_in(-0.8, (-0.9, -0.7), region, num_instances=5).outcome == "holds"
+    # a wide interval around a value that leans against the statement is not a refutation
+    assert estimate_in(-0.2, (-0.9, 0.5), region, num_instances=5).outcome == "inconclusive"
+    assert estimate_in(0.1, (0.0, 0.2), region, num_instances=5).outcome == "refuted"
+    r = estimate_in(-0.8, (-0.9, -0.7), Interval(-1.0, -0.6), num_instances=5)
+    assert r.worst_margin == pytest.approx(0.1) and r.headroom == pytest.approx(1.0)
+    with pytest.raises(NonFiniteError):
+        estimate_in(0.0, (math.nan, 1.0), AtLeast(0.0), num_instances=5)
+    with pytest.raises(ValueError, match="outside its interval"):
+        estimate_in(2.0, (0.0, 1.0), AtLeast(0.0), num_instances=5)
+
+
+def test_all_of_is_refuted_by_any_part_and_holds_only_when_all_do():
+    holds = compare([0.0], [1.0], relation="upper_bound")
+    refuted = compare([2.0], [1.0], relation="upper_bound")
+    unsure = estimate_in(0.0, (-1.0, 1.0), AtLeast(0.5), num_instances=3)
+    assert all_of(holds, holds).outcome == "holds"
+    assert all_of(holds, unsure).outcome == "inconclusive"
+    assert all_of(unsure, refuted).outcome == "refuted"
+
+
+def test_chosen_tolerances_must_record_what_was_observed():
+    with pytest.raises(ValueError, match="observed"):
+        Tolerance("chosen", 0.1, "picked")
+    assert Tolerance("chosen", 0.1, "picked", observed="0.03 at seeds 0-2").to_dict()["observed"]
+
+
+# --- the record -----------------------------------------------------------------------------
+
+
+def test_claim_record_validates_what_it_declares():
+    check = lambda run: compare(run, 10.0, relation="upper_bound")  # noqa: E731
+    with pytest.raises(ValueError, match="<topic>.<result>.<aspect>"):
+        _claim(check, id="nodots")
+    with pytest.raises(ValueError, match="kind"):
+        _claim(check, kind="theorem")
+    with pytest.raises(ValueError, match="counterexample"):
+        _claim(check, expect="refuted", twin="demo.thm1.other")
+    with pytest.raises(ValueError, match="twin"):
+        _claim(check, expect="refuted", counterexample=ViolationFraction((0.1, 1), 0.0))
+    with pytest.raises(ValueError, match="quote"):
+        printed("  ")
+    with pytest.raises(ValueError, match="scales"):
+        Simulation("demo.bad", _draws, {"quick": _Sizes(1)})
+    with pytest.raises(TypeError, match="hashable"):
+        Simulation("demo.bad", _draws, {"quick": [1], "full": [2]})
+
+
+def test_registry_rejects_duplicate_ids_and_twins_that_do_not_share_the_run():
+    check = lambda run: compare(run, 10.0, relation="upper_bound")  # noqa: E731
+    a = _claim(check)
+    with pytest.raises(ValueError, match="Duplicate claim id"):
+        build_registry(a, a)
+    other_sim = Simulation("demo.other", _draws, {"quick": _Sizes(5), "full": _Sizes(5)})
+    twin = _claim(check, id="demo.thm1.corrected", uses=other_sim)
+    printed_side = _claim(
+        check, id="demo.thm1.printed", expect="refuted", twin="demo.thm1.corrected",
+        counterexample=ViolationFraction((0.1, 1.0), 0.0),
+    )  # fmt: skip
+    with pytest.raises(ValueError, match="reads 'demo.other'"):
+        build_registry(printed_side, twin)
+    with pytest.raises(ValueError, match="not a registered v2 claim"):
+        build_registry(printed_side)
+    build_registry(printed_side, _claim(check, id="demo.thm1.corrected"))
+
+
+def test_selection_errors_are_usage_errors():
+    with pytest.raises(ValueError, match="Topics with claims"):
+        nc.select_claims("no_such_topic")
+    other_topic_id = next(c.id for c in nc.REGISTRY if c.topic != "stability")
+    with pytest.raises(ValueError, match="No claim selected"):
+        nc.select_claims("stability", (other_topic_id,))
+
+
+# --- two-sided refutations -------------------------------------------------------------------
+
+
+def _printed_bound(scale_of_bound: float):
+    """ "|x| ≤ c" with a printed constant; at c = 2 about 4.6% of N(0, 1) draws violate."""
+
+    def check(run):
+        return compare(jnp.abs(run), scale_of_bound, relation="upper_bound")
+
+    return _claim(
+        check, id="demo.thm2.printed", expect="refuted", twin="demo.thm2.corrected",
+        counterexample=ViolationFraction(between=(0.01, 0.12), min_violation=0.05),
+    )  # fmt: skip
+
+
+def test_a_refutation_is_as_expected_only_when_its_counterexample_matches():
+    (record,) = run_claims([_printed_bound(2.0)], scale="full", seeds=(0, 1))
+    assert record.verdict == "refuted" and record.as_expected
+    # a printed-side error that makes the bound smaller: still "refuted", but no longer the
+    # declared counterexample (too many violations), so not as expected
+    (smaller,) = run_claims([_printed_bound(0.5)], scale="full", seeds=(0,))
+    assert smaller.verdict == "refuted" and not smaller.as_expected
+    # ... and one that makes it larger: the statement holds, not as expected either
+    (larger,) = run_claims([_printed_bound(8.0)], scale="full", seeds=(0,))
+    assert larger.verdict == "holds" and not larger.as_expected
+
+
+def test_estimate_counterexample_matches_a_specific_rate():
+    ce = EstimateIn(Interval(-1.2, -0.8), "decays like n^-1")
+    assert ce.matches(estimate_in(-1.0, (-1.1, -0.9), AtMost(-0.6), num_instances=4))[0]
+    assert not ce.matches(estimate_in(-0.7, (-0.75, -0.65), AtMost(-0.6), num_instances=4))[0]
+    assert not ce.matches(compare([1.0], [0.0], relation="upper_bound"))[0]
+
+
+# --- the runner -----------------------------------------------------------------------------
+
+
+def test_runner_shares_one_run_per_simulation_and_seed_and_derives_keys_from_its_name():
+    CALLS.clear()
+    seen = []
+
+    def first(run):
+        seen.append(np.asarray(run))
+        return compare(jnp.abs(run), 10.0, relation="upper_bound")
+
+    claims = [_claim(first, id="demo.a.one"), _claim(first, id="demo.a.two")]
+    records = run_claims(claims, scale="quick", seeds=(0, 3))
+    assert CALLS == [50, 50]  # one run per seed, shared by both claims
+    assert [r.verdict for r in records] == ["holds", "holds"]
+    np.testing.assert_array_equal(seen[0], seen[2])  # same seed → same run for both claims
+    assert not np.array_equal(seen[0], seen[1])  # another seed, another key
+    expected = jax.random.normal(nc.claim_key(3, "demo.normal"), (50,))
+    np.testing.assert_array_equal(seen[1], np.asarray(expected))
+
+
+def test_runner_enters_float64_when_the_simulation_asks():
+    sim = Simulation("demo.x64", lambda key, s: jnp.ones(3), SIM.scales, x64=True)
+    dtypes = []
+
+    def check(run):
+        dtypes.append(run.dtype)
+        return compare(run, 1.0, relation="equal")
+
+    run_claims([_claim(check, uses=sim, kind="identity")], scale="quick")
+    assert dtypes == [jnp.float64]
+    assert jnp.ones(3).dtype == jnp.float32  # only inside the run
+
+
+def test_seeds_must_agree_for_a_verdict():
+    def check(run):  # holds at some seeds, not at others: inconclusive
+        return compare([float(run[0])], [0.0], relation="upper_bound")
+
+    (record,) = run_claims([_claim(check)], scale="quick", seeds=range(6))
+    assert record.verdict == "inconclusive" and record.flips
+    assert sorted(set(s.verdict for s in record.per_seed)) == ["holds", "refuted"]
+
+
+def test_errors_are_rows_with_the_message_and_the_failing_frame():
+    def raises(run):
+        raise RuntimeError("boom in the check")
+
+    def wrong_type(run):
+        return 1.0
+
+    def non_finite(run):
+        return compare([np.nan], [1.0], relation="upper_bound")
+
+    def too_few(run):
+        return compare([0.0], [1.0], relation="upper_bound")
+
+    lines = []
+    records = run_claims(
+        [_claim(raises, id="demo.e.raise"), _claim(wrong_type, id="demo.e.type"),
+         _claim(non_finite, id="demo.e.nan"), _claim(too_few, id="demo.e.few", min_instances=5)],
+        scale="quick", progress=lines.append,
+    )  # fmt: skip
+    assert [r.verdict for r in records] == ["error"] * 4
+    assert not any(r.as_expected for r in records)
+    errors = [r.per_seed[0].error for r in records]
+    assert "RuntimeError: boom in the check" in errors[0] and "in raises" in errors[0]
+    assert "expected ntsim.claims.ClaimResult" in errors[1]
+    assert "NonFiniteError" in errors[2]
+    assert "at least 5" in errors[3]
+    console = "\n".join(lines)
+    assert "boom in the check" in console and "in raises" in console
+
+
+def test_parse_seeds():
+    assert parse_seeds("0:3") == (0, 1, 2) and parse_seeds("0,3,7") == (0, 3, 7)
+    for bad in ("3:1", "a", "1,1", "-1"):
+        with pytest.raises(ValueError, match="--seeds"):
+            parse_seeds(bad)
+
+
+# --- tables and provenance ------------------------------------------------------------------
+
+
+def test_tables_record_every_field_merge_rows_and_count_classes(tmp_path):
+    ok = _claim(lambda run: compare(jnp.abs(run), 10.0, relation="upper_bound"), id="demo.a.ok")
+    stronger = _claim(
+        lambda run: estimate_in(float(run.mean()), (-0.3, 0.3), AtLeast(1.0), num_instances=50),
+        id="demo.b.stronger", kind="rate", reading=derived("a rate the paper does not print"),
+    )  # fmt: skip
+    refuted = _printed_bound(2.0)
+    records = run_claims([ok, stronger, refuted], scale="full", seeds=(0, 1))
+    md, js = write_verification(records, out_dir=tmp_path, scale="full")
+    entries = json.loads((tmp_path / "demo" / "VERIFICATION.json").read_text())["claims"]
+    for entry in entries:
+        for field in ("verdict", "kind", "reading", "seeds", "per_seed_verdicts", "worst_margin",
+                      "headroom", "tolerance_source", "source_hash"):  # fmt: skip
+            assert field in entry, field
+        assert entry["seeds"] == [0, 1]
+    assert [e["verdict"] for e in entries] == ["holds", "refuted", "refuted"]
+    index = json.loads(js.read_text())
+    assert index["classes"]["printed_holds"] == 1 and index["classes"]["other_refuted"] == 1
+    assert index["classes"]["printed_refuted"] == 1
+    table = (tmp_path / "demo" / "VERIFICATION.md").read_text()
+    assert "## Refutations" in table and "declared counterexample" in table
+    # a later run replaces only its rows
+    write_verification(run_claims([ok], scale="full", seeds=(5,)), out_dir=tmp_path, scale="full")
+    entries = json.loads((tmp_path / "demo" / "VERIFICATION.json").read_text())["claims"]
+    rows = [(e["id"], e["seeds"]) for e in entries][:2]
+    assert rows == [("demo.a.ok", [5]), ("demo.b.stronger", [0, 1])]
+
+
+def test_a_corrupt_table_is_named(tmp_path):
+    (tmp_path / "demo").mkdir()
+    (tmp_path / "demo" / "VERIFICATION_quick.json").write_text("{not json")
+    records = run_claims([_claim(lambda run: compare([0.0], [1.0], relation="upper_bound"))])
+    with pytest.raises(ValueError, match="VERIFICATION_quick.json"):
+        write_verification(records, out_dir=tmp_path, scale="quick")
+
+
+def test_stale_rows_are_listed(tmp_path, monkeypatch):
+    claim = _claim(lambda run: compare([0.0], [1.0], relation="upper_bound"), id="demo.s.one")
+    monkeypatch.setattr(nc, "REGISTRY", (claim,))
+    write_verification(run_claims([claim], scale="full"), out_dir=tmp_path, scale="full")
+    assert stale_records(tmp_path, "full") == []
+    monkeypatch.setattr("ntsim.claims._report.claim_source_hash", lambda c: "0" * 16)
+    (row,) = stale_records(tmp_path, "full")
+    assert row["id"] == "demo.s.one" and "source changed" in row["why"]
+    monkeypatch.setattr(nc, "REGISTRY", ())
+    assert stale_records(tmp_path, "full")[0]["why"] == "claim no longer registered"
+
+
+def test_source_modules_follow_names_to_their_defining_modules():
+    from ntsim.claims._provenance import source_modules
+
+    modules = source_modules(["ntsim.theory.early_stopping._width_scaling"])
+    assert "ntsim.theory.early_stopping._width_scaling" in modules
+    assert "ntsim.claims._decisions" in modules  # decision rules always count
+    assert not any(m.startswith("ntsim.transformers") for m in modules)
+    # a name imported from a package resolves to the module that defines it
+    assert "ntsim.core._spectra" in source_modules(["ntsim.claims.early_stopping._width_scaling"])
