@@ -66,6 +66,9 @@ def test_verify_runs_several_seeds_and_report_stale_reads_the_tables(tmp_path, c
         "claims"
     ]
     assert entry["seeds"] == [0, 1] and entry["per_seed_verdicts"] == ["holds", "holds"]
+    capsys.readouterr()
+    assert cli.main(["verify", "--id", claim, "--seeds", "0:2", "--resume", *out]) == 0
+    assert "1/1 claims as expected at seeds 0,1 (1 from the tables)" in capsys.readouterr().out
     assert cli.main(["report", "--stale", "--scale", "quick", *out]) == 0
     entry["source_hash"] = "0" * 16
     path = tmp_path / "linear_teachers" / "VERIFICATION_quick.json"

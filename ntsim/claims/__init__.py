@@ -40,7 +40,7 @@ from ntsim.claims._decisions import (
     compare,
     estimate_in,
 )
-from ntsim.claims._report import stale_records, write_index, write_verification
+from ntsim.claims._report import finished_rows, stale_records, write_index, write_verification
 from ntsim.claims._runner import (
     ClaimRecord,
     RunCache,
@@ -78,6 +78,7 @@ __all__ = [
     "derived",
     "estimate_in",
     "figure",
+    "finished_rows",
     "get_claim",
     "parse_seeds",
     "printed",

@@ -22,7 +22,13 @@ from ntsim import _io
 from ntsim._scales import check_scale
 from ntsim.claims._runner import ClaimRecord, claim_source_hash
 
-__all__ = ["entry_class", "stale_records", "write_index", "write_verification"]
+__all__ = [
+    "entry_class",
+    "finished_rows",
+    "stale_records",
+    "write_index",
+    "write_verification",
+]
 
 #: Headroom below which a row is flagged (relative margin of the closest instance).
 LOW_HEADROOM = 0.10
@@ -422,3 +428,25 @@ def stale_records(out_dir: str | pathlib.Path = "figures", scale: str = "full") 
                 continue
             stale.append({"id": entry["id"], "table": str(path), "why": why})
     return stale
+
+
+def finished_rows(
+    claims: Sequence, *, out_dir: str | pathlib.Path, scale: str, seeds: Sequence[int]
+) -> dict[str, dict]:
+    """Rows of ``claims`` already recorded at these ``seeds`` and the current source hash
+    (and not errors), by id: what ``ntsim verify --resume`` skips."""
+    check_scale(scale)
+    out_dir = pathlib.Path(out_dir)
+    done = {}
+    for topic in sorted({claim.topic for claim in claims}):
+        rows = {e["id"]: e for e in _load(out_dir / topic / f"VERIFICATION{_suffix(scale)}.json")}
+        for claim in claims:
+            row = rows.get(claim.id)
+            if (
+                row is not None
+                and row["verdict"] != "error"
+                and row.get("seeds") == list(seeds)
+                and row.get("source_hash") == claim_source_hash(claim)
+            ):
+                done[claim.id] = row
+    return done
