@@ -1,6 +1,6 @@
 """Does κ(K + σI) of the NTK at θ_0 predict fine-tuning? PEFT configurations on synthetic tasks.
 
-What is plotted (Rahimi Afzal et al. 2025, condition-number experiment; Thm 5; notes §3–4,
+What is plotted (Rahimi Afzal et al. 2025, condition-number experiment; Thm 5,
 Figs. 3–5). A tanh MLP pretrained on ``tanh(x·w_0)`` is fine-tuned on several related
 binary tasks with different parameter-efficient configurations: one layer, the head only,
 or LoRA of rank ``r ∈ {1, 2, 4, 8}`` on the hidden weights. Before training, the empirical
