@@ -30,16 +30,6 @@ MIN_INSTANCES = {
     **{
         f"linearization.{name}": 200
         for name in (
-            "lemma1.kernel_lipschitz",
-            "thm2.bound_corrected",
-            "thm2.bound_printed",
-            "thm2.plateau",
-            "table.distance_monotone",
-            "thm3.bound",
-            "thm4.containment",
-            "thm4.containment_printed",
-            "thm4.exit_time",
-            "thm4.simplified",
             "krr.reduction",
             "krr.reduction_printed",
             "krr.residual_closed_form",

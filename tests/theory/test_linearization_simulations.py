@@ -96,3 +96,57 @@ def test_gd_to_flow_gap_halves_with_the_step(x64, key):
                                                           instances=2))  # fmt: skip
     ratio = np.asarray(run.gaps[:, 0] / run.gaps[:, 1])
     assert np.all((1.7 < ratio) & (ratio < 2.3))
+
+
+def test_distance_linear_runs_follow_their_closed_form(x64, key):
+    setting = lz.DistanceSetting(network=TINY, linear_instances=3, linear_steps=30)
+    run = lz.simulate_distance(key, setting)
+    a = np.asarray(run.linear_a)[:, None]
+    np.testing.assert_allclose(a, 0.02, rtol=1e-12)
+    k = np.arange(31)[None]
+    r0 = np.asarray(run.linear_residual)[:, :1]
+    np.testing.assert_allclose(run.linear_residual, r0 * (1 - a) ** k, rtol=1e-10)
+    mu = np.asarray(run.linear_lip)[:, None] ** 2
+    expected = r0 * (1 - (1 - a) ** k) / np.sqrt(mu)
+    np.testing.assert_allclose(run.linear_distance, expected, rtol=1e-10, atol=1e-14)
+    eta = a / (2 * mu)
+    np.testing.assert_allclose(run.linear_integral, eta * k, rtol=1e-12)  # λ = 0: I_k = kη
+    # network runs: the distance starts at 0 and the integral is increasing
+    assert np.all(np.asarray(run.selective_distance)[:, 0] == 0)
+    assert np.all(np.diff(run.constant_integral, axis=1) > 0)
+
+
+def test_containment_linear_runs_settle_at_the_split_step_fixed_point(x64, key):
+    setting = lz.ContainmentSetting(network=TINY, linear_instances=4, linear_steps=600)
+    run = lz.simulate_containment(key, setting)
+    r0 = np.asarray(run.linear_r0)
+    # σ_eff = λ/(2(1 − λη)), λη = 0.05; printed λ = 20μ, derived λ = 20μ/r_0; r = r_0²/(10√μ)
+    printed = 10 / (1 + 10 / 0.95) / r0
+    derived = 10 / (r0 + 10 / 0.95)
+    np.testing.assert_allclose(run.linear_printed_ratio, printed, rtol=1e-8)
+    np.testing.assert_allclose(run.linear_derived_ratio, derived, rtol=1e-8)
+    assert np.all(np.asarray(run.network_lam_ratio) > 0)
+
+
+def test_lemma1_pairs_satisfy_the_algebraic_bound(x64, key):
+    run = lz.simulate_lemma1(key, lz.Lemma1Setting(network=TINY, pairs=3))
+    assert run.kernel_gap.shape == (3, 3)
+    assert np.all(np.asarray(run.kernel_gap) <= np.asarray(run.bound) * (1 + 1e-12))
+
+
+def test_plateau_and_table_distances_fall_as_lambda_grows(x64, key):
+    plateau = lz.simulate_plateau(key, TINY)
+    assert np.all(np.diff(plateau.distance, axis=1) < 0)
+    assert np.all(np.asarray(plateau.scaled) <= 1 + 1e-9)
+    table = lz.simulate_linearity_table(key, TINY)  # grid from λ = 50 down to 0
+    assert np.all(np.diff(table.distance, axis=1) > 0)
+    assert table.gap_train.shape == (3, len(lz.TABLE_LAMBDAS))
+
+
+def test_gap_and_exit_runs(x64, key):
+    gap = lz.simulate_gap(key, TINY)
+    assert np.all(np.asarray(gap.gap)[:, 0] < 1e-12)  # same start
+    assert np.all(np.asarray(gap.lip) > 0) and np.all(np.asarray(gap.lip_grad) >= 0)
+    exit_ = lz.simulate_exit_time(key, TINY)
+    assert np.all(np.asarray(exit_.t_exit) > 0)
+    assert np.all(np.asarray(exit_.radius) > 0)

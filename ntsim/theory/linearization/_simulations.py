@@ -62,6 +62,7 @@ __all__ = [
     "KrrSetting",
     "LayerKernelsRun",
     "Lemma1Run",
+    "Lemma1Setting",
     "LinearityTableRun",
     "NetworkSetting",
     "NetworkInstance",
@@ -545,9 +546,17 @@ class Lemma1Run(NamedTuple):
     bound: Array
 
 
-def simulate_lemma1(key: PRNGKey, setting: NetworkSetting, pairs: int = 4) -> Lemma1Run:
+@dataclasses.dataclass(frozen=True)
+class Lemma1Setting:
+    """Network instances and ``pairs`` pairs of Algorithm-1 samples per instance."""
+
+    network: NetworkSetting = NetworkSetting()
+    pairs: int = 4
+
+
+def simulate_lemma1(key: PRNGKey, setting: Lemma1Setting) -> Lemma1Run:
     """Lemma 1 on pairs of Jacobians around ``θ_0`` (:class:`Lemma1Run`)."""
-    s = setting
+    s, pairs = setting.network, setting.pairs
 
     def one(k):
         inst = random_instance(k, n=s.n, d=s.d, width=s.width)
