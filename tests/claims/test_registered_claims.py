@@ -27,19 +27,6 @@ MIN_INSTANCES = {
     "early_stopping.lemma2.logit_scaling": 150,
     "early_stopping.holdout.rule_beats_holdout": 60,
     "early_stopping.holdout.within_guarantee": 60,
-    **{
-        f"linearization.{name}": 200
-        for name in (
-            "krr.reduction",
-            "krr.reduction_printed",
-            "krr.residual_closed_form",
-            "thm5.bounds",
-            "thm5.bounds_printed",
-            "thm6.eigen_stability",
-            "thm7.ratio_bound",
-            "thm7.step_printed",
-        )  # fmt: skip
-    },
     "linear_teachers.thm4_1.closed_form": 200,
     "linear_teachers.thm4_1.gd_converges": 200,
     "linear_teachers.thm4_1.risk_monte_carlo": 200,

@@ -11,12 +11,9 @@ import numpy as np
 from ntsim.claims._decisions import Tolerance
 
 __all__ = [
-    "INSTANCES",
     "PAPER",
     "ROUND_OFF",
     "ROUND_OFF_BOUND",
-    "instance",
-    "model",
     "relative_error",
 ]
 
@@ -42,10 +39,3 @@ def relative_error(a, b, scale=None) -> np.ndarray:
     axes = tuple(range(1, a.ndim))
     den = np.max(np.abs(b), axis=axes) if scale is None else np.asarray(scale, float)
     return np.max(np.abs(a - b), axis=axes) / den
-
-
-# Legacy (v1) modules not yet migrated read the instances through these names.
-from ntsim.theory.linearization import instance_model as model  # noqa: E402
-from ntsim.theory.linearization import random_instance as instance  # noqa: E402
-
-INSTANCES = 200

@@ -303,7 +303,7 @@ class Thm5Run(NamedTuple):
       y: ``(I, n)`` targets ``y*``.
       f0: ``(I, n)`` pretrained outputs ``f_θ0(x*) = y* − ε‖y*‖w`` (``w`` a random unit
         vector): a good pretrained model, ``‖y* − f_θ0‖ = ε‖y*‖`` exactly.
-      sigma: ``(I,)`` ridge, log-uniform on ``[1e-3, 100]``.
+      sigma: ``(I,)`` ridge, log-uniform on ``[1e-3, 1e3]``.
       epsilon: the ``ε`` above (scalar).
     """
 
@@ -328,7 +328,7 @@ def simulate_thm5(key: PRNGKey, setting: KernelSpectraSetting) -> Thm5Run:
         y = jax.random.normal(k_y, (s.kernel_n,))
         w = jax.random.normal(k_f, (s.kernel_n,))
         f0 = y - THM5_EPSILON * jnp.linalg.norm(y) * w / jnp.linalg.norm(w)
-        sigma = 10 ** jax.random.uniform(k_s, minval=-3.0, maxval=2.0)
+        sigma = 10 ** jax.random.uniform(k_s, minval=-3.0, maxval=3.0)
         return kernel, y, f0, sigma
 
     kernel, y, f0, sigma = _instances(one, key, s.instances)
