@@ -1,10 +1,11 @@
 """Claims of Rahimi Afzal et al. 2025 (linearization explains fine-tuning).
 
 ``CLAIMS`` (contract v2) is the explicit concatenation of the submodules' tuples: the
-regularised dynamics (:mod:`._dynamics`: split step, Lemma 3, Thm 1), distances to ``θ_0`` (:mod:`._distance`:
-Lemma 1, Thm 2, the λ table), the linearisation gap and the r-ball (:mod:`._gap`: Thms 3,
-4), the KRR reduction and spectral bounds (:mod:`._spectral`: Thms 5–7), and kernel
-structure (:mod:`._kernels`: NTK additivity, LoRA NTK at init).
+regularised dynamics (:mod:`._dynamics`: split step, Lemma 3, Thm 1), distances to ``θ_0``
+(:mod:`._distance`: Lemma 1, Thm 2, the λ table), the linearisation gap and the r-ball
+(:mod:`._gap`: Thms 3, 4), the KRR reduction and spectral bounds (:mod:`._spectral`:
+Thms 5–7), kernel structure (:mod:`._kernels`: NTK additivity, LoRA NTK at init). The
+simulations they read are ``simulate_*`` functions of :mod:`ntsim.theory.linearization`.
 """
 
 from __future__ import annotations
