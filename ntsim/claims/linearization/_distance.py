@@ -193,7 +193,6 @@ CLAIMS = (
         uses=DISTANCE,
         check=check_thm2_corrected,
         min_instances=50,
-        experiment="linearization/theory_bounds",
     ),
     Claim(
         id="linearization.thm2.bound_printed",
@@ -224,7 +223,6 @@ CLAIMS = (
         uses=PLATEAU,
         check=check_thm2_plateau,
         min_instances=200,
-        experiment="linearization/lambda_table",
     ),
     Claim(
         id="linearization.thm2.plateau_slope",
@@ -240,7 +238,6 @@ CLAIMS = (
         uses=PLATEAU,
         check=check_thm2_plateau_slope,
         min_instances=200,
-        experiment="linearization/lambda_table",
     ),
     Claim(
         id="linearization.table.distance_monotone",
@@ -254,6 +251,5 @@ CLAIMS = (
         uses=TABLE,
         check=check_table_distance_monotone,
         min_instances=200,
-        experiment="linearization/lambda_table",
     ),
 )

@@ -163,7 +163,6 @@ CLAIMS = (
         check=check_lemma3_order,
         min_instances=50,
         slow_at_quick=True,  # diffrax and three GD lengths compile for ~25 s on 2 shared cores
-        experiment="linearization/theory_bounds",
     ),
     Claim(
         id="linearization.thm1.identity",
@@ -191,6 +190,5 @@ CLAIMS = (
         uses=SELECTIVE,
         check=check_thm1_selective_monotone,
         min_instances=200,
-        experiment="linearization/theory_bounds",
     ),
 )

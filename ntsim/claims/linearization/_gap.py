@@ -139,7 +139,6 @@ CLAIMS = (
         uses=GAP,
         check=check_thm3,
         min_instances=200,
-        experiment="linearization/theory_bounds",
     ),
     Claim(
         id="linearization.thm4.containment",

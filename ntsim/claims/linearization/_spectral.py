@@ -353,7 +353,6 @@ CLAIMS = (
         uses=THM5,
         check=check_thm5,
         min_instances=200,
-        experiment="linearization/theory_bounds",
     ),
     Claim(
         id="linearization.thm5.bounds_printed",

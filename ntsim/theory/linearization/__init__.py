@@ -15,6 +15,7 @@ Setting (the paper's "Setting"): a scalar model
   Thms 5–7.
 * :mod:`._sweeps` — the paper's experiments as functions: the linearity-vs-λ table
   (:func:`linearity_vs_lambda`) and fits of PEFT configurations (:func:`fit_config`).
+* :mod:`._kappa` — the κ-predicts-fine-tuning experiment (:func:`simulate_kappa`).
 * :mod:`._simulations` — the simulations the claims read (``simulate_*`` with frozen
   ``*Setting`` sizes): random network and linear instances, runs, kernels.
 * :mod:`._peft` — PEFT configurations (layer, LoRA rank, head only), their NTK and sign
@@ -60,6 +61,15 @@ from ntsim.theory.linearization._dynamics import (
     outputs,
     squared_loss,
     thm1_identity,
+)
+from ntsim.theory.linearization._kappa import (
+    KAPPA_SCALES,
+    PREDICTORS,
+    STEP_RULES,
+    KappaRun,
+    KappaSetting,
+    loss_rank_correlations,
+    simulate_kappa,
 )
 from ntsim.theory.linearization._lipschitz import (
     LipschitzEstimate,
@@ -156,6 +166,13 @@ from ntsim.theory.linearization._sweeps import (
 )
 
 __all__ = [
+    "KAPPA_SCALES",
+    "PREDICTORS",
+    "loss_rank_correlations",
+    "STEP_RULES",
+    "KappaRun",
+    "KappaSetting",
+    "simulate_kappa",
     "ContainmentRun",
     "ContainmentSetting",
     "DistanceRun",

@@ -71,7 +71,8 @@ def thm2_integral(strengths: ArrayLike, learning_rate: ArrayLike) -> Array:
 def thm2_bound(lip_f: ArrayLike, residual0: ArrayLike, integral: ArrayLike) -> Array:
     r"""Thm 2 (corrected): ``‖θ_t − θ_0‖ ≤ 2 Lip(f) ‖y(0) − y*‖ ∫_0^t e^{−(Λ_t − Λ_s)} ds``.
 
-    Rahimi Afzal et al. (2025), Thm 2, with the proof's ``‖y(0) − y*‖`` (the statement's ‖f_θt(x*) − y*‖ is an erratum).
+    Rahimi Afzal et al. (2025), Thm 2, with the proof's ``‖y(0) − y*‖`` (the statement's
+    ``‖f_θt(x*) − y*‖`` is an erratum).
     The proof uses only ``‖J_{θ_s}‖ ≤ Lip(f)`` along the path and ``‖y(s) − y*‖ ≤ r_0``;
     pass the path maxima where monotonicity (Thm 1) is not guaranteed.
     """
