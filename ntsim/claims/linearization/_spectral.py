@@ -219,6 +219,7 @@ def check_thm6(run: lz.LayerKernelsRun):
                 relation="upper_bound",
                 atol=_SPECTRAL.value,
                 tolerance=_SPECTRAL,
+                num_instances=extra.shape[0],
             )
         )
         parts.append(
@@ -228,6 +229,7 @@ def check_thm6(run: lz.LayerKernelsRun):
                 relation="lower_bound",
                 atol=_SPECTRAL.value,
                 tolerance=_SPECTRAL,
+                num_instances=extra.shape[0],
             )
         )
         etas.append(np.asarray(t6.eta))  # fmt: skip
