@@ -105,3 +105,15 @@ def _eta_scaled(fn, factor):
 def test_corrected_twins_catch_errors_in_their_formulas(monkeypatch, claim_id, name):
     monkeypatch.setattr(lz, name, _scaled(getattr(lz, name), 0.5))
     assert _record(claim_id).verdict == "refuted"
+
+
+@pytest.mark.slow
+def test_kappa_rank_correlation_sign_error_is_caught(monkeypatch):
+    """ρ is scale-free: a sign error in the rank correlation refutes the Thm 5 twin (ρ ≈ +0.5
+    becomes −0.5), whatever it does to the near-zero κ correlation."""
+    cache = RunCache()
+    assert _record("linearization.kappa.thm5_bound_orders_loss", cache=cache).verdict == "holds"
+    original = lz.loss_rank_correlations
+    monkeypatch.setattr(lz, "loss_rank_correlations", lambda run, p: -original(run, p))
+    record = _record("linearization.kappa.thm5_bound_orders_loss", cache=cache)
+    assert record.verdict == "refuted"
