@@ -1,6 +1,6 @@
 """Does κ(K + σI) of the NTK at θ_0 predict fine-tuning? PEFT configurations on synthetic tasks.
 
-What is plotted (Rahimi Afzal et al. 2025, condition-number experiment; Thm 5; notes §3–4,
+What is plotted (Rahimi Afzal et al. 2025, condition-number experiment; Thm 5,
 Figs. 3–5). A tanh MLP pretrained on ``tanh(x·w_0)`` is fine-tuned on several related
 binary tasks with different parameter-efficient configurations: one layer, the head only,
 or LoRA of rank ``r ∈ {1, 2, 4, 8}`` on the hidden weights. Before training, the empirical
@@ -18,68 +18,15 @@ Run: ``ntsim run linearization/kappa_predicts_finetuning [--scale full]`` or thi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import jax
 import numpy as np
 
-from ntsim.experiment import check_int_fields
 from ntsim.theory import linearization as lz
 
+#: The experiment's configuration is the simulation's setting (the claim
+#: ``linearization.kappa.predicts_train_loss`` reads the same simulation).
+Config = lz.KappaSetting
 
-@dataclass(frozen=True)
-class Config:
-    """Model, tasks, configurations, and training (the slides give no hyperparameters)."""
-
-    hidden: tuple[int, ...] = (64, 64)
-    dim: int = 8
-    num_pretrain: int = 512
-    num_train: int = 64
-    num_test: int = 1000
-    angles: tuple[float, ...] = (0.4, 0.8, 1.2)
-    configs: tuple[str, ...] = ("head", "layer0", "layer1", "lora1", "lora2", "lora4", "lora8")
-    sigma: float = 0.01  # ridge in κ(K + σI) (σ = λ/2 of the summed loss)
-    proximal: float = 0.02  # λ during fine-tuning
-    step_rule: str = "normalised"  # "normalised" or "fixed"
-    step_fraction: float = 0.5
-    fixed_learning_rate: float = 1e-3  # η for step_rule="fixed"
-    steps: int = 2000
-    record_every: int = 100
-    pretrain_steps: int = 2000
-    pretrain_lr: float = 0.5
-
-    def __post_init__(self):
-        names = ("dim", "num_pretrain", "num_train", "num_test", "steps", "record_every")
-        check_int_fields(self, names)
-        check_int_fields(self, ("pretrain_steps",), minimum=0)
-        if self.step_rule not in ("normalised", "fixed"):
-            raise ValueError(
-                f"Config.step_rule must be 'normalised' or 'fixed', got {self.step_rule!r}."
-            )
-        if len(self.configs) < 3:
-            raise ValueError(f"Config.configs needs at least 3 entries, got {self.configs}.")
-        if self.sigma < 0 or self.proximal < 0:
-            raise ValueError(f"Config.sigma and proximal must be >= 0, got {self}.")
-        if not 0 < self.step_fraction <= 1 or self.fixed_learning_rate <= 0:
-            raise ValueError("Config.step_fraction in (0, 1] and fixed_learning_rate > 0 needed.")
-        if self.record_every > self.steps:
-            raise ValueError("Config.record_every must not exceed Config.steps.")
-
-
-SCALES = {
-    "quick": Config(
-        hidden=(16, 16),
-        num_pretrain=128,
-        num_train=16,
-        num_test=150,
-        angles=(0.4, 1.0),
-        configs=("head", "layer0", "lora2"),
-        steps=150,
-        record_every=15,
-        pretrain_steps=150,
-    ),
-    "full": Config(),
-}
+SCALES = lz.KAPPA_SCALES
 
 
 def _rho(a, b):
@@ -93,48 +40,21 @@ def _fmt(value) -> str:
 
 
 def run(config: Config, key) -> dict:
-    """κ of both kernels at θ_0 per configuration, then one fine-tuning run per (config, task)."""
-    k_data, k_model, k_lora = jax.random.split(key, 3)
-    tasks, apply, theta0 = lz.pretrained_setup(k_data, k_model, config)
-    targets = [("layers", i, "w") for i in range(len(config.hidden))]
+    """:func:`ntsim.theory.linearization.simulate_kappa`; the panels show replicate 0, the
+    correlations every replicate."""
+    sim = lz.simulate_kappa(key, config)
+    r0 = 0
     out = {
-        name: [] for name in ("kappa_ntk", "kappa_sign", "lambda_max", "lambda_min", "num_params")
+        "kappa_ntk": np.asarray(sim.kappa_ntk[r0]).tolist(),
+        "kappa_sign": np.asarray(sim.kappa_sign[r0]).tolist(),
+        "lambda_max": np.asarray(sim.lambda_max[r0]).tolist(),
+        "lambda_min": np.asarray(sim.lambda_min[r0]).tolist(),
+        "num_params": np.asarray(sim.num_params).tolist(),
+        "loss_curves": np.asarray(sim.loss_curves[r0]).tolist(),
+        "train_loss": np.asarray(sim.train_loss[r0]).tolist(),
+        "accuracy": np.asarray(sim.accuracy[r0]).tolist(),
+        "learning_rate": np.asarray(sim.learning_rate[r0]).tolist(),
     }
-    out.update(loss_curves=[], train_loss=[], accuracy=[], learning_rate=[])
-    for name in config.configs:  # static axis: parameter shapes differ between configurations
-        peft = lz.peft_model(apply, theta0, name, key=k_lora, lora_targets=targets)
-        ntk, sign = lz.peft_kernels(peft, tasks.x_train)
-        evals = np.linalg.eigvalsh(np.asarray(ntk))
-        eta = (
-            config.step_fraction / (2 * evals[-1] + config.proximal)
-            if config.step_rule == "normalised"
-            else config.fixed_learning_rate
-        )
-
-        def fit(y, y_test, peft=peft, eta=eta):
-            return lz.fit_config(
-                peft.apply,
-                peft.params0,
-                tasks.x_train,
-                y,
-                tasks.x_test,
-                y_test,
-                proximal=config.proximal,
-                learning_rate=eta,
-                num_steps=config.steps,
-                record_every=config.record_every,
-            )
-
-        result = jax.jit(jax.vmap(fit))(tasks.y_train, tasks.y_test)
-        out["kappa_ntk"].append(float(lz.kernel_condition_number(ntk, config.sigma)))
-        out["kappa_sign"].append(float(lz.kernel_condition_number(sign, config.sigma)))
-        out["lambda_max"].append(float(evals[-1]))
-        out["lambda_min"].append(float(evals[0]))
-        out["num_params"].append(int(sum(np.size(a) for a in jax.tree.leaves(peft.params0))))
-        out["loss_curves"].append(np.asarray(result.loss_curve).tolist())
-        out["train_loss"].append(np.asarray(result.train_loss).tolist())
-        out["accuracy"].append(np.asarray(result.accuracy).tolist())
-        out["learning_rate"].append(float(eta))
     num_tasks = len(config.angles)
     correlations = {}
     for kernel in ("kappa_ntk", "kappa_sign"):
@@ -147,6 +67,7 @@ def run(config: Config, key) -> dict:
                 for t in range(num_tasks)
             ]
     steps = np.arange(0, config.steps + 1, config.record_every)[: len(out["loss_curves"][0][0])]
+    per_replicate = lz.loss_rank_correlations(sim, "kappa_ntk")
     return {
         "configs": list(config.configs),
         "angles": list(config.angles),
@@ -154,6 +75,9 @@ def run(config: Config, key) -> dict:
         "sigma": config.sigma,
         "steps": steps.tolist(),
         "spearman": correlations,
+        "spearman_ntk_loss_per_replicate": [
+            None if np.isnan(v) else float(v) for v in per_replicate
+        ],  # fmt: skip
         **out,
     }
 
@@ -199,6 +123,13 @@ def plot(results: dict):
         for k, vals in rho.items()
         if k.endswith("per_task")
     ]
+    reps = [v for v in results.get("spearman_ntk_loss_per_replicate", []) if v is not None]
+    if reps:
+        text += [
+            "",
+            f"ρ_NTK(loss) over {len(reps)} replicates:",
+            f"  mean {np.mean(reps):+.2f}, range [{min(reps):+.2f}, {max(reps):+.2f}]",
+        ]
     text += ["", "paper: higher κ → higher train loss,", "lower accuracy (no ρ reported)"]
     axes[0, 2].text(0.0, 1.0, "\n".join(text), family="monospace", fontsize=8, va="top")
     for col, (metric, ylabel) in enumerate(

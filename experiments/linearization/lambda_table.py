@@ -1,6 +1,6 @@
 """Does the regulariser make the model linear? The slides' λ table as a figure, on synthetic tasks.
 
-What is plotted (Rahimi Afzal et al. 2025, experiments table; notes §3–4, Fig. 2). A tanh
+What is plotted (Rahimi Afzal et al. 2025, experiments table). A tanh
 MLP (or, with ``model="attention"``, one attention block reading ``x`` as tokens) is
 pretrained on ``tanh(x·w_0)`` (θ_0), then fine-tuned on two or more related binary
 tasks (labels ``sign(x·w_k + 0.5 sin(2x·v))``, ``w_k`` at growing angles from ``w_0``) by

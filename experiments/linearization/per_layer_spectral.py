@@ -1,6 +1,6 @@
 """Thms 6 and 7 layer by layer: does adding layer l to head tuning change the risk as predicted?
 
-What is computed (Rahimi Afzal et al. 2025, Thms 6–7; notes §4). A tanh MLP pretrained on
+What is computed (Rahimi Afzal et al. 2025, Thms 6–7). A tanh MLP pretrained on
 ``tanh(x·w_0)`` (as in ``kappa_predicts_finetuning``) is fine-tuned on related binary tasks
 with the head trainable, alone or together with one hidden layer ``l``. The NTK is additive
 over parameter blocks, so tuning head + layer ``l`` has the kernel ``K + S_l`` with ``K`` the

@@ -1,6 +1,6 @@
 """Theory figures for Rahimi Afzal et al. 2025: Thms 2, 3 and 5 and the selective scheme, simulated.
 
-What is plotted (notes §4, item 6; no figure of the slides). One tanh MLP at a random
+What is plotted (no figure of the slides). One tanh MLP at a random
 ``θ_0`` with ``n`` Gaussian inputs and ``±1`` targets, trained by split-step GD on the
 summed squared loss ``R̃`` with ``(λ/2)‖θ − θ_0‖²``:
 

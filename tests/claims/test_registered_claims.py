@@ -27,35 +27,6 @@ MIN_INSTANCES = {
     "early_stopping.lemma2.logit_scaling": 150,
     "early_stopping.holdout.rule_beats_holdout": 60,
     "early_stopping.holdout.within_guarantee": 60,
-    **{
-        f"linearization.{name}": 200
-        for name in (
-            "split_step.combined_form",
-            "lemma3.gd_to_flow_order",
-            "thm1.identity",
-            "thm1.selective_monotone",
-            "lemma1.kernel_lipschitz",
-            "thm2.bound_corrected",
-            "thm2.bound_printed",
-            "thm2.plateau",
-            "table.distance_monotone",
-            "thm3.bound",
-            "thm4.containment",
-            "thm4.containment_printed",
-            "thm4.exit_time",
-            "thm4.simplified",
-            "krr.reduction",
-            "krr.reduction_printed",
-            "krr.residual_closed_form",
-            "thm5.bounds",
-            "thm5.bounds_printed",
-            "thm6.eigen_stability",
-            "thm7.ratio_bound",
-            "thm7.step_printed",
-            "ntk.additivity",
-            "lora.ntk_at_init",
-        )  # fmt: skip
-    },
     "linear_teachers.thm4_1.closed_form": 200,
     "linear_teachers.thm4_1.gd_converges": 200,
     "linear_teachers.thm4_1.risk_monte_carlo": 200,
@@ -162,7 +133,6 @@ SLOW_QUICK_CLAIMS = {
     "early_stopping.thm5.kernel_drift_bound",
     "early_stopping.lemma1.linearisation_slope_half",
     "early_stopping.lemma1.linearisation_bound",
-    "linearization.lemma3.gd_to_flow_order",
     "early_stopping.lemma5.mixed_init_blocks",
     "early_stopping.lemma5.random_init_expansion",  # pretraining at 3 widths (≈ 40 s)
     "early_stopping.lemma5.random_init_expansion_slope_half",  # the same runs (key_id)

@@ -1,16 +1,25 @@
 """Claims of Rahimi Afzal et al. 2025 (linearization explains fine-tuning).
 
-``CLAIMS`` is the explicit concatenation of the submodules' tuples: the regularised dynamics
-(:mod:`._dynamics`: split step, Lemma 3, Thm 1), distances to ``θ_0`` (:mod:`._distance`:
-Lemma 1, Thm 2, the λ table), the linearisation gap and the r-ball (:mod:`._gap`: Thms 3,
-4), the KRR reduction and spectral bounds (:mod:`._spectral`: Thms 5–7), and kernel
-structure (:mod:`._kernels`: NTK additivity, LoRA NTK at init).
+``CLAIMS`` (contract v2) is the explicit concatenation of the submodules' tuples: the
+regularised dynamics (:mod:`._dynamics`: split step, Lemma 3, Thm 1), distances to ``θ_0``
+(:mod:`._distance`: Lemma 1, Thm 2, the λ table), the linearisation gap and the r-ball
+(:mod:`._gap`: Thms 3, 4), the KRR reduction and spectral bounds (:mod:`._spectral`:
+Thms 5–7), kernel structure (:mod:`._kernels`: NTK additivity, LoRA NTK at init), the
+condition-number experiment (:mod:`._kappa`). The
+simulations they read are ``simulate_*`` functions of :mod:`ntsim.theory.linearization`.
 """
 
 from __future__ import annotations
 
-from ntsim.claims.linearization import _distance, _dynamics, _gap, _kernels, _spectral
+from ntsim.claims.linearization import _distance, _dynamics, _gap, _kappa, _kernels, _spectral
 
 __all__ = ["CLAIMS"]
 
-CLAIMS = (*_dynamics.CLAIMS, *_distance.CLAIMS, *_gap.CLAIMS, *_spectral.CLAIMS, *_kernels.CLAIMS)
+CLAIMS = (
+    *_dynamics.CLAIMS,
+    *_distance.CLAIMS,
+    *_gap.CLAIMS,
+    *_spectral.CLAIMS,
+    *_kernels.CLAIMS,
+    *_kappa.CLAIMS,
+)

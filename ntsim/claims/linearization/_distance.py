@@ -1,305 +1,255 @@
 """Claims on the distance to θ_0: Lemma 1, Thm 2 (and its printed form), the λ table.
 
-Rahimi Afzal et al. 2025. Lipschitz constants are estimated along the simulated path
-(``L̂ = max_s ‖J_{θ_s}‖_op``), which is what the proofs use. All checks run in float64 and
-vmap over 200 instances. :mod:`._gap` reuses :func:`_run` and the sizes defined here.
+Rahimi Afzal et al. 2025. Lipschitz constants are path maxima (``L̂ = max_s ‖J_θs‖_op``),
+which is what the proofs use; linear instances have ``Lip(f) = ‖Φ‖_op`` exactly. Each claim
+reads one simulation of :mod:`ntsim.theory.linearization` (float64).
 """
 
 from __future__ import annotations
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
-from ntsim._validation import check_choice
-from ntsim.claims._base import (
-    SCALES,
+from ntsim.claims._contract import (
     Claim,
-    ClaimResult,
-    cached_per_key,
-    combine_results,
-    compare,
-    vmap_instances,
+    Simulation,
+    ViolationFraction,
+    derived,
+    figure,
+    printed,
+    proof,
 )
-from ntsim.claims.linearization._common import INSTANCES, PAPER, instance, model
+from ntsim.claims._decisions import Interval, Tolerance, all_of, compare, estimate_in
+from ntsim.claims.linearization._common import PAPER, ROUND_OFF_BOUND
 from ntsim.theory import linearization as lz
 
-__all__ = ["CLAIMS"]
+__all__ = ["CLAIMS", "DISTANCE", "LEMMA1", "PLATEAU", "TABLE"]
 
-# (n, d, width, steps) of the simulated runs.
-_SIZES = {"quick": (5, 3, 8, 150), "full": (16, 4, 64, 1000)}
-# Pairs per instance for Lemma 1.
-_PAIRS = {"quick": 4, "full": 16}
-# Bounds compared with simulated GD: the GD recursion is dominated by the continuous bound
-# exactly (the proof's Grönwall step with (1 − λη) ≤ e^{−λη}), so only float64 round-off
-# (~1e-15 relative) separates them; 1e-9 relative slack.
-_RTOL_BOUND = 1e-9
-# λ grid (in units of λ_max(K)) for the plateau scaling of Thm 2.
-_PLATEAU_LAMBDAS = (8.0, 16.0, 32.0, 64.0)
-# Fitted log-log slope of ‖θ_∞ − θ_0‖ in λ for λ ≥ 8λ_max(K): −1 up to O(λ_max/λ) ≤ 0.13.
-_PLATEAU_SLOPE_TOL = 0.15
+_QUICK = lz.NetworkSetting()
+_FULL = lz.NetworkSetting(n=16, d=4, width=64, steps=1000)
 
+LEMMA1 = Simulation(
+    "linearization.lemma1",
+    lz.simulate_lemma1,
+    {"quick": lz.Lemma1Setting(), "full": lz.Lemma1Setting(network=_FULL, pairs=16)},
+    x64=True,
+    key_name="linearization.lemma1.kernel_lipschitz",
+)
+DISTANCE = Simulation(
+    "linearization.distance",
+    lz.simulate_distance,
+    {"quick": lz.DistanceSetting(), "full": lz.DistanceSetting(network=_FULL)},
+    x64=True,
+    key_name="linearization.thm2.runs",
+)
+PLATEAU = Simulation(
+    "linearization.plateau",
+    lz.simulate_plateau,
+    {"quick": _QUICK, "full": _FULL},
+    x64=True,
+    key_name="linearization.thm2.plateau",
+)
+TABLE = Simulation(
+    "linearization.linearity_table",
+    lz.simulate_linearity_table,
+    {"quick": _QUICK, "full": _FULL},
+    x64=True,
+    key_name="linearization.table.distance_monotone",
+)
 
-def _run(
-    key, scale, *, selective: bool, zero_fraction: float = 0.0, linearised: bool = False, lam=None
-):
-    n, d, width, steps = _SIZES[scale]
-    inst = instance(key, n=n, d=d, width=width)
-    k_lam, k_zero = jax.random.split(jax.random.fold_in(key, 11))
-    if lam is None:
-        lam = 10 ** jax.random.uniform(k_lam, minval=-1.0, maxval=1.0) * inst.mu_max
-        lam = jnp.where(jax.random.uniform(k_zero) < zero_fraction, 0.0, lam)
-    eta = jnp.minimum(0.1 / inst.mu_max, 0.5 / jnp.maximum(lam, 1e-30))
-    run = lz.finetune(
-        model(width).apply,
-        inst.params0,
-        inst.x,
-        inst.y,
-        proximal=lam,
-        learning_rate=eta,
-        num_steps=steps,
-        selective=selective,
-        linearised=linearised,
-    )
-    return inst, run, lam, eta
-
-
-# ----------------------------------------------------------------------------- Lemma 1
-
-
-def _lemma1(key, scale):
-    n, d, width, _ = _SIZES[scale]
-    inst = instance(key, n=n, d=d, width=width)
-    apply = model(width).apply
-    pairs = _PAIRS[scale]
-    radius = 10 ** jax.random.uniform(jax.random.fold_in(key, 2), minval=-1.0, maxval=0.5)
-    samples = lz.sample_ball(jax.random.fold_in(key, 3), inst.params0, radius, 2 * pairs)
-    jacs = jax.vmap(lambda p: lz.flat_jacobian(apply, p, inst.x))(samples)
-    out = jax.vmap(lz.lemma1_pair)(jacs[:pairs], jacs[pairs:])
-    return out.kernel_gap / out.bound
+_SLOPE = Tolerance(
+    "chosen",
+    0.15,
+    "for λ ≥ 8λ_max(K) the plateau is ‖J0ᵀ(K + σI)^{-1}ỹ‖ up to O(λ_max/λ) ≤ 0.13 in the "
+    "log-log slope",
+    observed="per-instance slopes in [−1.06, −0.94] at quick scale, seed 0 (v1 record)",
+)
 
 
-def check_lemma1(key, scale: str) -> ClaimResult:
+def check_lemma1(run: lz.Lemma1Run):
     """‖k_a − k_b‖ ≤ (‖J_a‖ + ‖J_b‖)‖J_a − J_b‖ for pairs on an r-sphere around θ0."""
-    check_choice("check_lemma1", "scale", scale, SCALES)
-    with jax.enable_x64(True):
-        ratio = np.asarray(
-            vmap_instances(lambda k: _lemma1(k, scale), jax.random.split(key, INSTANCES))
-        )
+    ratio = np.max(np.asarray(run.kernel_gap) / np.asarray(run.bound), axis=1)
     return compare(
-        ratio.max(axis=1),
-        1.0,
-        relation="upper_bound",
-        atol=_RTOL_BOUND,
-        num_instances=INSTANCES,
-        notes=f"{_PAIRS[scale]} pairs per instance drawn by Algorithm 1 (θ_0 + r v/‖v‖, r "
-        "log-uniform on [0.1, 3.2]). Measured: max over pairs of ‖k_a − k_b‖_op / ((‖J_a‖ + "
-        f"‖J_b‖)‖J_a − J_b‖); range [{ratio.min():.3f}, {ratio.max():.3f}] (≤ 1).",
-    )
+        ratio, 1.0, relation="upper_bound", atol=ROUND_OFF_BOUND.value, tolerance=ROUND_OFF_BOUND,
+        diagnostics={"ratio range": [ratio.min(), ratio.max()]},
+        notes="Pairs drawn by Algorithm 1 (θ0 + r v/‖v‖, r log-uniform on [0.1, 3.2]); max over "
+        "pairs of ‖k_a − k_b‖_op / ((‖J_a‖ + ‖J_b‖)‖J_a − J_b‖) per instance.",
+    )  # fmt: skip
 
 
-# ------------------------------------------------------------------------------ Thm 2
+def _ratio(distance, bound):
+    """``max_{t ≥ 1} distance/bound`` per instance (at t = 0 both sides are 0)."""
+    return np.max(np.asarray(distance)[:, 1:] / np.asarray(bound)[:, 1:], axis=1)
 
 
-def _thm2(key, scale, selective: bool, zero_fraction: float):
-    inst, run, lam, eta = _run(key, scale, selective=selective, zero_fraction=zero_fraction)
-    residual = jnp.linalg.norm(run.train - inst.y, axis=1)
-    integral = lz.thm2_integral(run.strengths, eta)
-    lip = jnp.max(run.jac_norm)
-    corrected = lz.thm2_bound(lip, residual[0], integral)
-    printed = lz.thm2_bound_printed(lip, residual, integral)
-    t = slice(1, None)  # t = 0: both sides are 0
-    corrected_ratio = jnp.max(run.distance[t] / corrected[t])
-    printed_ratio = jnp.max(run.distance[t] / printed[t])
-    monotone = jnp.max(jnp.diff(residual)) <= 1e-12 * residual[0]
-    return corrected_ratio, printed_ratio, run.fraction_regularised, monotone, lam == 0
+def check_thm2_corrected(run: lz.DistanceRun):
+    """‖θ_t − θ0‖ ≤ 2Lip(f)‖y(0) − y*‖∫e^{−(Λt−Λs)}ds: selective, constant (and 0) λ, linear."""
+    parts, ratios = [], {}
+    for name in ("selective", "constant", "linear"):
+        residual = np.asarray(getattr(run, f"{name}_residual"))
+        lip = np.asarray(getattr(run, f"{name}_lip"))[:, None]
+        bound = lz.thm2_bound(lip, residual[:, :1], getattr(run, f"{name}_integral"))
+        ratios[name] = _ratio(getattr(run, f"{name}_distance"), bound)
+        parts.append(compare(ratios[name], 1.0, relation="upper_bound",
+                             atol=ROUND_OFF_BOUND.value, tolerance=ROUND_OFF_BOUND))  # fmt: skip
+    return all_of(
+        *parts,
+        diagnostics={f"max distance/bound, {k}": v.max() for k, v in ratios.items()}
+        | {"selective steps regularised (mean)": np.mean(run.selective_fraction),
+           "constant runs with λ = 0": int(np.sum(np.asarray(run.constant_lam) == 0))},
+        notes="Network runs: split-step GD, η = min(0.1/λ_max(K), 0.5/λ), λ log-uniform on "
+        "[0.1, 10]·λ_max(K) (selective, and constant with λ = 0 in about a quarter); linear "
+        "runs f = Φθ at λ = 0. Lip(f) = path max of ‖J‖_op; GD obeys the flow's Grönwall "
+        "bound exactly (1 − λη ≤ e^{−λη}).",
+    )  # fmt: skip
 
 
-@cached_per_key(maxsize=4)
-def _thm2_results(key, scale: str):
-    """Selective and constant-λ runs behind both Thm 2 claims, once per (key, scale).
-
-    ``thm2.bound_corrected`` and ``thm2.bound_printed`` share ``key_id`` (same key).
-    """
-    keys = jax.random.split(key, INSTANCES)
-    with jax.enable_x64(True):
-        sel = [np.asarray(a) for a in vmap_instances(lambda k: _thm2(k, scale, True, 0.0), keys)]
-        const = [
-            np.asarray(a) for a in vmap_instances(lambda k: _thm2(k, scale, False, 0.25), keys)
-        ]
-    return sel, const
-
-
-def check_thm2_corrected(key, scale: str) -> ClaimResult:
-    """‖θ_t − θ0‖ ≤ 2Lip(f)‖y(0) − y*‖∫e^{−(Λt−Λs)}ds (selective, constant and zero λ)."""
-    check_choice("check_thm2_corrected", "scale", scale, SCALES)
-    sel, const = _thm2_results(key, scale)
-    n, d, width, steps = _SIZES[scale]
-    notes = (
-        f"tanh MLP width {width}, n = {n}; {steps} split steps, η = min(0.1/λ_max(K), 0.5/λ); "
-        "λ log-uniform on [0.1, 10]·λ_max(K). 200 selective runs and 200 constant-λ runs (λ = 0 in "
-        f"{int(const[4].sum())}). Lip(f) = max_s ‖J_θs‖_op on the path; r_0 = ‖y(0) − y*‖. "
-        f"Measured: max_t ‖θ_t − θ0‖/bound_t; selective ≤ {sel[0].max():.3f}, constant ≤ "
-        f"{const[0].max():.3f}. Residual monotone in {int(sel[3].sum())}/200 selective and "
-        f"{int(const[3].sum())}/200 constant runs. Fraction of selective steps regularised: "
-        f"mean {sel[2].mean():.4f}."
-    )
-    return combine_results(
-        compare(sel[0], 1.0, relation="upper_bound", atol=_RTOL_BOUND),
-        compare(const[0], 1.0, relation="upper_bound", atol=_RTOL_BOUND),
-        notes=notes,
-    )
-
-
-def check_thm2_printed(key, scale: str) -> ClaimResult:
-    """The printed Thm 2, with ‖f_θt(x*) − y*‖ in place of ‖y(0) − y*‖ (refuted)."""
-    check_choice("check_thm2_printed", "scale", scale, SCALES)
-    sel, _ = _thm2_results(key, scale)
-    violated = int(np.sum(sel[1] > 1 + _RTOL_BOUND))
+def check_thm2_printed(run: lz.DistanceRun):
+    """The printed Thm 2, ‖f_θt(x*) − y*‖ in place of ‖y(0) − y*‖, on the linear runs."""
+    residual = np.asarray(run.linear_residual)
+    bound = lz.thm2_bound_printed(np.asarray(run.linear_lip)[:, None], residual,
+                                  run.linear_integral)  # fmt: skip
+    ratio = np.asarray(run.linear_distance)[:, 1:] / np.asarray(bound)[:, 1:]
+    sel_res = np.asarray(run.selective_residual)
+    sel_bound = lz.thm2_bound_printed(np.asarray(run.selective_lip)[:, None], sel_res,
+                                      run.selective_integral)  # fmt: skip
+    sel_ratio = _ratio(run.selective_distance, sel_bound)
+    a = float(np.mean(run.linear_a))
+    k = ratio.shape[1]
     return compare(
-        sel[1],
-        1.0,
-        relation="upper_bound",
-        atol=_RTOL_BOUND,
-        notes="Same selective runs as thm2.bound_corrected. Measured: max_t ‖θ_t − θ0‖ / "
-        "(2L̂‖y(t) − "
-        f"y*‖∫e^{{−(Λt−Λs)}}ds); {violated}/200 runs exceed 1 (worst ratio {sel[1].max():.3g}): "
-        "the residual ‖y(t) − y*‖ → 0 as the network fits the data (n < p) while ‖θ_t − θ0‖ "
-        "stays positive, so the printed right-hand side collapses.",
-    )
+        ratio, 1.0, relation="upper_bound", atol=ROUND_OFF_BOUND.value,
+        tolerance=ROUND_OFF_BOUND, num_instances=ratio.shape[0],
+        diagnostics={"max distance/printed bound (linear)": ratio.max(),
+                     "closed form ((1−a)^−K − 1)/(aK)": ((1 - a) ** -k - 1) / (a * k),
+                     "network selective runs violating": float(np.mean(sel_ratio > 1)),
+                     "network selective worst ratio": sel_ratio.max()},
+        notes="Linear runs f = Φθ, λ = 0, residual along Φ's top singular direction, a = "
+        "2ημ_max = 0.02: the distance over the printed bound is ((1 − a)^−k − 1)/(ak) > 1 at "
+        "every step k (the residual decays, the distance does not). Margins per (instance, step).",
+    )  # fmt: skip
 
 
-def _plateau(key, scale):
-    n, d, width, steps = _SIZES[scale]
-    inst = instance(key, n=n, d=d, width=width)
-    apply = model(width).apply
-
-    def one(factor):
-        lam = factor * inst.mu_max
-        eta = 0.5 / lam
-        run = lz.finetune(
-            apply, inst.params0, inst.x, inst.y, proximal=lam, learning_rate=eta, num_steps=steps
-        )
-        residual0 = jnp.linalg.norm(run.train[0] - inst.y)
-        return (
-            run.distance[-1],
-            lam * run.distance[-1] / (2 * jnp.max(run.jac_norm) * residual0),
-            lam,
-        )
-
-    dist, scaled, lams = jax.vmap(one)(jnp.asarray(_PLATEAU_LAMBDAS))
-    slope = jnp.polyfit(jnp.log(lams), jnp.log(dist), 1)[0]
-    return jnp.max(scaled), slope
-
-
-def check_thm2_plateau(key, scale: str) -> ClaimResult:
-    """Constant λ: λ‖θ_T − θ0‖ ≤ 2Lip(f)‖y(0) − y*‖, and ‖θ_∞ − θ0‖ ∝ 1/λ for large λ."""
-    check_choice("check_thm2_plateau", "scale", scale, SCALES)
-    with jax.enable_x64(True):
-        scaled, slope = (
-            np.asarray(a)
-            for a in vmap_instances(lambda k: _plateau(k, scale), jax.random.split(key, INSTANCES))
-        )
-    return combine_results(
-        compare(scaled, 1.0, relation="upper_bound", atol=_RTOL_BOUND),
-        compare(slope, -1.0, relation="equal", atol=_PLATEAU_SLOPE_TOL),
-        notes=f"λ ∈ {_PLATEAU_LAMBDAS}·λ_max(K), η = 0.5/λ, {_SIZES[scale][3]} steps (λT = "
-        f"{0.5 * _SIZES[scale][3]:g}: on the plateau). Measured: λ‖θ_T − θ0‖/(2L̂r_0) ≤ "
-        f"{scaled.max():.3f} (≤ 1) and the log-log slope of ‖θ_T − θ0‖ in λ, range "
-        f"[{slope.min():.3f}, {slope.max():.3f}] (−1 ± {_PLATEAU_SLOPE_TOL}).",
-    )
-
-
-# The slides' λ grid (experiments table).
-_TABLE_LAMBDAS = (50.0, 10.0, 5.0, 2.0, 1.0, 0.5, 0.1, 0.0)
-
-
-def _table(key, scale):
-    n, d, width, steps = _SIZES[scale]
-    inst = instance(key, n=n, d=d, width=width)
-    lambdas = jnp.asarray(_TABLE_LAMBDAS)
-    eta = 0.5 / (2 * inst.mu_max + lambdas[0])
-    x_test = jax.random.normal(jax.random.fold_in(key, 61), (4 * n, d))
-    y_test = jnp.sign(jax.random.normal(jax.random.fold_in(key, 62), (4 * n,)))
-    table = lz.linearity_vs_lambda(
-        model(width).apply,
-        inst.params0,
-        inst.x,
-        inst.y,
-        x_test,
-        y_test,
-        lambdas=lambdas,
-        learning_rate=eta,
-        num_steps=steps,
-        record_every=steps,
-    )
-    drop = (table.distance[1:] - table.distance[:-1]) / table.distance[-1]  # > 0: decreasing in λ
-    order = jnp.arange(lambdas.size, dtype=table.gap_train.dtype)  # grid runs from large to small λ
-    gap_corr = jnp.corrcoef(order, table.gap_train)[0, 1]
-    return jnp.min(drop), gap_corr
-
-
-def check_table_distance_monotone(key, scale: str) -> ClaimResult:
-    """‖θ_T − θ0‖ strictly decreases in λ over the slides' grid {50, 10, 5, 2, 1, 0.5, 0.1, 0}."""
-    check_choice("check_table_distance_monotone", "scale", scale, SCALES)
-    with jax.enable_x64(True):
-        drop, gap_corr = (
-            np.asarray(a)
-            for a in vmap_instances(lambda k: _table(k, scale), jax.random.split(key, INSTANCES))
-        )
+def check_thm2_plateau(run: lz.PlateauRun):
+    """Constant λ: λ‖θ_T − θ0‖ ≤ 2Lip(f)‖y(0) − y*‖ on a grid of large λ."""
+    scaled = np.max(np.asarray(run.scaled), axis=1)
     return compare(
-        drop,
-        0.0,
-        relation="lower_bound",
-        notes="tanh MLP instances, network and linearisation trained by split-step GD for "
-        f"{_SIZES[scale][3]} steps with η = 0.5/(2λ_max(K) + 50) at each λ of the slides' grid. "
-        "Measured: min over consecutive grid points of (‖θ_T − θ0‖(λ_next) − ‖θ_T − θ0‖(λ))/"
-        f"‖θ_T − θ0‖(0) (> 0: strictly decreasing); worst {drop.min():.2e}. The linearisation "
-        "gap ‖f − f̄‖ rises as λ falls (Pearson correlation with the grid position > 0) in "
-        f"{int(np.sum(gap_corr > 0))}/200 instances (median {np.median(gap_corr):.2f}); the "
-        "slides' "
-        "table shows the same trend, not monotone.",
-    )
+        scaled, 1.0, relation="upper_bound", atol=ROUND_OFF_BOUND.value, tolerance=ROUND_OFF_BOUND,
+        diagnostics={"max λ‖θ_T − θ0‖/(2L̂r_0)": scaled.max()},
+        notes=f"λ ∈ {lz.PLATEAU_FACTORS}·λ_max(K), η = 0.5/λ (on the plateau: λT ≥ 75).",
+    )  # fmt: skip
+
+
+def check_thm2_plateau_slope(run: lz.PlateauRun):
+    """The plateau scales as 1/λ: mean log-log slope of ‖θ_T − θ0‖ in λ within −1 ± 0.15."""
+    slopes = np.polyfit(np.log(run.lam[0]), np.log(np.asarray(run.distance)).T, 1)[0]
+    mean = float(slopes.mean())
+    half = 1.96 * float(slopes.std(ddof=1)) / np.sqrt(slopes.size)
+    return estimate_in(
+        mean, (mean - half, mean + half), Interval(-1 - _SLOPE.value, -1 + _SLOPE.value),
+        num_instances=slopes.size, tolerance=_SLOPE,
+        diagnostics={"slope range": [slopes.min(), slopes.max()]},
+        notes="Per-instance log-log slope over λ ∈ {8, 16, 32, 64}·λ_max(K); mean with a 95% CI.",
+    )  # fmt: skip
+
+
+def check_table_distance_monotone(run: lz.LinearityTableRun):
+    """‖θ_T − θ0‖ strictly decreases in λ over {50, 10, 5, 2, 1, 0.5, 0.1, 0} (every instance)."""
+    dist = np.asarray(run.distance)
+    drop = np.min((dist[:, 1:] - dist[:, :-1]) / dist[:, -1:], axis=1)
+    order = np.arange(dist.shape[1], dtype=float)
+    gap_corr = np.array([np.corrcoef(order, g)[0, 1] for g in np.asarray(run.gap_train)])
+    return compare(
+        drop, 0.0, relation="lower_bound",
+        diagnostics={"worst relative drop": drop.min(),
+                     "instances whose gap rises as λ falls": float(np.mean(gap_corr > 0)),
+                     "median Pearson(grid position, gap)": float(np.median(gap_corr))},
+        notes="Network and linearisation trained by split-step GD with η = 0.5/(2λ_max(K) + 50) "
+        "at each λ of the slides' grid; min over consecutive grid points of the relative drop "
+        "of ‖θ_T − θ0‖ (> 0: strictly decreasing). A per-instance universal statement: every "
+        "instance is checked, no estimate is involved.",
+    )  # fmt: skip
 
 
 CLAIMS = (
     Claim(
         id="linearization.lemma1.kernel_lipschitz",
-        paper=f"{PAPER}, Lemma 1; notes check 6",
+        paper=f"{PAPER}, Lemma 1",
         statement="‖k_a − k_b‖ ≤ (‖J_a‖ + ‖J_b‖)‖J_a − J_b‖ (hence Lip(k) ≤ 2Lip(f)Lip(∇f)).",
+        kind="bound",
+        reading=printed(
+            "“k_θ(x*, x*) = ∇f_θ(x*)∇f_θ(x*)ᵀ is Lip(k)-Lipschitz in θ, with "
+            "Lip(k) ≤ 2Lip(f)Lip(∇f)”"
+        ),  # fmt: skip
+        uses=LEMMA1,
         check=check_lemma1,
+        min_instances=200,
     ),
     Claim(
         id="linearization.thm2.bound_corrected",
-        paper=f"{PAPER}, Thm 2 with the proof's ‖y(0) − y*‖; notes checks 7, 9, 10",
+        paper=f"{PAPER}, Thm 2 with the proof's ‖y(0) − y*‖",
         statement="‖θ_t − θ0‖ ≤ 2Lip(f)‖f_θ0(x*) − y*‖∫_0^t e^{−(Λt−Λs)}ds for selective, constant "
-        "and zero λ (Λ_t = ∫λ_s ds from the logged λ_s).",
+        "and zero λ (Λ_t = ∫λ_s ds from the logged λ_s), on networks and linear models.",
+        kind="bound",
+        reading=proof("w(t) ≤ e^{−Λt}w(0) + 2Lip(f)‖y(0) − y*‖∫_0^t e^{−(Λt−Λs)}ds"),
+        uses=DISTANCE,
         check=check_thm2_corrected,
-        key_id="linearization.thm2.runs",
-        experiment="linearization/theory_bounds",
+        min_instances=50,
     ),
     Claim(
         id="linearization.thm2.bound_printed",
-        paper=f"{PAPER}, Thm 2 as printed (‖f_θt(x*) − y*‖); notes erratum",
+        paper=f"{PAPER}, Thm 2 as printed (‖f_θt(x*) − y*‖)",
         statement="‖θ_t − θ0‖ ≤ 2Lip(f)‖f_θt(x*) − y*‖∫_0^t e^{−(Λt−Λs)}ds.",
+        kind="bound",
+        reading=printed("“‖θ − θ_0‖ ≤ 2Lip(f)‖f_θt(x*) − y*‖∫_0^t e^{−(Λt−Λs)}ds”"),
+        uses=DISTANCE,
         check=check_thm2_printed,
-        key_id="linearization.thm2.runs",
         expect="refuted",
+        # Linear model, λ = 0, residual on the top singular direction, a = 2ημ = 0.02,
+        # k = 1..100: distance/bound = ((1 − a)^−k − 1)/(ak) ∈ (1, 3.27] — every step violates,
+        # the worst (k = 100) by 2.27 (→ (e²−1)/2 − 1 = 2.19 in the flow). A printed side ×2
+        # gives a worst violation 0.63 and 37% of steps; ×1/2 gives 5.5.
+        counterexample=ViolationFraction(
+            between=(0.95, 1.0), min_violation=1.5, max_violation=3.5
+        ),  # fmt: skip
+        twin="linearization.thm2.bound_corrected",
+        min_instances=50,
     ),
     Claim(
         id="linearization.thm2.plateau",
-        paper=f"{PAPER}, Thm 2 (constant λ corollary); notes check 8",
-        statement="Constant λ > 0: limsup ‖θ_t − θ0‖ ≤ 2Lip(f)‖y(0) − y*‖/λ, and the plateau "
-        "scales as 1/λ.",
+        paper=f"{PAPER}, Thm 2, case λ_t = λ > 0",
+        statement="Constant λ > 0: ‖θ_T − θ0‖ ≤ 2Lip(f)‖y(0) − y*‖/λ on the plateau (λ ≥ "
+        "8λ_max(K), λT ≥ 75).",
+        kind="bound",
+        reading=proof("‖u_t‖ ≤ 2Lip(f)‖y(0) − y*‖(1 − e^{−λt})/λ (Case 1)"),
+        uses=PLATEAU,
         check=check_thm2_plateau,
-        experiment="linearization/lambda_table",
+        min_instances=200,
+    ),
+    Claim(
+        id="linearization.thm2.plateau_slope",
+        paper=f"{PAPER}, Thm 2, case λ_t = λ > 0 (limsup ≤ 2Lip(f)r_0/λ)",
+        statement="For large constant λ the plateau ‖θ_∞ − θ0‖ scales as 1/λ: the mean log-log "
+        "slope lies in −1 ± 0.15 (95% CI). The paper bounds the plateau by O(1/λ); the exact "
+        "1/λ scaling is the project's reading (the KRR limit J0ᵀ(K + σI)^{-1}ỹ).",
+        kind="rate",
+        reading=derived(
+            "the paper prints the upper bound limsup ≤ 2Lip(f)‖·‖/λ; that the "
+            "plateau attains the 1/λ rate is derived from the KRR limit"
+        ),  # fmt: skip
+        uses=PLATEAU,
+        check=check_thm2_plateau_slope,
+        min_instances=200,
     ),
     Claim(
         id="linearization.table.distance_monotone",
-        paper=f"{PAPER}, experiments table ('Does the regularizer make the model linear?'); "
-        "notes check 20",
-        statement="‖θ_T − θ0‖ is strictly decreasing in λ over {50, 10, 5, 2, 1, 0.5, 0.1, 0}.",
+        paper=f"{PAPER}, experiments table ('Does the regularizer in fact make the model linear?')",
+        statement="‖θ_T − θ0‖ is strictly decreasing in λ over {50, 10, 5, 2, 1, 0.5, 0.1, 0} "
+        "(every instance).",
+        kind="ordering",
+        reading=figure(
+            "the table's ‖θ_t − θ_0‖ row decreases strictly from λ = 0 to λ = 50 on CoLA and SST-2"
+        ),  # fmt: skip
+        uses=TABLE,
         check=check_table_distance_monotone,
-        experiment="linearization/lambda_table",
+        min_instances=200,
     ),
 )

@@ -1,255 +1,207 @@
 """Claims on the linearisation gap and the r-ball: Thms 3 and 4 (Rahimi Afzal et al. 2025).
 
-Lipschitz constants are path maxima (``L̂ = max_s ‖J_{θ_s}‖_op``, ``L̂_∇ = max_s ‖J_{θ_s} −
-J_{θ_0}‖_op/‖θ_s − θ_0‖``) or Algorithm-1 estimates on the r-sphere; Thm 4's printed
-threshold is refuted on *linear* models, whose ``Lip(f) = ‖Φ‖_op`` is exact. Float64,
-200 instances per claim, vmapped.
+Lipschitz constants are path maxima (``L̂ = max_s ‖J_θs‖_op``, ``L̂_∇ = max_s ‖J_θs −
+J_θ0‖_op/‖θ_s − θ0‖``) or Algorithm-1 estimates on the r-sphere; Thm 4's printed threshold
+is refuted on linear models, whose ``Lip(f) = ‖Φ‖_op`` is exact. Float64.
 """
 
 from __future__ import annotations
 
-import jax
-import jax.numpy as jnp
 import numpy as np
-from jax.flatten_util import ravel_pytree
 
-from ntsim._validation import check_choice
-from ntsim.claims._base import (
-    SCALES,
-    Claim,
-    ClaimResult,
-    cached_per_key,
-    combine_results,
-    compare,
-    vmap_instances,
-)
-from ntsim.claims.linearization._common import INSTANCES, PAPER, instance, model
-from ntsim.claims.linearization._distance import _RTOL_BOUND, _SIZES, _run
-from ntsim.core import linear
+from ntsim.claims._contract import Claim, Simulation, ViolationFraction, derived, printed, proof
+from ntsim.claims._decisions import all_of, compare
+from ntsim.claims.linearization._common import PAPER, ROUND_OFF_BOUND
 from ntsim.theory import linearization as lz
 
-__all__ = ["CLAIMS"]
+__all__ = ["CLAIMS", "CONTAINMENT", "EXIT", "GAP"]
 
-# ------------------------------------------------------------------------------ Thm 3, 4
+_QUICK = lz.NetworkSetting()
+_FULL = lz.NetworkSetting(n=16, d=4, width=64, steps=1000)
 
-
-def _thm3(key, scale):
-    inst, run, lam, eta = _run(key, scale, selective=False)
-    n, d, width, steps = _SIZES[scale]
-    lin = lz.finetune(
-        model(width).apply,
-        inst.params0,
-        inst.x,
-        inst.y,
-        proximal=lam,
-        learning_rate=eta,
-        num_steps=steps,
-        linearised=True,
-    )
-    gap = jnp.linalg.norm(run.train - lin.train, axis=1)
-    lip, lip_grad = jnp.max(run.jac_norm), jnp.max(run.grad_lip)
-    r0 = jnp.linalg.norm(run.train[0] - inst.y)
-    bound = lz.thm3_bound(lip, lip_grad, r0, lam, run.times)
-    # Thm 4 simplified bound with the smallest ball for which λ ≥ λ_o: r = 2r_0L/λ.
-    radius = 2 * r0 * lip / lam
-    simplified = lz.thm4_simplified_bound(lip, lip_grad, r0, radius, run.times)
-    t = slice(1, None)
-    inside = jnp.max(run.distance) <= radius * (1 + _RTOL_BOUND)
-    return jnp.max(gap[t] / bound[t]), jnp.max(gap[t] / simplified[t]), gap[-1], inside
-
-
-@cached_per_key(maxsize=4)
-def _thm3_results(key, scale: str):
-    """Runs behind ``thm3.bound`` and ``thm4.simplified`` (shared ``key_id``), once per process."""
-    keys = jax.random.split(key, INSTANCES)
-    with jax.enable_x64(True):
-        return tuple(np.asarray(a) for a in vmap_instances(lambda k: _thm3(k, scale), keys))
+GAP = Simulation(
+    "linearization.gap",
+    lz.simulate_gap,
+    {"quick": _QUICK, "full": _FULL},
+    x64=True,
+    key_name="linearization.thm3.runs",
+)
+EXIT = Simulation(
+    "linearization.exit_time",
+    lz.simulate_exit_time,
+    {"quick": _QUICK, "full": _FULL},
+    x64=True,
+    key_name="linearization.thm4.exit_time",
+)
+CONTAINMENT = Simulation(
+    "linearization.containment",
+    lz.simulate_containment,
+    {"quick": lz.ContainmentSetting(), "full": lz.ContainmentSetting(network=_FULL)},
+    x64=True,
+    key_name="linearization.thm4.containment",
+)
+_TOL = ROUND_OFF_BOUND.value
 
 
-def check_thm3(key, scale: str) -> ClaimResult:
-    """‖f_θt(x*) − f̄_θ̄t(x*)‖ ≤ b(t − (1 − e^{−λt})/λ), b = 2L²r0((4/λ)L_∇r0 + 1) (constant λ)."""
-    check_choice("check_thm3", "scale", scale, SCALES)
-    ratio, _, gap, _ = _thm3_results(key, scale)
+def check_thm3(run: lz.GapRun):
+    """Δ(t) = ‖f_θt(x*) − f̄_θ̄t(x*)‖ ≤ b(t − (1 − e^{−λt})/λ), b = 2L²r0((4/λ)L_∇r0 + 1)."""
+    lam, r0 = np.asarray(run.lam)[:, None], np.asarray(run.r0)[:, None]
+    bound = lz.thm3_bound(np.asarray(run.lip)[:, None], np.asarray(run.lip_grad)[:, None], r0,
+                          lam, run.times)  # fmt: skip
+    ratio = np.max(np.asarray(run.gap)[:, 1:] / np.asarray(bound)[:, 1:], axis=1)
     return compare(
-        ratio,
-        1.0,
-        relation="upper_bound",
-        atol=_RTOL_BOUND,
-        notes="Network and its linearisation trained by the same split-step GD "
-        f"({_SIZES[scale][3]} "
-        "steps, constant λ log-uniform on [0.1, 10]·λ_max(K)); L, L_∇ are path maxima of ‖J_θs‖ "
-        "and ‖J_θs − J_θ0‖/‖θs − θ0‖. Measured: max_t Δ(t)/bound(t); range "
-        f"[{ratio.min():.2e}, {ratio.max():.2e}] — the bound holds with a wide margin (an "
-        f"empirical check: the proof drops the linear model's λ-term). Δ(T) up to {gap.max():.3g}.",
-    )
+        ratio, 1.0, relation="upper_bound", atol=_TOL, tolerance=ROUND_OFF_BOUND,
+        diagnostics={"ratio range": [ratio.min(), ratio.max()],
+                     "max Δ(T)": float(np.max(np.asarray(run.gap)[:, -1]))},
+        notes="Network and linearisation trained by the same split-step GD (constant λ "
+        "log-uniform on [0.1, 10]·λ_max(K)); max_t Δ(t)/bound(t). An empirical check: the proof "
+        "drops the linear model's λ-term.",
+    )  # fmt: skip
 
 
-def check_thm4_simplified(key, scale: str) -> ClaimResult:
-    """λ ≥ λ_o: Δ(t) ≤ 2Lip(f)r0(2r Lip(∇f) + Lip(f))·t, and θ_t stays in the r-ball."""
-    check_choice("check_thm4_simplified", "scale", scale, SCALES)
-    _, ratio, _, inside = _thm3_results(key, scale)
-    return combine_results(
-        compare(ratio, 1.0, relation="upper_bound", atol=_RTOL_BOUND),
-        compare(inside.astype(float), 1.0, relation="lower_bound"),
-        notes="Same runs as thm3.bound; r = 2r_0L/λ (the smallest radius with λ ≥ λ_o = "
-        f"2r_0L/r). Measured: max_t Δ(t)/simplified bound ≤ {ratio.max():.2e}; the path stays in "
-        f"the r-ball (containment) in {int(inside.sum())}/200 runs.",
-    )
+def check_thm4_simplified(run: lz.GapRun):
+    """λ ≥ λ_o: Δ(t) ≤ 2Lip(f)r0(2rLip(∇f) + Lip(f))·t, and θ_t stays in the r-ball."""
+    lam, r0, lip = np.asarray(run.lam), np.asarray(run.r0), np.asarray(run.lip)
+    radius = 2 * r0 * lip / lam  # the smallest ball for which λ ≥ λ_o = 2r0L/r
+    simplified = lz.thm4_simplified_bound(lip[:, None], np.asarray(run.lip_grad)[:, None],
+                                          r0[:, None], radius[:, None], run.times)  # fmt: skip
+    ratio = np.max(np.asarray(run.gap)[:, 1:] / np.asarray(simplified)[:, 1:], axis=1)
+    inside = np.max(np.asarray(run.distance), axis=1) / radius
+    return all_of(
+        compare(ratio, 1.0, relation="upper_bound", atol=_TOL, tolerance=ROUND_OFF_BOUND),
+        compare(inside, 1.0, relation="upper_bound", atol=_TOL, tolerance=ROUND_OFF_BOUND),
+        diagnostics={"max Δ/simplified bound": ratio.max(), "max ‖θ_t − θ0‖/r": inside.max()},
+        notes="Same runs as thm3.bound, r = 2r_0L/λ (the smallest radius with λ ≥ λ_o).",
+    )  # fmt: skip
 
 
-def _exit(key, scale):
-    inst, run, lam, eta = _run(key, scale, selective=False)
-    r0 = jnp.linalg.norm(run.train[0] - inst.y)
-    frac = jax.random.uniform(jax.random.fold_in(key, 21), minval=0.2, maxval=0.8)
-    radius = frac * jnp.max(run.distance)
-    outside = run.distance > radius
-    first = jnp.argmax(outside)
-    t_exit = run.times[first]
-    # Lip(f) on the r-ball: the path maximum up to the exit.
-    lip = jnp.max(jnp.where(jnp.arange(run.distance.shape[0]) <= first, run.jac_norm, 0.0))
-    lam_o = lz.thm4_lambda_o(r0, lip, radius)
-    return t_exit, lz.thm4_stay_time(lam, lam_o), lam / lam_o
-
-
-def check_thm4_exit_time(key, scale: str) -> ClaimResult:
+def check_thm4_exit_time(run: lz.ExitRun):
     """λ < λ_o: θ_t stays in the r-ball at least until (1/λ)ln(1/(1 − λ/λ_o))."""
-    check_choice("check_thm4_exit_time", "scale", scale, SCALES)
-    with jax.enable_x64(True):
-        t_exit, t_stay, ratio = (
-            np.asarray(a)
-            for a in vmap_instances(lambda k: _exit(k, scale), jax.random.split(key, INSTANCES))
-        )
+    lam_o = lz.thm4_lambda_o(run.r0, run.lip, run.radius)
+    stay = np.asarray(lz.thm4_stay_time(run.lam, lam_o))
+    # λ ≥ λ_o promises containment for all t, which these runs (made to leave) contradict
+    stay = np.where(np.isfinite(stay), stay, np.finfo(float).max / 4)
+    t_exit = np.asarray(run.t_exit)
     return compare(
-        t_exit,
-        t_stay,
-        relation="lower_bound",
-        atol=_RTOL_BOUND * float(np.max(t_stay)),
-        notes="Constant-λ runs (λ log-uniform on [0.1, 10]·λ_max(K)); r = U[0.2, 0.8]·max_t "
-        "‖θ_t − θ0‖ so every run leaves the ball; λ_o = 2r_0L/r with L the path max of ‖J‖ up to "
-        f"the exit. λ/λ_o in [{ratio.min():.3f}, {ratio.max():.3f}]. Measured: first recorded exit "
-        f"time vs the guaranteed stay time; t_exit/t_stay ≥ {np.min(t_exit / t_stay):.3f}.",
-    )
+        t_exit, stay, relation="lower_bound", atol=_TOL * float(np.max(stay)),
+        tolerance=ROUND_OFF_BOUND,
+        diagnostics={"λ/λ_o range": [float(np.min(run.lam / lam_o)),
+                                     float(np.max(run.lam / lam_o))],
+                     "min t_exit/t_stay": float(np.min(t_exit / stay))},
+        notes="Constant-λ runs; r = U[0.2, 0.8]·max_t ‖θ_t − θ0‖ so every run leaves the ball; "
+        "λ_o = 2r_0L/r with L the path max of ‖J‖ up to the exit; t_exit is the first recorded "
+        "step outside.",
+    )  # fmt: skip
 
 
-def _printed_containment(key, scale):
-    n, d, _, steps = _SIZES[scale]
-    p = 4 * n
-    k_phi, k_theta, k_dir, k_r0 = jax.random.split(key, 4)
-    phi = jax.random.normal(k_phi, (n, p)) / jnp.sqrt(p)
-    theta0 = {"w": jax.random.normal(k_theta, (p,))}
-    direction = jax.random.normal(k_dir, (n,))
-    r0 = jax.random.uniform(k_r0, minval=0.05, maxval=0.3)
-    f0 = phi @ theta0["w"]
-    y = f0 + r0 * direction / jnp.linalg.norm(direction)
-    lip = jnp.linalg.norm(phi, 2)  # exact Lip(f) of f(θ) = Φθ on every ball
-    mu_max = lip**2
-    lam = 20.0 * mu_max
-    radius = 2 * r0**2 * lip / lam  # so that λ = λ_o(printed) = 2R̃(θ0)Lip(f)/r
-    run = lz.finetune(
-        linear().apply, theta0, phi, y, proximal=lam, learning_rate=0.5 / lam, num_steps=steps
-    )
-    lam_o = lz.thm4_lambda_o(r0, lip, radius)
-    return jnp.max(run.distance) / radius, lam / lam_o
+def check_thm4_containment(run: lz.ContainmentRun):
+    """λ ≥ λ_o = 2‖f_θ0(x*) − y*‖Lip(f)/r ⇒ ‖θ_t − θ0‖ ≤ r (networks and linear models)."""
+    net, lin = np.asarray(run.network_ratio), np.asarray(run.linear_derived_ratio)
+    return all_of(
+        compare(net, 1.0, relation="upper_bound", atol=_TOL, tolerance=ROUND_OFF_BOUND),
+        compare(lin, 1.0, relation="upper_bound", atol=_TOL, tolerance=ROUND_OFF_BOUND),
+        diagnostics={"max ‖θ_t − θ0‖/r, networks": net.max(),
+                     "min λ/λ_o (path L included)": float(np.min(run.network_lam_ratio)),
+                     "max ‖θ_t − θ0‖/r, linear at λ_o": lin.max()},
+        notes="Networks: r log-uniform on [0.03, 1]·‖θ0‖, Lip(f) by Algorithm 1 (16 samples on "
+        "the r-sphere), λ = λ_o·U[1, 4]. Linear models f = Φθ at exactly λ = λ_o (residual on "
+        "Φ's top singular direction, r_0 ~ U[0.2, 1.2]): the plateau is 10r/(10 + r_0) < r.",
+    )  # fmt: skip
 
 
-def check_thm4_containment_printed(key, scale: str) -> ClaimResult:
-    """Printed Thm 4: λ ≥ 2R̃(θ0)Lip(f)/r keeps θ_t in the r-ball (refuted for R̃(θ0) < 1)."""
-    check_choice("check_thm4_containment_printed", "scale", scale, SCALES)
-    with jax.enable_x64(True):
-        ratio, lam_ratio = (
-            np.asarray(a)
-            for a in vmap_instances(
-                lambda k: _printed_containment(k, scale), jax.random.split(key, INSTANCES)
-            )
-        )
+def check_thm4_containment_printed(run: lz.ContainmentRun):
+    """Printed Thm 4: λ ≥ 2R̃(θ0)Lip(f)/r keeps θ_t in the r-ball (linear models at the
+    printed threshold)."""
+    ratio = np.asarray(run.linear_printed_ratio)
+    r0 = np.asarray(run.linear_r0)
     return compare(
-        ratio,
-        1.0,
-        relation="upper_bound",
-        atol=_RTOL_BOUND,
-        notes="Linear models f(θ) = Φθ (exact Lip(f) = ‖Φ‖_op), r_0 = ‖y(0) − y*‖ ~ U[0.05, 0.3], "
-        "λ = 20‖Φ‖², r chosen so that λ equals the printed threshold 2R̃(θ0)Lip(f)/r = 2r_0²Lip/r. "
-        f"Measured: max_t ‖θ_t − θ0‖/r; {int(np.sum(ratio > 1))}/200 runs leave the ball (worst "
-        f"{ratio.max():.2f}r). The derived threshold 2r_0Lip/r is 1/r_0 times larger (λ/λ_o ≤ "
-        f"{lam_ratio.max():.2f} here), so the corrected Thm 4 makes no claim on these runs.",
-    )
-
-
-def _containment(key, scale):
-    n, d, width, steps = _SIZES[scale]
-    inst = instance(key, n=n, d=d, width=width)
-    apply = model(width).apply
-    k_r, k_l, k_s = jax.random.split(jax.random.fold_in(key, 31), 3)
-    flat0 = ravel_pytree(inst.params0)[0]
-    radius = 10 ** jax.random.uniform(k_r, minval=-1.5, maxval=0.0) * jnp.linalg.norm(flat0)
-    est = lz.estimate_lipschitz(k_s, apply, inst.params0, inst.x, radius=radius, num_samples=16)
-    r0 = jnp.linalg.norm(lz.outputs(apply, inst.params0, inst.x) - inst.y)
-    lam_o = lz.thm4_lambda_o(r0, est.lip_f_max, radius)
-    lam = lam_o * (1 + 3 * jax.random.uniform(k_l))
-    eta = jnp.minimum(0.1 / inst.mu_max, 0.5 / lam)
-    run = lz.finetune(
-        apply, inst.params0, inst.x, inst.y, proximal=lam, learning_rate=eta, num_steps=steps
-    )
-    lam_o_path = lz.thm4_lambda_o(r0, jnp.maximum(jnp.max(run.jac_norm), est.lip_f_max), radius)
-    return jnp.max(run.distance) / radius, lam / lam_o_path
-
-
-def check_thm4_containment(key, scale: str) -> ClaimResult:
-    """λ ≥ λ_o = 2‖f_θ0(x*) − y*‖Lip(f)/r ⇒ ‖θ_t − θ0‖ ≤ r for all t (corrected Thm 4)."""
-    check_choice("check_thm4_containment", "scale", scale, SCALES)
-    with jax.enable_x64(True):
-        ratio, lam_ratio = (
-            np.asarray(a)
-            for a in vmap_instances(
-                lambda k: _containment(k, scale), jax.random.split(key, INSTANCES)
-            )
-        )
-    return compare(
-        ratio,
-        1.0,
-        relation="upper_bound",
-        atol=_RTOL_BOUND,
-        notes="tanh MLP instances; r log-uniform on [0.03, 1]·‖θ0‖; Lip(f) by Algorithm 1 (16 "
-        "samples on the r-sphere, max ‖J‖_op); λ = λ_o·U[1, 4]. Measured: max_t ‖θ_t − θ0‖/r ≤ "
-        f"{ratio.max():.3f}; λ/λ_o with the path max of ‖J‖ included ≥ {lam_ratio.min():.3f}.",
-    )
+        ratio, 1.0, relation="upper_bound", atol=_TOL, tolerance=ROUND_OFF_BOUND,
+        diagnostics={"max ‖θ_t − θ0‖/r": ratio.max(), "min r_0": r0.min(),
+                     "closed form 10/(11.53 r_0), worst": float(10 / (11.526 * r0.min()))},
+        notes="Linear models f = Φθ (Lip(f) = ‖Φ‖ exact), residual r_0 ~ U[0.2, 1.2] on Φ's top "
+        "singular direction, r = r_0²/(10‖Φ‖) so the printed threshold 2R̃(θ0)Lip(f)/r = "
+        "2r_0²‖Φ‖/r is 20‖Φ‖²; split-step GD with λη = 0.05 at that λ. Measured: max_t "
+        "‖θ_t − θ0‖/r.",
+    )  # fmt: skip
 
 
 CLAIMS = (
     Claim(
         id="linearization.thm3.bound",
-        paper=f"{PAPER}, Thm 3; notes check 11",
+        paper=f"{PAPER}, Thm 3",
         statement="‖f_θt(x*) − f̄_θ̄t(x*)‖ ≤ b(t − (1 − e^{−λt})/λ), b = "
-        "2Lip(f)²r0((4/λ)Lip(∇f)r0 + 1).",
+        "2Lip(f)²r0((4/λ)Lip(∇f)r0 + 1) (constant λ).",
+        kind="bound",
+        reading=printed(
+            "“‖f_θt(x*) − f̄_θ̄t(x*)‖ ≤ b(t − (1 − e^{−λt})/λ), where b = "
+            "2Lip(f)²‖f_θ0(x*) − y*‖((4/λ)Lip(∇f)‖f_θ0(x*) − y*‖ + 1)”"
+        ),  # fmt: skip
+        uses=GAP,
         check=check_thm3,
-        key_id="linearization.thm3.runs",
-        experiment="linearization/theory_bounds",
+        min_instances=200,
     ),
     Claim(
         id="linearization.thm4.containment",
-        paper=f"{PAPER}, Thm 4 with λ_o = 2‖y(0) − y*‖Lip(f)/r; notes check 12",
+        paper=f"{PAPER}, Thm 4 with λ_o = 2‖y(0) − y*‖Lip(f)/r",
         statement="λ ≥ λ_o = 2‖f_θ0(x*) − y*‖Lip(f)/r ⇒ θ_t stays in the r-ball around θ0 for all "
-        "t.",
+        "t (networks with Algorithm-1 Lipschitz estimates; linear models at exactly λ_o).",
+        kind="bound",
+        reading=printed(
+            "“Define λ_o = 2‖f_θ0(x*) − y*‖Lip(f)/r … if λ ≥ λ_o, then θ_t remains "
+            "in the r-ball around θ_0 for all t”"
+        ),  # fmt: skip
+        uses=CONTAINMENT,
         check=check_thm4_containment,
+        min_instances=200,
     ),
     Claim(
         id="linearization.thm4.containment_printed",
-        paper=f"{PAPER}, Thm 4 as printed (R̃(θ0) for ‖y(0) − y*‖); notes erratum",
-        statement="λ ≥ λ_o = 2R̃(θ0)Lip(f)/r ⇒ θ_t stays in the r-ball around θ0 for all t.",
+        paper=f"{PAPER}, Thm 4 with R̃(θ0) in λ_o (the simplified bound's substitution)",
+        statement="λ ≥ λ_o = 2R̃(θ0)Lip(f)/r (R̃(θ0) = ‖y(0) − y*‖²) ⇒ θ_t stays in the r-ball "
+        "around θ0 for all t. Not printed: the paper defines λ_o with ‖f_θ0(x*) − y*‖ but its "
+        "simplified bound writes R̃(θ0) for that norm; this claim reads the same substitution "
+        "into λ_o and shows it fails (a refuted reading, not a refuted printed statement).",
+        kind="bound",
+        reading=derived(
+            "the simplified bound prints “2Lip(f)R̃(θ_0)(2rLip(∇f) + Lip(f))t” "
+            "where the derivation has ‖f_θ0(x*) − y*‖; R̃(θ_0) carried into λ_o"
+        ),
+        uses=CONTAINMENT,
         check=check_thm4_containment_printed,
         expect="refuted",
+        # The split step's fixed point has σ_eff = λ/(2(1 − λη)): at λ = 20‖Φ‖², λη = 0.05 the
+        # distance settles at ‖Φ‖r_0/(‖Φ‖² + σ_eff) = 10r/(11.53 r_0). So the run leaves the
+        # ball iff r_0 < 0.868: P = 0.67 for r_0 ~ U[0.2, 1.2] (±0.033 at 200 instances), and
+        # the worst violation is 0.868/min r_0 − 1 ∈ [2.0, 3.34] (min r_0 < 0.29 w.p. 1 − e^−18).
+        # A printed threshold ×2 gives 25% and ≤ 1.27; ×1/2 gives 100% and ≥ 4.5.
+        counterexample=ViolationFraction(
+            between=(0.5, 0.85), min_violation=2.0, max_violation=4.0
+        ),  # fmt: skip
+        twin="linearization.thm4.containment",
+        min_instances=200,
     ),
     Claim(
         id="linearization.thm4.exit_time",
-        paper=f"{PAPER}, Thm 4 (λ < λ_o); notes check 13",
+        paper=f"{PAPER}, Thm 4 (λ < λ_o)",
         statement="λ < λ_o ⇒ θ_t stays in the r-ball for t ≤ (1/λ)ln(1/(1 − λ/λ_o)).",
+        kind="bound",
+        reading=printed(
+            "“Otherwise, it remains in this ball only as long as t ≤ (1/λ)ln(1/(1 − λ/λ_o))”"
+        ),  # fmt: skip
+        uses=EXIT,
         check=check_thm4_exit_time,
+        min_instances=200,
     ),
     Claim(
         id="linearization.thm4.simplified",
-        paper=f"{PAPER}, Thm 4 (simplified bound); notes check 14",
+        paper=f"{PAPER}, Thm 4 (simplified bound, as derived)",
         statement="λ ≥ λ_o ⇒ ‖f_θt(x*) − f̄_θ̄t(x*)‖ ≤ 2Lip(f)‖y(0) − y*‖(2rLip(∇f) + Lip(f))·t.",
+        kind="bound",
+        reading=proof(
+            "“When λ ≥ λ_o, Δ(t) grows linearly … Δ(t) ≤ 2Lip(f)‖y(0) − y*‖(2rLip(∇f) + Lip(f))t”"
+        ),  # fmt: skip
+        uses=GAP,
         check=check_thm4_simplified,
-        key_id="linearization.thm3.runs",
+        min_instances=200,
     ),
 )

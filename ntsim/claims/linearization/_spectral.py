@@ -1,417 +1,427 @@
 """Claims on the KRR reduction and Thms 5–7 (Rahimi Afzal et al. 2025).
 
-Float64 throughout (``jax.enable_x64`` context); 200 random instances per claim, vmapped.
-Random kernels are Gram matrices ``ΦΦᵀ`` of Gaussian features with power-law column
-scales (full rank, spectrum over several decades); empirical kernels come from per-layer
-NTKs of small tanh MLPs at random ``θ_0``.
+Random kernels are Gram matrices ``ΦΦᵀ`` of Gaussian features with power-law column scales
+(full rank, spectrum over several decades); empirical kernels are NTKs of small tanh MLPs
+at random ``θ_0``. Each claim reads one simulation of :mod:`ntsim.theory.linearization`
+(float64). Thm 5's printed form and the KRR reduction's printed ridge are refuted with
+violations the mechanism fixes in advance (comments at the claims).
 """
 
 from __future__ import annotations
 
-import jax
-import jax.numpy as jnp
-import numpy as np
-from jax.flatten_util import ravel_pytree
+import math
 
-from ntsim._validation import check_choice
-from ntsim.claims._base import (
-    SCALES,
+import numpy as np
+
+from ntsim.claims._contract import (
     Claim,
-    ClaimResult,
-    cached_per_key,
-    combine_results,
-    compare,
-    vmap_instances,
+    Simulation,
+    ViolationFraction,
+    derived,
+    printed,
+    proof,
 )
-from ntsim.claims.linearization._common import INSTANCES, PAPER, instance, model
-from ntsim.core import empirical_ntk_fn, gradient_flow, linearize, mlp, mse_loss
+from ntsim.claims._decisions import Tolerance, all_of, compare
+from ntsim.claims.linearization._common import PAPER
 from ntsim.theory import linearization as lz
 
-__all__ = ["CLAIMS"]
+__all__ = ["CLAIMS", "KRR", "LAYER_KERNELS", "RESIDUAL", "THM5", "THM7"]
 
-# (n, d, width) for network instances.
-_SIZES = {"quick": (5, 3, 8), "full": (16, 4, 64)}
-# (n, features) for random kernels.
-_KERNELS = {"quick": (8, 16), "full": (40, 80)}
-# Flow vs closed form: diffrax at rtol = atol = 1e-10 over t ≤ 40/λ; errors ~1e-9 relative
-# to ‖ỹ‖ have been seen; 1e-6 leaves 1e3 slack while the printed σ = λ/2 with the mean loss
-# is off by O(1).
-_TOL_FLOW = 1e-6
-# Exact spectral inequalities evaluated in float64: relative round-off ~1e-14.
-_RTOL_SPECTRAL = 1e-10
-# Exact algebraic identities (kernel blocks, zero A-block): float64 round-off.
-_TOL_IDENTITY = 1e-12
+_KERNELS_FULL = lz.KernelSpectraSetting(n=16, d=4, width=64, kernel_n=40, features=80)
+
+KRR = Simulation(
+    "linearization.krr",
+    lz.simulate_krr,
+    {"quick": lz.KrrSetting(), "full": lz.KrrSetting(d=4, width=64)},
+    x64=True,
+    key_name="linearization.krr.flows",
+)
+RESIDUAL = Simulation(
+    "linearization.residual_path",
+    lz.simulate_residual_path,
+    {"quick": lz.NetworkSetting(), "full": lz.NetworkSetting(n=16, d=4, width=64)},
+    x64=True,
+    key_name="linearization.krr.residual_closed_form",
+)
+THM5 = Simulation(
+    "linearization.thm5",
+    lz.simulate_thm5,
+    {"quick": lz.KernelSpectraSetting(), "full": _KERNELS_FULL},
+    x64=True,
+    key_name="linearization.thm5.bounds",
+)
+LAYER_KERNELS = Simulation(
+    "linearization.layer_kernels",
+    lz.simulate_layer_kernels,
+    {"quick": lz.KernelSpectraSetting(), "full": _KERNELS_FULL},
+    x64=True,
+    key_name="linearization.thm6.eigen_stability",
+)
+THM7 = Simulation(
+    "linearization.thm7",
+    lz.simulate_thm7,
+    {"quick": lz.KernelSpectraSetting(), "full": _KERNELS_FULL},
+    x64=True,
+    key_name="linearization.thm7.ratio_bound",
+)
+
+#: The linearised flow against its closed form: diffrax at rtol = atol = 1e-10 run to
+#: e^{-40} of convergence.
+_FLOW = Tolerance(
+    "chosen",
+    1e-6,
+    "diffrax Tsit5 at rtol = atol = 1e-10 to t = 40/min(λ, 2cλ_max): relative errors ~1e-9",
+    observed="worst 2e-8 (KRR) and 1e-10 (residual path) at quick scale, seed 0 (v1 records)",
+)
+#: Exact spectral inequalities evaluated in float64.
+_SPECTRAL = Tolerance("round-off", 1e-10, "float64 eigenvalues of O(1)-conditioned matrices")
 
 
-def _random_kernel(key, n, features):
-    scale = jnp.arange(1, features + 1) ** -1.0
-    phi = jax.random.normal(key, (n, features)) * scale
-    return phi @ phi.T
-
-
-# ------------------------------------------------------------------------ KRR reduction
-
-
-def _krr(key, scale):
-    n, d, width = _SIZES[scale]
-    inst = instance(key, n=n, d=d, width=width, target_offset=0.5)
-    apply = model(width).apply
-    k_lam, k_conv = jax.random.split(jax.random.fold_in(key, 41))
-    lam = 10 ** jax.random.uniform(k_lam, minval=-2.0, maxval=1.0) * inst.mu_max
-    mean_loss = jax.random.bernoulli(k_conv)  # half the instances use (1/n)Σ, half Σ
-    c = jnp.where(mean_loss, 1.0 / n, 1.0)
-    sigma = lam / (2 * c)  # ridge_from_proximal: λ/2 (sum) or nλ/2 (mean)
-    t_end = 40.0 / jnp.minimum(lam, 2 * c * inst.mu_max)
-    lin = linearize(apply, inst.params0)
-    final = gradient_flow(
-        mse_loss(lin, inst.x, inst.y, loss_scale=c),
-        inst.params0,
-        t1=t_end,
-        save_times=jnp.stack([t_end]),
-        proximal=lam,
-        rtol=1e-10,
-        atol=1e-10,
+def _ridges(run: lz.KrrRun):
+    n = run.y.shape[1]
+    lam = np.asarray(run.lam)
+    mean = np.asarray(run.mean_loss, bool)
+    return np.where(
+        mean,
+        lz.ridge_from_proximal(lam, convention="mean", num_examples=n),
+        lz.ridge_from_proximal(lam, convention="sum", num_examples=n),
     )
-    final = jax.tree.map(lambda a: a[0], final)
-    jac = lz.flat_jacobian(apply, inst.params0, inst.x)
-    kernel = jac @ jac.T
-    f0 = lz.outputs(apply, inst.params0, inst.x)
-    train = lz.outputs(lin, final, inst.x)
-    u = ravel_pytree(final)[0] - ravel_pytree(inst.params0)[0]
-    eye = jnp.eye(n)
-
-    def error(ridge, targets, offset):
-        predicted = offset + kernel @ jnp.linalg.solve(kernel + ridge * eye, targets)
-        u_pred = jac.T @ jnp.linalg.solve(kernel + ridge * eye, targets)
-        err_f = jnp.linalg.norm(train - predicted) / jnp.linalg.norm(inst.y - f0)
-        return jnp.maximum(err_f, jnp.linalg.norm(u - u_pred) / jnp.linalg.norm(u))
-
-    corrected = error(sigma, inst.y - f0, f0)
-    # Slides: σ = λ/2 whatever the loss normalisation, targets y* without the f_θ0 offset.
-    printed = error(lz.ridge_from_proximal_printed(lam), inst.y, 0.0)
-    return corrected, printed, mean_loss
 
 
-@cached_per_key(maxsize=4)
-def _krr_results(key, scale: str):
-    """The flows behind both KRR claims (shared ``key_id``), computed once per process."""
-    keys = jax.random.split(key, INSTANCES)
-    with jax.enable_x64(True):
-        return tuple(np.asarray(a) for a in vmap_instances(lambda k: _krr(k, scale), keys))
-
-
-def check_krr_reduction(key, scale: str) -> ClaimResult:
-    """Linearised flow with constant λ → KRR on residual targets with σ = λ/(2c)."""
-    check_choice("check_krr_reduction", "scale", scale, SCALES)
-    err, _, mean_loss = _krr_results(key, scale)
+def check_krr_reduction(run: lz.KrrRun):
+    """Linearised flow, constant λ, loss c‖f̄ − y*‖² → KRR on ỹ = y* − f_θ0 with σ = λ/(2c)."""
+    sigma = _ridges(run)
+    jac, f0 = np.asarray(run.jac), np.asarray(run.f0)
+    targets = np.asarray(run.y) - f0
+    kernel = jac @ np.swapaxes(jac, 1, 2)
+    eye = np.eye(kernel.shape[1])
+    alpha = np.linalg.solve(kernel + sigma[:, None, None] * eye, targets[..., None])[..., 0]
+    f_pred = f0 + np.einsum("inm,im->in", kernel, alpha)
+    u_pred = np.einsum("inp,in->ip", jac, alpha)
+    err = np.maximum(
+        np.linalg.norm(run.train - f_pred, axis=1) / np.linalg.norm(targets, axis=1),
+        np.linalg.norm(run.u - u_pred, axis=1) / np.linalg.norm(run.u, axis=1),
+    )
     return compare(
-        err,
-        _TOL_FLOW,
-        relation="upper_bound",
-        notes=f"Linearised tanh MLP (width {_SIZES[scale][2]}, n = {_SIZES[scale][0]}, targets ±1 "
-        "+ 0.5) "
-        "trained by the diffrax flow on c‖f̄ − y*‖² + (λ/2)‖θ − θ0‖² to t = 40/min(λ, 2cλ_max) "
-        f"(c = 1 in {int((~mean_loss.astype(bool)).sum())} instances, c = 1/n in "
-        f"{int(mean_loss.sum())}); λ log-uniform on [0.01, 10]·λ_max(K). Reference: θ̄_∞ − θ0 = "
-        "J0ᵀ(K + σI)^{-1}(y* − f_θ0(x*)), f̄_∞(x*) = f_θ0 + K(K + σI)^{-1}(y* − f_θ0), σ = λ/(2c). "
-        f"Measured: max relative error; worst {err.max():.1e} vs {_TOL_FLOW:g}.",
-    )
+        err, 0.0, relation="upper_bound", atol=_FLOW.value, tolerance=_FLOW,
+        diagnostics={"worst relative error": err.max(),
+                     "mean-loss instances": int(np.sum(run.mean_loss))},
+        notes="Linearised tanh MLPs (targets ±1 + 0.5) trained by the flow on c‖f̄ − y*‖² + "
+        "(λ/2)‖θ − θ0‖², c = 1 or 1/n, λ log-uniform on [0.01, 10]·λ_max(K). Reference: "
+        "θ̄_∞ − θ0 = J0ᵀ(K + σI)^{-1}ỹ, f̄_∞ = f_θ0 + K(K + σI)^{-1}ỹ, σ = λ/(2c).",
+    )  # fmt: skip
 
 
-def check_krr_reduction_printed(key, scale: str) -> ClaimResult:
-    """The slides' reduction: σ = λ/2 and targets y* (no f_θ0 offset) (refuted)."""
-    check_choice("check_krr_reduction_printed", "scale", scale, SCALES)
-    _, err, _ = _krr_results(key, scale)
+def _effective_ridge(run: lz.KrrRun) -> np.ndarray:
+    """The flow's ridge read off its top eigenmode: r_∞,top = σ/(σ + μ_max)·r_0,top."""
+    jac = np.asarray(run.jac)
+    evals, evecs = np.linalg.eigh(jac @ np.swapaxes(jac, 1, 2))
+    top = evecs[:, :, -1]
+    c0 = np.einsum("in,in->i", top, np.asarray(run.f0) - run.y)
+    c_inf = np.einsum("in,in->i", top, np.asarray(run.train) - run.y)
+    return evals[:, -1] * c_inf / (c0 - c_inf)
+
+
+def check_krr_reduction_printed(run: lz.KrrRun):
+    """The slides' ridge σ = λ/2 with the (1/n) mean loss, against the flow's ridge."""
+    mean = np.asarray(run.mean_loss, bool)
+    ratio = _effective_ridge(run)[mean] / np.asarray(lz.ridge_from_proximal_printed(run.lam))[mean]
+    # the targets erratum (y* for y* − f_θ0) on the summed-loss instances, where σ = λ/2 is right
+    jac = np.asarray(run.jac)[~mean]
+    kernel = jac @ np.swapaxes(jac, 1, 2)
+    sigma = np.asarray(run.lam)[~mean] / 2
+    alpha = np.linalg.solve(kernel + sigma[:, None, None] * np.eye(kernel.shape[1]),
+                            np.asarray(run.y)[~mean][..., None])[..., 0]  # fmt: skip
+    u_printed = np.einsum("inp,in->ip", jac, alpha)
+    u = np.asarray(run.u)[~mean]
+    target_err = np.linalg.norm(u - u_printed, axis=1) / np.linalg.norm(u, axis=1)
     return compare(
-        err,
-        _TOL_FLOW,
-        relation="upper_bound",
-        notes="Same flows as krr.reduction; reference f*(x*) = K(K + (λ/2)I)^{-1}y*, θ − θ0 = "
-        "J0ᵀ(K + (λ/2)I)^{-1}y* (slides: y* for the residual targets, σ = λ/2 with the 1/n "
-        f"loss). Measured: relative error, median {np.median(err):.2g}, min {err.min():.2g}; "
-        f"{int(np.sum(err > _TOL_FLOW))}/200 instances miss.",
-    )
+        ratio, 1.0, relation="equal", rtol=_FLOW.value, tolerance=_FLOW,
+        diagnostics={"effective/printed ridge range": [ratio.min(), ratio.max()],
+                     "n": run.y.shape[1],
+                     "median weight error of y*-targets (summed loss)": float(
+                         np.median(target_err))},
+        notes="Mean-loss instances of the KRR flows; the flow's ridge read off its top eigenmode "
+        "(r_∞ = σ(K + σI)^{-1}r_0) over the printed σ = λ/2. The derived ridge is nλ/2.",
+    )  # fmt: skip
 
 
-def _residual(key, scale):
-    n, d, width = _SIZES[scale]
-    inst = instance(key, n=n, d=d, width=width, target_offset=0.5)
-    apply = model(width).apply
-    lam = (
-        10 ** jax.random.uniform(jax.random.fold_in(key, 51), minval=-2.0, maxval=1.0) * inst.mu_max
-    )
-    times = jnp.array([0.0, 0.1, 0.5, 2.0, 10.0]) / inst.mu_max
-    flow = lz.flow_path(
-        apply, inst.params0, inst.x, inst.y, proximal=lam, times=times, linearised=True
-    )
-    lin = linearize(apply, inst.params0)
-    sim = jax.vmap(lambda p: lz.outputs(lin, p, inst.x))(flow) - inst.y
-    jac = lz.flat_jacobian(apply, inst.params0, inst.x)
-    kernel = jac @ jac.T
-    r0 = lz.outputs(apply, inst.params0, inst.x) - inst.y
-    closed = lz.residual_path(kernel, r0, lam, times)
-    err = jnp.max(jnp.abs(sim - closed)) / jnp.linalg.norm(r0)
-    # Per-eigenmode monotonicity on a fine grid of the closed form.
-    evecs = jnp.linalg.eigh(kernel)[1]
-    fine = jnp.abs(
-        lz.residual_path(kernel, r0, lam, jnp.linspace(0.0, 20.0, 400) / inst.mu_max) @ evecs
-    )
-    rise = jnp.max(jnp.diff(fine, axis=0)) / jnp.linalg.norm(r0)
-    return err, rise
+def check_residual_closed_form(run: lz.ResidualRun):
+    """r(t) = [I − 2K(2K + λI)^{-1}(I − e^{−(2K+λI)t})]r0; eigen-coordinates shrink."""
+    r0 = np.linalg.norm(run.r0, axis=1)
+    err = np.max(np.abs(np.asarray(run.simulated) - run.closed), axis=(1, 2)) / r0
+    rise = np.max(np.diff(np.abs(np.asarray(run.eigen_path)), axis=1), axis=(1, 2)) / r0
+    return all_of(
+        compare(err, 0.0, relation="upper_bound", atol=_FLOW.value, tolerance=_FLOW),
+        compare(rise, 0.0, relation="upper_bound", atol=_SPECTRAL.value, tolerance=_SPECTRAL),
+        diagnostics={"worst error/‖r0‖": err.max(), "largest rise/‖r0‖": rise.max()},
+        notes="Linearised flow (diffrax) vs the eigen closed form at t·λ_max ∈ {0, 0.1, 0.5, 2, "
+        "10}; rise of any |eigen-coordinate| over 400 times in [0, 20]/λ_max.",
+    )  # fmt: skip
 
 
-def check_residual_closed_form(key, scale: str) -> ClaimResult:
-    """r(t) = [I − 2K(2K + λI)^{-1}(I − e^{−(2K+λI)t})]r0; eigenmodes shrink monotonically."""
-    check_choice("check_residual_closed_form", "scale", scale, SCALES)
-    with jax.enable_x64(True):
-        err, rise = (
-            np.asarray(a)
-            for a in vmap_instances(lambda k: _residual(k, scale), jax.random.split(key, INSTANCES))
-        )
-    return combine_results(
-        compare(err, _TOL_FLOW, relation="upper_bound"),
-        compare(rise, 0.0, relation="upper_bound", atol=_RTOL_SPECTRAL),
-        notes="Linearised flow (diffrax) vs the eigen closed form at t·λ_max ∈ "
-        "{0, 0.1, 0.5, 2, 10}; "
-        f"worst error {err.max():.1e}·‖r0‖ (≤ {_TOL_FLOW:g}). Largest rise of any "
-        "|eigen-coordinate| "
-        f"over 400 times: {rise.max():.1e}·‖r0‖ (≤ 0: monotone).",
-    )
+def _log_bounds(lower, value, upper):
+    """Both sides of a two-sided bound on the log scale (scale-free margins)."""
+    lv = np.log(np.asarray(value))
+    return (
+        compare(lv, np.log(np.asarray(upper)), relation="upper_bound", atol=_SPECTRAL.value,
+                tolerance=_SPECTRAL),
+        compare(lv, np.log(np.asarray(lower)), relation="lower_bound", atol=_SPECTRAL.value,
+                tolerance=_SPECTRAL),
+    )  # fmt: skip
 
 
-# ------------------------------------------------------------------------------ Thm 5
-
-
-def _thm5(key, scale, printed: bool):
-    n, features = _KERNELS[scale]
-    k_k, k_y, k_f, k_s = jax.random.split(key, 4)
-    kernel = _random_kernel(k_k, n, features)
-    y = jax.random.normal(k_y, (n,))
-    f0 = y + 0.1 * jax.random.normal(k_f, (n,))  # a good pretrained model: f0 ≈ y*
-    sigma = 10 ** jax.random.uniform(k_s, minval=-3.0, maxval=1.0)
-    if printed:
-        b = lz.thm5_bounds_printed(kernel, y, f0, sigma)
-    else:
-        b = lz.thm5_bounds(kernel, y - f0, sigma)
-    return b.lower, b.value, b.upper
-
-
-def check_thm5(key, scale: str) -> ClaimResult:
+def check_thm5(run: lz.Thm5Run):
     """(σ‖ỹ‖/(σ + λ_max))² ≤ ‖σ(K + σI)^{-1}ỹ‖² ≤ (σ‖ỹ‖/(σ + λ_min))², ỹ = y* − f_θ0(x*)."""
-    check_choice("check_thm5", "scale", scale, SCALES)
-    with jax.enable_x64(True):
-        lo, val, up = (
-            np.asarray(a)
-            for a in vmap_instances(
-                lambda k: _thm5(k, scale, False), jax.random.split(key, INSTANCES)
+    import jax
+
+    b = jax.vmap(lz.thm5_bounds)(run.kernel, run.y - run.f0, run.sigma)
+    upper, lower = _log_bounds(b.lower, b.value, b.upper)
+    return all_of(
+        upper, lower,
+        diagnostics={"max log(R/upper)": float(np.max(np.log(b.value / b.upper))),
+                     "min log(R/lower)": float(np.min(np.log(b.value / b.lower)))},
+        notes="K = ΦΦᵀ (column scales j^-1), σ log-uniform on [1e-3, 1e3], f_θ0 = y* − "
+        "0.1‖y*‖w; margins of log R against the log bounds.",
+    )  # fmt: skip
+
+
+def check_thm5_printed(run: lz.Thm5Run):
+    """The printed Thm 5: bounds with ‖y*‖ for the fine-tuned risk ‖σ(K + σI)^{-1}ỹ‖²."""
+    import jax
+
+    b = jax.vmap(lz.thm5_bounds_printed)(run.kernel, run.y, run.f0, run.sigma)
+    upper, lower = _log_bounds(b.lower, b.value, b.upper)
+    return all_of(
+        upper, lower,
+        diagnostics={"max log(printed lower/R)": float(np.max(np.log(b.lower / b.value))),
+                     "2 ln(‖y*‖/‖ỹ‖)": 2 * math.log(1 / float(run.epsilon)),
+                     "instances below the printed lower bound": float(
+                         np.mean(b.value < b.lower))},
+        notes="Same instances as thm5.bounds: a good pretrained model, ‖ỹ‖ = 0.1‖y*‖, so the "
+        "printed lower bound exceeds the corrected one by 2 ln 10 on the log scale.",
+    )  # fmt: skip
+
+
+def check_thm6(run: lz.LayerKernelsRun):
+    """(1 − η)λ_i(K) ≤ λ_i(K + S) ≤ (1 + η)λ_i(K) ∀i for per-layer NTKs, and equality of the
+    upper bound when S = cK (η = c)."""
+    import jax
+
+    parts, etas = [], []
+    for extra in (run.first, run.middle):
+        t6 = jax.vmap(lz.thm6_bounds)(run.head, extra)
+        scale = np.max(np.asarray(t6.base), axis=1, keepdims=True)
+        parts.append(
+            compare(
+                np.asarray(t6.value) / scale,
+                np.asarray(t6.upper) / scale,
+                relation="upper_bound",
+                atol=_SPECTRAL.value,
+                tolerance=_SPECTRAL,
+                num_instances=extra.shape[0],
             )
         )
-    return combine_results(
-        compare(val / up, 1.0, relation="upper_bound", atol=_RTOL_SPECTRAL),
-        compare(val / lo, 1.0, relation="lower_bound", atol=_RTOL_SPECTRAL),
-        notes=f"K = ΦΦᵀ ({_KERNELS[scale][0]} × {_KERNELS[scale][1]} features, column scales "
-        "j^-1), "
-        "σ log-uniform on [1e-3, 10], ỹ = y* − f0 with f0 = y* + 0.1·noise. Measured: R/upper ≤ "
-        f"{np.max(val / up):.3f}, R/lower ≥ {np.min(val / lo):.3f}.",
-    )
-
-
-def check_thm5_printed(key, scale: str) -> ClaimResult:
-    """The printed Thm 5, with ‖y*‖ in the bounds of the fine-tuned risk (refuted when f_θ0 ≠ 0)."""
-    check_choice("check_thm5_printed", "scale", scale, SCALES)
-    with jax.enable_x64(True):
-        lo, val, up = (
-            np.asarray(a)
-            for a in vmap_instances(
-                lambda k: _thm5(k, scale, True), jax.random.split(key, INSTANCES)
+        parts.append(
+            compare(
+                np.asarray(t6.value) / scale,
+                np.asarray(t6.lower) / scale,
+                relation="lower_bound",
+                atol=_SPECTRAL.value,
+                tolerance=_SPECTRAL,
+                num_instances=extra.shape[0],
             )
         )
-    return combine_results(
-        compare(val / up, 1.0, relation="upper_bound", atol=_RTOL_SPECTRAL),
-        compare(val / lo, 1.0, relation="lower_bound", atol=_RTOL_SPECTRAL),
-        notes="Same kernels; risk of the fine-tuned linear model ‖f̄_∞(x*) − y*‖² = ‖σ(K + σI)^{-1}"
-        "(y* − f0)‖² against bounds with ‖y*‖. A good pretrained model (f0 ≈ y*) has a much "
-        f"smaller risk than the printed lower bound: R/lower ≥ {np.min(val / lo):.2e} "
-        f"({int(np.sum(val < lo))}/200 below it).",
-    )
+        etas.append(np.asarray(t6.eta))  # fmt: skip
+    scaled = np.asarray(run.scale)[:, None, None] * np.asarray(run.head)
+    tight = jax.vmap(lz.thm6_bounds)(run.head, scaled)
+    scale = np.max(np.asarray(tight.base), axis=1, keepdims=True)
+    tight_tol = Tolerance("round-off", 1e-9, "float64 eigenvalues and K^{-1/2} of kernels with "
+                          "κ ≲ 1e4: relative error ≲ 1e-12·κ")  # fmt: skip
+    parts.append(compare(np.asarray(tight.value) / scale, np.asarray(tight.upper) / scale,
+                         relation="equal", atol=tight_tol.value, tolerance=tight_tol,
+                         num_instances=scaled.shape[0]))  # fmt: skip
+    eta = np.concatenate(etas)
+    return all_of(
+        *parts,
+        diagnostics={"η range": [eta.min(), eta.max()], "layers with η ≥ 1": float(
+            np.mean(eta >= 1))},
+        notes="2-hidden-layer tanh MLPs: K = head-layer NTK, S = first- or middle-layer NTK; "
+        "margins over every index i relative to λ_max(K). The upper bound is attained for S = "
+        "cK (c ~ U[0.05, 1]), so an η that is too large or too small is caught.",
+    )  # fmt: skip
 
 
-# ---------------------------------------------------------------------- Thms 6 and 7
-
-
-def _layer_kernels(key, scale):
-    """Per-layer NTKs (K = head block, S = first-layer block) of a 2-hidden-layer tanh MLP."""
-    n, d, width = _SIZES[scale]
-    net = mlp((width, width), activation="tanh", parameterization="ntk", b_std=0.3)
-    x = jax.random.normal(key, (n, d))
-    params = net.init(jax.random.fold_in(key, 1), x[0])
-    blocks = empirical_ntk_fn(net.apply, per_block=True)(x, None, params)
-    layer = [b["w"] + b["b"] for b in blocks["layers"]]
-    return layer[2], layer[0], layer[1]
-
-
-def _thm6(key, scale):
-    head, first, middle = _layer_kernels(key, scale)
-    out = []
-    for extra in (first, middle):
-        t6 = lz.thm6_bounds(head, extra)
-        scale_ = jnp.max(t6.base)
-        out.append(
-            jnp.stack(
-                [
-                    jnp.min(t6.upper - t6.value) / scale_,
-                    jnp.min(t6.value - t6.lower) / scale_,
-                    jnp.min(t6.value - t6.base) / scale_,
-                ]
-            )
-        )
-    return jnp.stack(out), jnp.stack(
-        [lz.perturbation_size(head, first), lz.perturbation_size(head, middle)]
-    )
-
-
-def check_thm6(key, scale: str) -> ClaimResult:
-    """(1 − η)λ_i(K) ≤ λ_i(K + S) ≤ (1 + η)λ_i(K), and λ_i(K + S) ≥ λ_i(K)."""
-    check_choice("check_thm6", "scale", scale, SCALES)
-    with jax.enable_x64(True):
-        margins, eta = (
-            np.asarray(a)
-            for a in vmap_instances(lambda k: _thm6(k, scale), jax.random.split(key, INSTANCES))
-        )
-    worst = margins.min(axis=(1, 2))
-    return compare(
-        worst,
-        0.0,
-        relation="lower_bound",
-        atol=_RTOL_SPECTRAL,
-        notes=f"2-hidden-layer tanh MLPs (width {_SIZES[scale][2]}, n = {_SIZES[scale][0]}); K = "
-        "head-layer "
-        "NTK, S = first- or middle-layer NTK. Measured: min over i and both layers of the three "
-        f"margins /λ_max(K); worst {worst.min():.2e}. η ranges over [{eta.min():.2f}, "
-        f"{eta.max():.2f}]; η ≥ 1 (Thm 7 vacuous) in {100 * np.mean(eta >= 1):.0f}% of layers.",
-    )
-
-
-def _thm7(key, scale, printed_step: bool):
-    n, features = _KERNELS[scale]
-    k_k, k_s, k_y, k_sig, k_eps = jax.random.split(key, 5)
-    kernel = _random_kernel(k_k, n, features) + 0.05 * jnp.eye(n)
-    b = jax.random.normal(k_s, (n, 3))
-    extra = b @ b.T
-    eta = lz.perturbation_size(kernel, extra)
-    extra = extra * jax.random.uniform(k_eps, minval=0.05, maxval=0.95) / eta  # η ∈ [0.05, 0.95]
-    y = jax.random.normal(k_y, (n,))
-    sigma = 10 ** jax.random.uniform(k_sig, minval=-2.0, maxval=1.0)
-    if printed_step:
-        step = lz.thm7_step_bounds(kernel, extra, y, sigma, printed=True)
-        corrected = lz.thm7_step_bounds(kernel, extra, y, sigma, printed=False)
-        return step.lower, step.value, step.upper, corrected.upper
-    bounds, eta = lz.thm7_bounds(kernel, extra, y, sigma)
-    return bounds.lower, bounds.value, bounds.upper, eta
-
-
-def check_thm7(key, scale: str) -> ClaimResult:
+def check_thm7(run: lz.Thm7Run):
     """κ(K + σI) ≤ c, η < 1: q/a ≤ (R(K+S)/R(K))^{1/2} ≤ aq, a = c/(1 − η)²."""
-    check_choice("check_thm7", "scale", scale, SCALES)
-    with jax.enable_x64(True):
-        lo, val, up, eta = (
-            np.asarray(a)
-            for a in vmap_instances(
-                lambda k: _thm7(k, scale, False), jax.random.split(key, INSTANCES)
-            )
-        )
-    return combine_results(
-        compare(val / up, 1.0, relation="upper_bound", atol=_RTOL_SPECTRAL),
-        compare(val / lo, 1.0, relation="lower_bound", atol=_RTOL_SPECTRAL),
-        notes="Random K = ΦΦᵀ + 0.05I, S = BBᵀ (rank 3) rescaled to η ~ U[0.05, 0.95], σ "
-        "log-uniform on [0.01, 10], c = κ(K + σI). Measured: ratio/upper ≤ "
-        f"{np.max(val / up):.2e}, ratio/lower ≥ {np.min(val / lo):.2e} (both bounds are loose "
-        "by the factor a = κ/(1 − η)²).",
-    )
+    import jax
+
+    bounds, eta = jax.vmap(lz.thm7_bounds)(run.kernel, run.extra, run.y, run.sigma)
+    upper, lower = _log_bounds(bounds.lower, bounds.value, bounds.upper)
+    return all_of(
+        upper, lower,
+        diagnostics={"max ratio/upper": float(np.max(bounds.value / bounds.upper)),
+                     "min ratio/lower": float(np.min(bounds.value / bounds.lower)),
+                     "η range": [float(np.min(eta)), float(np.max(eta))]},
+        notes="K = ΦΦᵀ + 0.05I, S = BBᵀ (rank 3) rescaled to η ~ U[0.05, 0.95], σ log-uniform "
+        "on [0.01, 10], c = κ(K + σI); both bounds are loose by a = κ/(1 − η)².",
+    )  # fmt: skip
 
 
-def check_thm7_step_printed(key, scale: str) -> ClaimResult:
-    """The proof step with the slide's λ_min(K + σI): R(θ∪θ̂)^{1/2} ≤ σ‖y‖κ/((1−η)λ_min)."""
-    check_choice("check_thm7_step_printed", "scale", scale, SCALES)
-    with jax.enable_x64(True):
-        lo, val, up, up_corr = (
-            np.asarray(a)
-            for a in vmap_instances(
-                lambda k: _thm7(k, scale, True), jax.random.split(key, INSTANCES)
-            )
-        )
-    return combine_results(
-        compare(val / up, 1.0, relation="upper_bound", atol=_RTOL_SPECTRAL),
-        compare(val / up_corr, 1.0, relation="upper_bound", atol=_RTOL_SPECTRAL),
-        compare(val / lo, 1.0, relation="lower_bound", atol=_RTOL_SPECTRAL),
-        notes="Same instances as thm7.ratio_bound. The slide's λ_min in the last denominator "
-        "gives a *weaker* upper bound (larger by κ(K + σI)), so the printed step still holds; "
-        f"printed/corrected upper bound ratio up to {np.max(up / up_corr):.3g}. Both hold.",
-    )
+def check_thm7_step_printed(run: lz.Thm7Run):
+    """The proof's bound on R(θ∪θ̂)^{1/2} with the slide's λ_min (and with λ_max) in the last
+    denominator."""
+    import jax
+
+    def steps(k, s, y, sig):
+        return (lz.thm7_step_bounds(k, s, y, sig, printed=True),
+                lz.thm7_step_bounds(k, s, y, sig, printed=False))  # fmt: skip
+
+    step, corrected = jax.vmap(steps)(run.kernel, run.extra, run.y, run.sigma)
+    upper, lower = _log_bounds(step.lower, step.value, step.upper)
+    upper_corr, _ = _log_bounds(corrected.lower, corrected.value, corrected.upper)
+    return all_of(
+        upper, upper_corr, lower,
+        diagnostics={"printed/corrected upper bound, max": float(
+            np.max(step.upper / corrected.upper))},
+        notes="Same instances as thm7.ratio_bound. The slide's λ_min gives a weaker upper bound "
+        "(larger by κ(K + σI)), so the printed step holds whenever the corrected one does.",
+    )  # fmt: skip
 
 
 CLAIMS = (
     Claim(
         id="linearization.krr.reduction",
-        paper=f"{PAPER}, 'Fine-tuning can be defined as RKHS' with residual targets; notes check "
-        "15",
+        paper=f"{PAPER}, 'Fine-tuning can be defined as RKHS' with residual targets",
         statement="The linearised model trained by the flow with constant λ on c‖f̄ − y*‖² "
-        "converges to "
-        "KRR with σ = λ/(2c) on ỹ = y* − f_θ0(x*): θ̄_∞ − θ0 = J0ᵀ(K + σI)^{-1}ỹ.",
+        "converges to KRR with σ = λ/(2c) on ỹ = y* − f_θ0(x*): θ̄_∞ − θ0 = J0ᵀ(K + σI)^{-1}ỹ.",
+        kind="identity",
+        reading=proof(
+            "“The problem is approximately equivalent to solve min_w (1/n)Σ(φ(x_i)ᵀw "
+            "− ỹ_i)² + σ|w|² where ỹ_i = y_i − f_θ0(x_i)”, with the ridge of the "
+            "dual carried through consistently"
+        ),  # fmt: skip
+        uses=KRR,
         check=check_krr_reduction,
-        key_id="linearization.krr.flows",
+        min_instances=200,
     ),
     Claim(
         id="linearization.krr.reduction_printed",
-        paper=f"{PAPER}, 'Fine-tuning can be defined as RKHS' as printed; notes erratum",
-        statement="f*(·) = K(·, x*)[K(x*, x*) + σI]^{-1}y* with σ = λ/2 (targets y*, no f_θ0 "
-        "offset; any loss normalisation).",
+        paper=f"{PAPER}, 'Fine-tuning can be defined as RKHS' as printed",
+        statement="With the (1/n) mean loss, the linearised fine-tuning limit is KRR with ridge "
+        "σ = λ/2: f*(·) = K(·, x*)[K(x*, x*) + σI]^{-1}y* (the printed ridge; the flow's is "
+        "nλ/2). The printed targets y* (for y* − f_θ0) are reported as a diagnostic.",
+        kind="identity",
+        reading=printed(
+            "“Original problem: min_θ (1/n)Σ|f_θ(x_i) − y_i|² + (λ/2)|θ − θ_0|² "
+            "… σ = λ/2 … f*(·) = K(·, x*)[K(x*, x*) + σI]^{-1}y*”"
+        ),  # fmt: skip
+        uses=KRR,
         check=check_krr_reduction_printed,
-        key_id="linearization.krr.flows",
         expect="refuted",
+        # With c = 1/n the flow's ridge is nλ/2, so σ_eff/σ_printed = n = 8 exactly (n is the
+        # same at both scales): every mean-loss instance violates, by n − 1 = 7 (up to the
+        # flow's 1e-6). A printed ridge ×2 gives 3, ×1/2 gives 15.
+        counterexample=ViolationFraction(
+            between=(0.99, 1.0), min_violation=5.0, max_violation=10.0
+        ),  # fmt: skip
+        twin="linearization.krr.reduction",
+        min_instances=50,
     ),
     Claim(
         id="linearization.krr.residual_closed_form",
-        paper=f"{PAPER}, KRR reduction (derived closed form); notes check 16",
+        paper=f"{PAPER}, KRR reduction (closed form derived by the project)",
         statement="r(t) = [I − 2K(2K + λI)^{-1}(I − e^{−(2K+λI)t})]r0 for the linearised flow; "
-        "each "
-        "eigen-coordinate shrinks monotonically to r0_i σ/(μ_i + σ).",
+        "each eigen-coordinate shrinks monotonically to r0_i σ/(μ_i + σ).",
+        kind="identity",
+        reading=derived(
+            "the paper gives only the limit; the path is the project's closed form "
+            "of the linearised flow"
+        ),  # fmt: skip
+        uses=RESIDUAL,
         check=check_residual_closed_form,
+        min_instances=200,
     ),
     Claim(
         id="linearization.thm5.bounds",
-        paper=f"{PAPER}, Thm 5 with residual targets and the summed risk; notes check 17",
-        statement="(σ‖ỹ‖/(σ + λ_max(K)))² ≤ ‖σ(K + σI)^{-1}ỹ‖² ≤ (σ‖ỹ‖/(σ + λ_min(K)))².",
+        paper=f"{PAPER}, Thm 5 with residual targets and the summed risk",
+        statement="(σ‖ỹ‖/(σ + λ_max(K)))² ≤ ‖σ(K + σI)^{-1}ỹ‖² ≤ (σ‖ỹ‖/(σ + λ_min(K)))², "
+        "ỹ = y* − f_θ0(x*).",
+        kind="bound",
+        reading=proof(
+            "R(θ) = ‖(I − Σ(Σ + σI)^{-1})Uᵀy*‖² with λ_min(I − B)²‖Uᵀy*‖² ≤ R(θ) ≤ "
+            "λ_max(I − B)²‖Uᵀy*‖², y* the KRR targets ỹ"
+        ),  # fmt: skip
+        uses=THM5,
         check=check_thm5,
-        experiment="linearization/theory_bounds",
+        min_instances=200,
     ),
     Claim(
         id="linearization.thm5.bounds_printed",
-        paper=f"{PAPER}, Thm 5 as printed (‖y*‖); notes erratum",
+        paper=f"{PAPER}, Thm 5 as printed (‖y*‖)",
         statement="(σ‖y*‖/(σ + λ_max(K)))² ≤ R(θ) ≤ (σ‖y*‖/(σ + λ_min(K)))² for the fine-tuned "
-        "risk.",
+        "risk R = ‖σ(K + σI)^{-1}(y* − f_θ0(x*))‖².",
+        kind="bound",
+        reading=printed(
+            "“Theorem 5: The empirical risk is bounded as (σ|y*|/(σ + "
+            "λ_max(K)))² ≤ R(θ) ≤ (σ|y*|/(σ + λ_min(K)))²”"
+        ),  # fmt: skip
+        uses=THM5,
         check=check_thm5_printed,
         expect="refuted",
+        # ‖ỹ‖ = 0.1‖y*‖ exactly, so on the log scale the printed lower bound is the corrected
+        # one plus 2 ln 10 = 4.605: an instance violates by 4.605 − ln ρ, ρ = R/lower ∈
+        # [1, κ²]. The worst is ≤ 4.605 and ≥ 4.605 − ln 2 once some instance has κ² ≤ 2
+        # (σ ≥ 500 ≫ λ_max: P ≥ 5% per instance). Lower bounds violated wherever κ < 10
+        # (≥ 40% of the instances); upper bounds never: 15–50% of the margins. A printed side
+        # ×2 moves the worst past 4.605, ×1/2 below 3.91.
+        counterexample=ViolationFraction(
+            between=(0.15, 0.5),
+            min_violation=2 * math.log(10) - math.log(2),
+            max_violation=2 * math.log(10) + 1e-6,
+        ),
+        twin="linearization.thm5.bounds",
+        min_instances=200,
     ),
     Claim(
         id="linearization.thm6.eigen_stability",
-        paper=f"{PAPER}, Thm 6; notes check 18",
-        statement="(1 − η)λ_i(K) ≤ λ_i(K + S) ≤ (1 + η)λ_i(K) with η = ‖K^{-1/2}SK^{-1/2}‖, and "
-        "λ_i(K + S) ≥ λ_i(K), for per-layer NTKs.",
+        paper=f"{PAPER}, Thm 6",
+        statement="(1 − η)λ_i(K) ≤ λ_i(K + S) ≤ (1 + η)λ_i(K), η = ‖K^{-1/2}SK^{-1/2}‖, for "
+        "per-layer NTKs, and the upper bound is attained (equality at every i) for S = cK.",
+        kind="bound",
+        reading=printed(
+            "“(1 − η)λ_i(K) ≤ λ_i(K + S) ≤ (1 + η)λ_i(K) where η = |K^{-1/2}SK^{-1/2}|”"
+        ),  # fmt: skip
+        uses=LAYER_KERNELS,
         check=check_thm6,
+        min_instances=200,
     ),
     Claim(
         id="linearization.thm7.ratio_bound",
-        paper=f"{PAPER}, Thm 7; notes check 19",
+        paper=f"{PAPER}, Thm 7",
         statement="κ(K + σI) ≤ c, η < 1, a = c/(1 − η)²: q/a ≤ (R(K+S)/R(K))^{1/2} ≤ aq with q = "
         "λ_max(K+S+σI)/λ_max(K+σI).",
+        kind="bound",
+        reading=printed(
+            "“λ_max(K + S + σI)/(aλ_max(K + σI)) ≤ (R(θ ∪ θ̂)/R(θ))^{1/2} ≤ "
+            "aλ_max(K + S + σI)/λ_max(K + σI) where a = c/(1 − η)²”"
+        ),  # fmt: skip
+        uses=THM7,
         check=check_thm7,
+        min_instances=200,
     ),
     Claim(
         id="linearization.thm7.step_printed",
-        paper=f"{PAPER}, Thm 7 proof step as printed (λ_min denominator); notes erratum",
-        statement="σ‖y*‖/((1+η)λ_max(K+σI)) ≤ R(θ∪θ̂)^{1/2} ≤ σ‖y*‖κ/((1−η)λ_min(K+σI)) (and with "
-        "λ_max in the last denominator).",
+        paper=f"{PAPER}, Thm 7 proof step as printed (λ_min denominator)",
+        statement="σ‖y*‖/((1+η)λ_max(K+σI)) ≤ R(θ∪θ̂)^{1/2} ≤ σ‖y*‖κ/((1−η)λ_min(K+σI)), and "
+        "the same with λ_max in the last denominator.",
+        kind="bound",
+        reading=proof(
+            "“σ‖y*‖/((1 + η)λ_max(K + σI)) ≤ R(θ ∪ θ̂)^{1/2} ≤ σ‖y*‖κ(K + σI)/((1 − "
+            "η)λ_min(K + σI))”"
+        ),  # fmt: skip
+        uses=THM7,
         check=check_thm7_step_printed,
+        min_instances=200,
     ),
 )

@@ -1,6 +1,6 @@
 r"""Linearization explains fine-tuning (Rahimi Afzal et al. 2025): dynamics, bounds, spectra.
 
-Setting (slides; ``../shared/papers/notes_afzal2025_linearization.md``): a scalar model
+Setting (the paper's "Setting"): a scalar model
 ``f_θ`` fine-tuned from ``θ_0`` on ``(x*, y*)`` by split proximal GD on the summed loss
 ``R̃(θ) = ‖f_θ(x*) − y*‖²`` with ``(λ/2)‖θ − θ_0‖²`` (constant or selective ``λ_t``);
 ``J_θ = ∇f_θ(x*)``, ``k_θ = J_θJ_θᵀ``, ``K = k_{θ_0}``.
@@ -15,6 +15,9 @@ Setting (slides; ``../shared/papers/notes_afzal2025_linearization.md``): a scala
   Thms 5–7.
 * :mod:`._sweeps` — the paper's experiments as functions: the linearity-vs-λ table
   (:func:`linearity_vs_lambda`) and fits of PEFT configurations (:func:`fit_config`).
+* :mod:`._kappa` — the κ-predicts-fine-tuning experiment (:func:`simulate_kappa`).
+* :mod:`._simulations` — the simulations the claims read (``simulate_*`` with frozen
+  ``*Setting`` sizes): random network and linear instances, runs, kernels.
 * :mod:`._peft` — PEFT configurations (layer, LoRA rank, head only), their NTK and sign
   kernels at ``θ_0``, NTK additivity, κ, Spearman's ρ, synthetic tasks and pretraining.
 
@@ -59,6 +62,15 @@ from ntsim.theory.linearization._dynamics import (
     squared_loss,
     thm1_identity,
 )
+from ntsim.theory.linearization._kappa import (
+    KAPPA_SCALES,
+    PREDICTORS,
+    STEP_RULES,
+    KappaRun,
+    KappaSetting,
+    loss_rank_correlations,
+    simulate_kappa,
+)
 from ntsim.theory.linearization._lipschitz import (
     LipschitzEstimate,
     estimate_lipschitz,
@@ -80,6 +92,56 @@ from ntsim.theory.linearization._peft import (
     spearman,
     subset_model,
     synthetic_tasks,
+)
+from ntsim.theory.linearization._simulations import (
+    PLATEAU_FACTORS,
+    TABLE_LAMBDAS,
+    THM5_EPSILON,
+    ContainmentRun,
+    ContainmentSetting,
+    DistanceRun,
+    DistanceSetting,
+    ExitRun,
+    GapRun,
+    GdToFlowRun,
+    GdToFlowSetting,
+    KernelBlocksRun,
+    KernelSpectraSetting,
+    KrrRun,
+    KrrSetting,
+    LayerKernelsRun,
+    Lemma1Run,
+    Lemma1Setting,
+    LinearityTableRun,
+    NetworkInstance,
+    NetworkSetting,
+    PlateauRun,
+    ResidualRun,
+    SelectiveRun,
+    SplitStepRun,
+    SplitStepSetting,
+    Thm1Run,
+    Thm5Run,
+    Thm7Run,
+    instance_model,
+    random_instance,
+    simulate_containment,
+    simulate_distance,
+    simulate_exit_time,
+    simulate_gap,
+    simulate_gd_to_flow,
+    simulate_kernel_blocks,
+    simulate_krr,
+    simulate_layer_kernels,
+    simulate_lemma1,
+    simulate_linearity_table,
+    simulate_plateau,
+    simulate_residual_path,
+    simulate_selective,
+    simulate_split_step,
+    simulate_thm1_identity,
+    simulate_thm5,
+    simulate_thm7,
 )
 from ntsim.theory.linearization._spectral import (
     RIDGE_CONVENTIONS,
@@ -104,6 +166,61 @@ from ntsim.theory.linearization._sweeps import (
 )
 
 __all__ = [
+    "KAPPA_SCALES",
+    "PREDICTORS",
+    "loss_rank_correlations",
+    "STEP_RULES",
+    "KappaRun",
+    "KappaSetting",
+    "simulate_kappa",
+    "ContainmentRun",
+    "ContainmentSetting",
+    "DistanceRun",
+    "DistanceSetting",
+    "ExitRun",
+    "GapRun",
+    "GdToFlowRun",
+    "GdToFlowSetting",
+    "KernelBlocksRun",
+    "KernelSpectraSetting",
+    "KrrRun",
+    "KrrSetting",
+    "LayerKernelsRun",
+    "Lemma1Run",
+    "Lemma1Setting",
+    "LinearityTableRun",
+    "NetworkInstance",
+    "NetworkSetting",
+    "PLATEAU_FACTORS",
+    "PlateauRun",
+    "ResidualRun",
+    "SelectiveRun",
+    "SplitStepRun",
+    "SplitStepSetting",
+    "TABLE_LAMBDAS",
+    "THM5_EPSILON",
+    "Thm1Run",
+    "Thm5Run",
+    "Thm7Run",
+    "instance_model",
+    "random_instance",
+    "simulate_containment",
+    "simulate_distance",
+    "simulate_exit_time",
+    "simulate_gap",
+    "simulate_gd_to_flow",
+    "simulate_kernel_blocks",
+    "simulate_krr",
+    "simulate_layer_kernels",
+    "simulate_lemma1",
+    "simulate_linearity_table",
+    "simulate_plateau",
+    "simulate_residual_path",
+    "simulate_selective",
+    "simulate_split_step",
+    "simulate_thm1_identity",
+    "simulate_thm5",
+    "simulate_thm7",
     "RIDGE_CONVENTIONS",
     "ConfigFit",
     "LinearityTable",

@@ -3,7 +3,7 @@ r"""Thms 2–4 of Rahimi Afzal et al. (2025): distance to ``θ_0``, linearisatio
 Notation: ``r_0 = ‖f_{θ_0}(x*) − y*‖`` (the initial residual norm), ``L = Lip(f)``,
 ``L_∇ = Lip(∇f)`` on a ball around ``θ_0``, ``Λ_t = ∫_0^t λ_s ds``.
 
-Errata (``../shared/papers/notes_afzal2025_linearization.md``), implemented as pairs:
+Errata of the printed statements, implemented as pairs:
 
 * Thm 2's statement has ``‖f_{θ_t}(x*) − y*‖``; the proof gives ``r_0 = ‖y(0) − y*‖``
   (:func:`thm2_bound` vs :func:`thm2_bound_printed`);
@@ -71,7 +71,8 @@ def thm2_integral(strengths: ArrayLike, learning_rate: ArrayLike) -> Array:
 def thm2_bound(lip_f: ArrayLike, residual0: ArrayLike, integral: ArrayLike) -> Array:
     r"""Thm 2 (corrected): ``‖θ_t − θ_0‖ ≤ 2 Lip(f) ‖y(0) − y*‖ ∫_0^t e^{−(Λ_t − Λ_s)} ds``.
 
-    Rahimi Afzal et al. (2025), Thm 2, with the proof's ``‖y(0) − y*‖`` (notes' erratum).
+    Rahimi Afzal et al. (2025), Thm 2, with the proof's ``‖y(0) − y*‖`` (the statement's
+    ``‖f_θt(x*) − y*‖`` is an erratum).
     The proof uses only ``‖J_{θ_s}‖ ≤ Lip(f)`` along the path and ``‖y(s) − y*‖ ≤ r_0``;
     pass the path maxima where monotonicity (Thm 1) is not guaranteed.
     """
@@ -114,7 +115,7 @@ def thm3_bound(
     r"""Thm 3: ``‖f_{θ_t}(x*) − f̄_{θ̄_t}(x*)‖ ≤ b(t − (1 − e^{−λt})/λ)``.
 
     Rahimi Afzal et al. (2025), Thm 3 (constant ``λ``; an empirical check, since the proof
-    drops the linear model's proximal term, notes' caveat). Evaluated stably as
+    drops the linear model's proximal term). Evaluated stably as
     ``b·t·h(λt)`` with ``h(z) = 1 − (1 − e^{−z})/z``; at ``λ = 0`` it is the finite limit
     ``4 L² L_∇ r_0² t²``.
     """

@@ -8,7 +8,7 @@ mean loss (``c = 1/n``). The slides print ``σ = λ/2`` with the mean loss and `
 ``ỹ`` (no ``f_{θ_0}`` offset): :func:`ridge_from_proximal` takes the convention explicitly,
 :func:`ridge_from_proximal_printed` is the literal slide.
 
-Closed forms (summed loss, constant ``λ``; notes, "derived"): with ``r(t) = y(t) − y*``,
+Closed forms (summed loss, constant ``λ``; derived here, not printed): with ``r(t) = y(t) − y*``,
 
 .. math::
 
@@ -88,7 +88,7 @@ def _eigh(kernel: ArrayLike) -> tuple[Array, Array]:
 def residual_path(
     kernel: ArrayLike, residual0: ArrayLike, proximal: ArrayLike, times: ArrayLike
 ) -> Array:
-    r"""``r(t) = [I − 2K(2K + λI)^{−1}(I − e^{−(2K+λI)t})] r_0`` for each ``t`` (notes, KRR).
+    r"""``r(t) = [I − 2K(2K + λI)^{−1}(I − e^{−(2K+λI)t})] r_0`` for each ``t`` (derived).
 
     The residual ``f̄_{θ̄_t}(x*) − y*`` of the linearised model under the flow
     ``θ̇ = −∇R̃ − λ(θ − θ_0)`` (summed loss, constant ``λ``), eigenmode by eigenmode:
@@ -112,7 +112,7 @@ def residual_path(
 
 
 def weight_distance_limit(kernel: ArrayLike, targets: ArrayLike, ridge: ArrayLike) -> Array:
-    r"""``‖θ̄_∞ − θ_0‖ = (ỹᵀ(K + σI)^{−1}K(K + σI)^{−1}ỹ)^{1/2}`` (notes, KRR; decreasing in σ)."""
+    r"""``‖θ̄_∞ − θ_0‖ = (ỹᵀ(K + σI)^{−1}K(K + σI)^{−1}ỹ)^{1/2}`` (derived; decreasing in σ)."""
     evals, evecs = _eigh(kernel)
     coeff = evecs.T @ jnp.asarray(targets, evals.dtype)
     sigma = jnp.asarray(ridge, evals.dtype)
@@ -139,7 +139,7 @@ def thm5_bounds(kernel: ArrayLike, targets: ArrayLike, ridge: ArrayLike) -> Spec
     r"""Thm 5: ``(σ‖ỹ‖/(σ + λ_max))² ≤ R ≤ (σ‖ỹ‖/(σ + λ_min))²`` with ``R`` the KRR risk.
 
     Rahimi Afzal et al. (2025), Thm 5, read with the residual targets ``ỹ`` and the summed
-    risk (notes' erratum: the proof's ``1/n`` is dropped, ``y*`` means ``ỹ``).
+    risk (erratum: the proof's ``1/n`` is dropped, ``y*`` means ``ỹ``).
     """
     check_nonnegative("thm5_bounds", "ridge", ridge)
     evals, _ = _eigh(kernel)

@@ -1,0 +1,119 @@
+"""Planted bugs in the linearization claims' formulas change their outcome (contract v2).
+
+Each refuted printed statement declares the counterexample its mechanism predicts, so an
+error in the printed-side formula *in either direction* (×2, ×1/2) must leave the claim not
+as expected; so must "fixing" the printed formula (the claim would then hold). The same
+goes for the scale-free quantity of Thm 6 (η) and the corrected twins' formulas. Runs are
+shared through one cache where the planted formula is evaluated in the check only.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import ntsim.theory.linearization as lz
+from ntsim.claims import RunCache, get_claim, run_claims
+from ntsim.theory.linearization import _bounds
+
+CACHE = RunCache(maxsize=8)
+
+
+def _record(claim_id: str, *, cache=CACHE):
+    (record,) = run_claims([get_claim(claim_id)], scale="quick", seeds=(0,), cache=cache)
+    assert record.per_seed[0].error is None, record.per_seed[0].error
+    return record
+
+
+def _scaled(fn, factor):
+    def planted(*args, **kwargs):
+        out = fn(*args, **kwargs)
+        return out * factor
+
+    return planted
+
+
+def _scaled_bounds(fn, factor):
+    def planted(*args, **kwargs):
+        b = fn(*args, **kwargs)
+        return b._replace(lower=b.lower * factor, upper=b.upper * factor)
+
+    return planted
+
+
+@pytest.mark.parametrize(
+    ("claim_id", "name", "plant"),
+    [
+        ("linearization.thm2.bound_printed", "thm2_bound_printed", _scaled),
+        ("linearization.krr.reduction_printed", "ridge_from_proximal_printed", _scaled),
+        ("linearization.thm5.bounds_printed", "thm5_bounds_printed", _scaled_bounds),
+    ],
+)
+@pytest.mark.parametrize("factor", [2.0, 0.5])
+def test_printed_side_errors_in_either_direction_are_caught(monkeypatch, claim_id, name, plant,
+                                                            factor):  # fmt: skip
+    assert _record(claim_id).as_expected  # the unplanted claim matches its counterexample
+    monkeypatch.setattr(lz, name, plant(getattr(lz, name), factor))
+    record = _record(claim_id)
+    assert not record.as_expected, (record.verdict, record.per_seed[0].counterexample_found)
+
+
+@pytest.mark.parametrize("factor", [2.0, 0.5])
+def test_thm4_printed_threshold_errors_are_caught(monkeypatch, factor):
+    """The printed λ_o is evaluated inside the simulation: a fresh run per plant."""
+    monkeypatch.setattr(
+        _bounds, "thm4_lambda_o_printed", _scaled(_bounds.thm4_lambda_o_printed, factor)
+    )
+    record = _record("linearization.thm4.containment_printed", cache=RunCache())
+    assert record.verdict == "refuted" and not record.as_expected, record.per_seed[0]
+
+
+def test_fixing_a_printed_formula_makes_it_hold(monkeypatch):
+    """Thm 2 with ‖y(0) − y*‖ (the proof's) in place of ‖y(t) − y*‖: no refutation left."""
+    monkeypatch.setattr(
+        lz, "thm2_bound_printed", lambda lip, residual, integral: lz.thm2_bound(
+            lip, residual[:, :1], integral)
+    )  # fmt: skip
+    record = _record("linearization.thm2.bound_printed")
+    assert record.verdict == "holds" and not record.as_expected
+
+
+@pytest.mark.parametrize("factor", [2.0, 0.5])
+def test_thm6_eta_errors_in_either_direction_are_caught(monkeypatch, factor):
+    """η is scale-free; the tightness instance S = cK anchors it (λ_i((1 + c)K) = (1 + η)λ_i)."""
+    assert _record("linearization.thm6.eigen_stability").verdict == "holds"
+    monkeypatch.setattr(lz, "thm6_bounds", _eta_scaled(lz.thm6_bounds, factor))
+    record = _record("linearization.thm6.eigen_stability")
+    assert record.verdict == "refuted", record.per_seed[0].result.diagnostics
+
+
+def _eta_scaled(fn, factor):
+    def planted(kernel, extra):
+        b = fn(kernel, extra)
+        eta = b.eta * factor
+        return b._replace(lower=(1 - eta) * b.base, upper=(1 + eta) * b.base, eta=eta)
+
+    return planted
+
+
+@pytest.mark.parametrize(
+    ("claim_id", "name"),
+    [
+        ("linearization.thm2.bound_corrected", "thm2_bound"),
+        ("linearization.krr.reduction", "ridge_from_proximal"),
+    ],
+)
+def test_corrected_twins_catch_errors_in_their_formulas(monkeypatch, claim_id, name):
+    monkeypatch.setattr(lz, name, _scaled(getattr(lz, name), 0.5))
+    assert _record(claim_id).verdict == "refuted"
+
+
+@pytest.mark.slow
+def test_kappa_rank_correlation_sign_error_is_caught(monkeypatch):
+    """ρ is scale-free: a sign error in the rank correlation refutes the Thm 5 twin (ρ ≈ +0.5
+    becomes −0.5), whatever it does to the near-zero κ correlation."""
+    cache = RunCache()
+    assert _record("linearization.kappa.thm5_bound_orders_loss", cache=cache).verdict == "holds"
+    original = lz.loss_rank_correlations
+    monkeypatch.setattr(lz, "loss_rank_correlations", lambda run, p: -original(run, p))
+    record = _record("linearization.kappa.thm5_bound_orders_loss", cache=cache)
+    assert record.verdict == "refuted"
