@@ -11,11 +11,6 @@ register legacy claims (``ntsim.claims._base.Claim``), which the runner still ru
 from __future__ import annotations
 
 from ntsim._scales import SCALES
-from ntsim.claims import early_stopping as _early_stopping
-from ntsim.claims import linear_teachers as _linear_teachers
-from ntsim.claims import linearization as _linearization
-from ntsim.claims import overtraining as _overtraining
-from ntsim.claims import stability as _stability
 from ntsim.claims._contract import (
     KINDS,
     Claim,
@@ -50,6 +45,14 @@ from ntsim.claims._runner import (
     parse_seeds,
     run_claims,
 )
+
+# The topic packages come after the names above, so that a topic module can write
+# `from ntsim.claims import Claim, compare, ...` while this package is being initialised.
+from ntsim.claims import early_stopping as _early_stopping  # noqa: E402  isort: skip
+from ntsim.claims import linear_teachers as _linear_teachers  # noqa: E402  isort: skip
+from ntsim.claims import linearization as _linearization  # noqa: E402  isort: skip
+from ntsim.claims import overtraining as _overtraining  # noqa: E402  isort: skip
+from ntsim.claims import stability as _stability  # noqa: E402  isort: skip
 
 __all__ = [
     "KINDS",
