@@ -1,6 +1,6 @@
 """Fu et al. 2023, Sec 4.3 (Figs 5–9): leave-one-out stability of head tuning on synthetic data.
 
-Setting (notes §4.2; the paper leaves d, the loss, η, T, the init and ``i`` unspecified):
+Setting (ours where the paper leaves d, the loss, η, T, the init and ``i`` unspecified):
 linearly separable datasets from :func:`ntsim.core.separable_dataset` (slab half-width
 ``γ`` = ``margin``, ball radius ``B`` = ``radius``, slab centre at distance ``offset`` from
 the origin, so the bias matters), labels ``±1``, a linear head ``w = [v; b]`` on the
@@ -32,7 +32,7 @@ over concatenated cells (the varying thing is a traced parameter of one generato
 
 Reported: Spearman ρ of the per-dataset ‖Δ̂_T‖ against ``γ_S``, ``‖w_0 − ŵ_S‖`` and ``B``,
 and the log–log slopes of the mean ‖Δ̂_T‖ (GD and SVM) against ``n``. The paper's claims
-(notes, checks 17–20): decreasing in ``n`` and in ``γ``, increasing in ``‖w_0 − w_*‖`` and ``B``.
+(Sec 4.3): decreasing in ``n`` and in ``γ``, increasing in ``‖w_0 − w_*‖`` and ``B``.
 
 Run: ``ntsim run stability/synthetic_loo_stability [--scale full]`` or this file.
 """
@@ -59,7 +59,7 @@ from ntsim.theory.stability import (
 
 @dataclass(frozen=True)
 class Config:
-    """The paper gives n = 2,000 and 500 datasets; every other value is ours (notes §4.2)."""
+    """The paper gives n = 2,000 and 500 datasets; every other value is ours."""
 
     d: int = 10  # feature dimension
     num_points: int = 2000  # n of the main sweep
@@ -149,6 +149,16 @@ def _summary(part: dict) -> dict:
     return {k: v for k, v in part.items() if k.endswith(("_mean", "_se"))}
 
 
+def panel_setting(c: Config) -> st.SyntheticPanelSetting:
+    """The (γ, ‖w_0‖, B) panels of ``c`` as the theory setting the claims read."""
+    return st.SyntheticPanelSetting(
+        points=c.panel_points, datasets=c.panel_datasets, num_steps=c.num_steps,
+        num_records=c.num_records, dim=c.d, margins=c.margins, init_norms=c.init_norms,
+        radii=c.radii, base=(c.margin, c.radius, c.offset, 0.0), chunk=c.chunk_size,
+        implementation=c.implementation,
+    )  # fmt: skip
+
+
 def run(config: Config, key) -> dict:
     """The main sweep, the n panel, the (γ, ‖w_0 − ŵ_S‖, B) panels and the MHLoss panel."""
     c = config
@@ -164,27 +174,19 @@ def run(config: Config, key) -> dict:
     delta_mean, delta_se = mean_se(main["delta"])
     svm_mean, svm_se = mean_se(main["svm"])
 
-    # Figs 7–9: one program, cells concatenated (margin, init norm, radius varied)
-    cells = (
-        [(m, c.radius, c.offset, 0.0) for m in c.margins]
-        + [(c.margin, c.radius, c.offset, s) for s in c.init_norms]
-        + [(c.margin, r, c.offset, 0.0) for r in c.radii]
-    )  # fmt: skip
-    params = np.repeat(np.asarray(cells, np.float32), c.panel_datasets, axis=0)
-    panel = loo_sweep(jax.random.split(k_panel, len(params)), params, num_points=c.panel_points,
-                      dim=c.d, steps=steps, chunk_size=c.chunk_size,
-                      implementation=c.implementation)  # fmt: skip
-    parts, start = {}, 0
+    # Figs 7–9: one program, cells concatenated (margin, init norm, radius varied); the claims
+    # stability.fig7–fig9 read the same simulation with the same setting
+    panel = st.simulate_synthetic_panel(k_panel, panel_setting(c))._asdict()
+    parts = {}
     for name, count in (("margin", len(c.margins)), ("init", len(c.init_norms)),
                         ("radius", len(c.radii))):  # fmt: skip
-        rows = slice(start * c.panel_datasets, (start + count) * c.panel_datasets)
+        rows = panel["rows"][name]
         part = {k: v[rows] for k, v in panel.items() if isinstance(v, np.ndarray)}
         parts[name] = _panel(part, count, c.panel_datasets)
         parts[name]["final_delta"] = part["delta"][:, -1]
         parts[name]["svm_all"] = part["svm"]
         parts[name]["gamma_all"] = part["gamma"]
         parts[name]["w0_distance_all"] = part["w0_distance"]
-        start += count
     radius_all = np.repeat(np.asarray(c.radii), c.panel_datasets)
 
     # Fig 6: one program per n; the base configuration is already computed at n = num_points

@@ -44,28 +44,6 @@ MIN_INSTANCES = {
     "linear_teachers.fig2a.depth_helps": 100,
     "linear_teachers.fig2b.target_vs_source": 100,
     "linear_teachers.fig3.ordering": 200,
-    **{
-        f"stability.{name}": 200
-        for name in (
-            "thm2_2.certificate",
-            "thm2_2.bound_corrected",
-            "thm2_2.bound_printed",
-            "thm2_2.bound_printed_generic",
-            "thm2_2.bound_printed_radius",
-            "thm2_2.scaling_n",
-            "thm2_2.scaling_r",
-            "thm2_2.scaling_lipschitz",
-            "lemma_a1_1.quadratic",
-            "lemma_a1_2.quadratic",
-            "lemma_a1_2.logistic",
-            "lemma_a1_3.quadratic",
-            "lemma_a1_3.logistic",
-            "lemma_a5_1.quadratic",
-            "lemma_a5_1.logistic",
-            "lemma_a5_1.step_size",
-        )
-    },  # fmt: skip
-    "stability.tables.avg_consistent": 48,
     "overtraining.thm4_1.logistic_closed_form": 200,
     "overtraining.lemma_a5.expected_perturbed_loss": 200,
     "overtraining.prop4_3.increment": 200,
@@ -94,8 +72,6 @@ MIN_INSTANCES = {
             "sec6_2.ridge_sandwich_printed",
         )
     },  # 4 tables × 6 methods × (mean, std)
-    "stability.mmr.identity": 200,
-    "stability.mhloss.identity": 200,
 }
 
 
@@ -158,19 +134,6 @@ SLOW_QUICK_CLAIMS = {
     "linear_teachers.thm6_1.kernel_regime",
     "linear_teachers.thm6_1.risk_main_term",
     "overtraining.caveat.long_finetuning_erases",
-    "stability.a4_1.convexity",
-    "stability.cor2_5.lambda_svm_gap",
-    "stability.fig6.decreasing_in_n",  # one compiled sweep per n
-    "stability.cor2_5.unpenalized_bias",
-    "stability.cor3_1.heads_saturate",
-    "stability.cor3_1.mhloss_bound",
-    "stability.lemma_a2_3.bias_bound",
-    "stability.lemma_a2_4.margin_monotone",
-    "stability.lemma_a2_5.paper_setting",
-    "stability.soudry.direction_converges",
-    "stability.soudry.paper_svm_direction",
-    "stability.thm2_4.bound",
-    "stability.thm2_4.telescoping",
     # one pretraining run per budget (~50 s idle, shared by both claims)
     "overtraining.budget.progressive_sensitivity",
     "overtraining.budget.distance_grows_with_learning_rate",

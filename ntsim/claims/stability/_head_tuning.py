@@ -1,375 +1,400 @@
-"""Claims of Fu, So & Collier 2023 about head tuning (Sec 2.3, 3.2; App. A.2–A.4).
+"""Claims of Fu, So & Collier 2023 about head tuning (Sec 2.3, 3.2; App. A.2–A.4), contract v2.
 
-Every check runs in float64 (``with jax.enable_x64(True):``) on datasets from
-:func:`ntsim.core.separable_dataset`, vmapped over instances (chunked through
-:func:`ntsim.core.sweep` at full scale). SVMs come from :func:`ntsim.core.hard_margin_svm` /
-:func:`ntsim.core.soft_margin_svm` (interior point, KKT error ≤ 1e-9, asserted in every
-check that uses them). "Augmented SVM" is the hard-margin SVM of ``[x; −1]`` (bias
-penalised), the direction GD converges to; "paper SVM" is eq. (13), bias not penalised.
-GD: logistic loss, ``w_0 = 0`` (random ``N(0, I)`` heads for MHLoss), ``η = 1/β_F``,
-``S^i`` with the ``1/n`` normaliser (eq. (12)), ``i`` uniform.
+The simulations are :mod:`ntsim.theory.stability` functions (float64): the closed-form
+anchor of the leave-one-out metric (:func:`~ntsim.theory.stability.simulate_loo_anchor`),
+GD vs the two SVM directions (:func:`~ntsim.theory.stability.simulate_soudry_directions`),
+leave-one-out runs with the SVM quantities of Thm 2.4
+(:func:`~ntsim.theory.stability.simulate_loo_bound`) and MHLoss heads
+(:func:`~ntsim.theory.stability.simulate_multi_head`). "Augmented SVM" is the hard-margin SVM
+of ``[x; −1]`` (bias penalised), the direction GD converges to; "paper SVM" is eq. (13), bias
+not penalised. GD: logistic loss, ``w_0 = 0`` (random ``N(0, I)`` heads for MHLoss),
+``η = 1/β_F``, ``S^i`` with the ``1/n`` normaliser (eq. (12)).
+
+Every other head-tuning claim is a ratio, a rank correlation, a slope or a triangle
+inequality, all unchanged when the leave-one-out metric is scaled; the anchor claims hold the
+metric, as the synthetic suite computes it, against closed-form values.
 """
 
 from __future__ import annotations
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
-from ntsim._validation import check_choice
-from ntsim.claims._base import SCALES, Claim, ClaimResult, compare
-from ntsim.claims.stability._head_tuning_svm import CLAIMS as SVM_CLAIMS
-from ntsim.claims.stability._head_tuning_svm import (
-    PAPER,
-    ROUND_OFF,
-    SVM_SLACK,
-    certified,
-    map_instances,
-    setting,
+from ntsim.claims._contract import (
+    Claim,
+    Simulation,
+    ViolationFraction,
+    derived,
+    printed,
+    proof,
 )
-from ntsim.core import hard_margin_svm
+from ntsim.claims._decisions import AtLeast, AtMost, Tolerance, all_of, compare, estimate_in
+from ntsim.claims.stability._head_tuning_svm import CLAIMS as SVM_CLAIMS
+from ntsim.claims.stability._stats import bootstrap_ci, mean_ci
 from ntsim.theory import stability as ht
 
 __all__ = ["CLAIMS"]
 
-# Small-sample datasets (few support vectors, so the two SVMs can differ), far from the origin
-# (large optimal bias): (N, n, d, T) and (γ, B, offset).
-_SMALL = {"quick": (100, 12, 5, 10_000), "full": (500, 12, 5, 100_000)}
-_SMALL_SETTING = (0.2, 2.0, 1.5)
-# Leave-one-out runs: (N, n, d, T, record points, chunk).
-_LOO = {"quick": (40, 60, 4, 1_000, 7, 40), "full": (200, 2_000, 10, 10_000, 12, 25)}
-# MHLoss: (N, n, d, T, record points, head counts).
-_HEADS = (1, 5, 10, 20, 50, 100)
-_MH = {"quick": (20, 60, 4, 400, 4), "full": (200, 100, 5, 3_000, 5)}
-_DELTA = 0.1  # Cor 3.1 confidence: H > 2 + 8 ln 10 ≈ 20.4 admits H ∈ {50, 100}.
+PAPER = "Fu et al. 2023"
+_KKT_MAX = 1e-8
+# Quantities from SVM solves certified to a KKT residual ≤ 1e-8 carry ~1e-9 relative error.
+SVM_SLACK = Tolerance(
+    "round-off", 1e-7, "interior-point SVMs certified to KKT residual ≤ 1e-8 (measured ≤ 1e-9); "
+    "norms and directions of their solutions are accurate to ~1e-9, 1e-7 leaves 100x",
+)  # fmt: skip
+ROUND_OFF = Tolerance("round-off", 1e-12, "float64 arithmetic on O(1) values (~1e-15), 1000x")
 
 
-# ------------------------------------------------------- Soudry: GD → which SVM direction
+def _kkt(run) -> float:
+    worst = float(run.kkt)
+    if not worst <= _KKT_MAX:
+        raise RuntimeError(f"SVM solver did not converge: KKT error {worst:.1e} > {_KKT_MAX}.")
+    return worst
 
 
-def _small_instance(key, n, d, steps):
-    data = setting(key, n, d, _SMALL_SETTING)
-    aug = hard_margin_svm(data.x, data.y)
-    paper = hard_margin_svm(data.x, data.y, penalize_bias=False)
-    run = ht.head_tuning_gd(
-        data.x, data.y, jnp.zeros((1, d + 1)), learning_rate=ht.head_tuning_step_size(data.x),
-        record_steps=steps,
+# ------------------------------------------------------------------ the closed-form anchor
+
+ANCHOR = Simulation(
+    "stability.head_tuning.anchor", ht.simulate_loo_anchor,
+    {"quick": ht.LooAnchorSetting(num_steps=10_000, num_records=5),
+     "full": ht.LooAnchorSetting(num_steps=100_000, num_records=6)},
+    x64=True,
+)  # fmt: skip
+
+
+def check_anchor_svm(run: ht.LooAnchorRun):
+    """SVM-limit ``‖Δ̂‖`` per left-out point and its mean over ``i`` = the closed forms."""
+    kkt = _kkt(run)
+    closed = ht.loo_anchor_closed_form()
+    per_i = compare(run.svm_distance, closed["distance"], relation="equal", atol=1e-7,
+                    tolerance=SVM_SLACK)  # fmt: skip
+    mean = compare(run.svm_mean, closed["mean_distance"], relation="equal", atol=1e-7,
+                   tolerance=SVM_SLACK)  # fmt: skip
+    return all_of(
+        per_i, mean,
+        diagnostics={"measured ‖Δ̂‖ (i = 1, 2, 3)": np.asarray(run.svm_distance),
+                     "closed form": closed["distance"], "KKT": kkt},
+        notes="x = (1, −1, 2), y = (+1, −1, +1): the bias-penalised SVM is (1, 0) on S, "
+        "(2/3, 1/3) without x = 1, (1/2, −1/2) without x = −1 and (1, 0) without the "
+        "non-support x = 2, so ‖Δ̂‖ = √(2 − 4/√5), √(2 − √2), 0 and their mean over i.",
     )  # fmt: skip
-    w = run.weights[:, 0]
-    head_aug, head_paper = (
-        ht.svm_head(aug.weights, aug.bias),
-        ht.svm_head(paper.weights, paper.bias),
-    )
-    return (
-        aug,
-        paper,
-        {
-            "e_aug": ht.direction_error(w, head_aug),
-            "e_paper": ht.direction_error(w, head_paper),
-            "svm_gap": ht.direction_error(head_aug, head_paper),
-        },
-    )
 
 
-def _small_runs(key, scale):
-    count, n, d, num_steps = _SMALL[scale]
-    steps = ht.log_spaced_steps(num_steps, 6)
-    with jax.enable_x64(True):
-        aug, paper, out = map_instances(lambda k: _small_instance(k, n, d, steps), key, count)
-        kkt = certified(aug, paper)
-        out = {name: np.asarray(v) for name, v in out.items()}
-    return steps, out, kkt, (count, n, d)
-
-
-def check_direction_converges(key, scale: str) -> ClaimResult:
-    """mean_S e_aug(t), e_aug = ‖w_t/‖w_t‖ − ŵ_aug/‖ŵ_aug‖‖, is non-increasing along the t grid."""
-    check_choice("check_direction_converges", "scale", scale, SCALES)
-    steps, out, kkt, (count, n, d) = _small_runs(key, scale)
-    e = out["e_aug"]
-    mean = e.mean(0)
-    j = int(np.argmin(np.abs(np.log(steps) - np.log(steps[-1] / 100))))  # t ≈ T/100
-    late = np.asarray(steps) >= 3
-    c_fit = np.asarray(ht.fit_soudry_constant(e, steps))
-    ratio = e[:, -1] / e[:, j]
+def check_anchor_gd(run: ht.LooAnchorRun):
+    """|‖Δ̂_t‖ − ‖Δ̂‖_closed| ≤ e_S(t) + e_{S^i}(t), errors against the closed-form SVMs."""
+    closed = np.asarray(ht.loo_anchor_closed_form()["distance"])[:, None]
+    gap = np.abs(np.asarray(run.gd_distance) - closed)
     return compare(
-        mean[1:],
-        mean[:-1],
-        relation="upper_bound",
-        num_instances=count,
-        notes=f"{count} datasets, n = {n}, d = {d}, (γ, B, offset) = {_SMALL_SETTING}; mean "
-        f"e_aug(t) at t = {steps}: {np.round(mean, 4).tolist()}. Per dataset the decrease is "
-        f"not monotone (Soudry: w_t = ŵ log t + ρ(t), ρ bounded): e(T)/e(t = {steps[j]}) mean "
-        f"{ratio.mean():.3f}, max {ratio.max():.3f}, > 1 on {(ratio > 1).mean():.0%} "
-        f"(1/log t predicts {np.log(steps[j]) / np.log(steps[-1]):.3f}); fitted C = max_{{t≥3}} "
-        f"e(t)·log t/log log t: median {np.median(c_fit):.2f}, max {c_fit.max():.2f} over "
-        f"{late.sum()} grid points; SVM KKT ≤ {kkt:.1e}.",
-    )
+        gap, run.gd_error, relation="upper_bound", atol=1e-12, tolerance=ROUND_OFF,
+        num_instances=3,
+        diagnostics={"t": np.asarray(run.steps), "GD ‖Δ̂_t‖ (rows i)": np.asarray(run.gd_distance),
+                     "e_S + e_S^i": np.asarray(run.gd_error)},
+        notes="The closed-form side is absolute: a metric scaled by c ≠ 1 moves GD's ‖Δ̂_t‖ "
+        "by (c − 1)‖Δ̂_t‖ and the slack by (c − 1)(e_S + e_{S^i}), which is far smaller "
+        "once GD has converged (e ≈ 0.08 at t = 10⁴ for i = 1).",
+    )  # fmt: skip
 
 
-def check_paper_svm_direction(key, scale: str) -> ClaimResult:
-    """Refuted: GD would be at least as close to the paper's SVM (b unpenalised) as to the
-    augmented SVM at the last step, if it converged to the paper's SVM."""
-    check_choice("check_paper_svm_direction", "scale", scale, SCALES)
-    steps, out, kkt, (count, n, d) = _small_runs(key, scale)
-    e_aug, e_paper, gap = out["e_aug"][:, -1], out["e_paper"][:, -1], out["svm_gap"]
-    differ = gap > 1e-6
-    worse = e_paper > e_aug + SVM_SLACK
+# ---------------------------------------------------- Soudry: GD → which SVM direction
+
+SOUDRY = Simulation(
+    "stability.head_tuning.soudry", ht.simulate_soudry_directions,
+    {"quick": ht.SoudrySetting(datasets=60, num_steps=3_000, num_records=5),
+     "full": ht.SoudrySetting(datasets=500, num_steps=100_000, num_records=6)},
+    x64=True,
+)  # fmt: skip
+# The smallest mean drop of the direction error between the middle and the last recorded step
+# that we call convergence (direction-error units, chosen): Soudry's 1/log t rate predicts a
+# drop of ~0.2 between t ≈ √T and T at T = 10⁴ (measured 0.25 ± 0.03 at seed 0).
+_DROP = Tolerance(
+    "chosen",
+    0.01,
+    "smallest mean drop of e_aug(t) from t ≈ √T to T counted as convergence",
+    observed="0.254 ± 0.030 (95%) at T = 10⁴, 100 datasets, seed 0",
+)
+
+
+def check_direction_converges(run: ht.SoudryRun):
+    kkt = _kkt(run)
+    e = np.asarray(run.e_aug)
+    steps = np.asarray(run.steps)
+    j = int(np.argmin(np.abs(np.log(steps) - np.log(np.sqrt(steps[-1])))))
+    drop, ci = mean_ci(e[:, -1] - e[:, j])
+    return estimate_in(
+        float(drop), ci, AtMost(-_DROP.value), num_instances=e.shape[0], tolerance=_DROP,
+        diagnostics={"t": steps, "mean e_aug(t)": e.mean(0), "KKT": kkt},
+        notes=f"estimate = mean over datasets of e_aug(T) − e_aug(t = {steps[j]}), 95% normal CI.",
+    )  # fmt: skip
+
+
+def check_paper_svm_direction(run: ht.SoudryRun):
+    kkt = _kkt(run)
+    e_aug, e_paper, gap = (np.asarray(a) for a in (run.e_aug[:, -1], run.e_paper[:, -1],
+                                                    run.svm_gap))  # fmt: skip
     return compare(
-        e_paper,
-        e_aug,
-        relation="upper_bound",
-        atol=SVM_SLACK,
-        notes=f"{count} datasets, n = {n}, d = {d} (few support vectors, so the SVMs can "
-        f"differ), T = {steps[-1]}: the two SVM directions differ (> 1e-6) on "
-        f"{differ.mean():.0%} (gap median {np.median(gap[differ]):.3f}, max {gap.max():.3f}); "
-        f"GD is strictly closer to the augmented SVM on {worse.mean():.0%}: e_paper(T) mean "
-        f"{e_paper[differ].mean():.3f} vs e_aug(T) {e_aug[differ].mean():.3f} there. GD on "
-        f"wᵀ[x; −1] converges to the SVM with b penalised (Soudry et al. 2018), not eq. (13).",
-    )
+        e_paper, e_aug, relation="upper_bound", atol=SVM_SLACK.value, tolerance=SVM_SLACK,
+        diagnostics={"fraction with differing SVMs (gap > 1e-6)": float((gap > 1e-6).mean()),
+                     "median gap where they differ": float(np.median(gap[gap > 1e-6]))
+                     if (gap > 1e-6).any() else 0.0,
+                     "mean e_aug(T)": float(e_aug.mean()), "mean e_paper(T)": float(e_paper.mean()),
+                     "KKT": kkt},
+        notes="GD on wᵀ[x; −1] converges to the SVM with b penalised (Soudry et al. 2018), "
+        "not to eq. (13); where the two SVMs differ GD ends strictly closer to the augmented one.",
+    )  # fmt: skip
 
 
 # ------------------------------------------------------------------- Thm 2.4 (LOO runs)
 
-
-def _loo_instance(key, n, d, steps):
-    k_data, k_i = jax.random.split(key)
-    data = setting(k_data, n, d)
-    i = jax.random.randint(k_i, (), 0, n)
-    svm_s = hard_margin_svm(data.x, data.y)
-    svm_si = hard_margin_svm(data.x, data.y, sample_mask=jnp.arange(n) != i)
-    run = ht.loo_head_tuning(data.x, data.y, i, record_steps=steps, normalizer="n")
-    head_s, head_si = (
-        ht.svm_head(svm_s.weights, svm_s.bias),
-        ht.svm_head(svm_si.weights, svm_si.bias),
-    )
-    sides = ht.telescoping_sides(run.weights[:, 0], run.weights[:, 1], head_s, head_si)
-    max_alpha = jnp.maximum(jnp.max(svm_s.dual), jnp.max(svm_si.dual))
-    return (svm_s, svm_si), {
-        "lhs": sides.lhs,
-        "rhs": sides.rhs,
-        "e_sum": ht.direction_error(run.weights[:, 0], head_s)
-        + ht.direction_error(run.weights[:, 1], head_si),
-        "nu": ht.nu_lemma_a2_1(jnp.linalg.norm(head_s), jnp.linalg.norm(head_si)),
-        # Soft = hard margin (1/n on S and S^i) iff C = 1/(2λn) ≥ max α: the largest such λ.
-        "lam": 1.0 / (2.0 * n * max_alpha),
-        "gamma": 1.0 / jnp.linalg.norm(svm_s.weights),
-        "radius": jnp.max(jnp.linalg.norm(data.x, axis=1)),
-        "svm_gap": jnp.linalg.norm(head_si - head_s),
-    }
+LOO = Simulation(
+    "stability.head_tuning.loo_bound", ht.simulate_loo_bound,
+    {"quick": ht.LooBoundSetting(datasets=20, points=40, num_steps=1_000, chunk=20),
+     "full": ht.LooBoundSetting(datasets=200, points=2_000, dim=10, num_steps=10_000,
+                                num_records=12, chunk=25)},
+    x64=True,
+)  # fmt: skip
 
 
-def _loo_runs(key, scale):
-    count, n, d, num_steps, records, chunk = _LOO[scale]
-    steps = ht.log_spaced_steps(num_steps, records)
-    with jax.enable_x64(True):
-        svms, out = map_instances(lambda k: _loo_instance(k, n, d, steps), key, count, chunk)
-        kkt = certified(*svms)
-        out = {name: np.asarray(v) for name, v in out.items()}
-    return np.asarray(steps), out, kkt, (count, n, d)
-
-
-def check_telescoping(key, scale: str) -> ClaimResult:
-    """‖Δ̂_t‖ ≤ e_S(t) + e_{S^i}(t) + ‖ŵ_{S^i}/‖·‖ − ŵ_S/‖·‖‖ for every dataset and step."""
-    check_choice("check_telescoping", "scale", scale, SCALES)
-    steps, out, kkt, (count, n, d) = _loo_runs(key, scale)
-    lhs, rhs = out["lhs"], out["rhs"]
+def check_telescoping(run: ht.LooBoundRun):
+    kkt = _kkt(run)
     return compare(
-        lhs,
-        rhs,
-        relation="upper_bound",
-        atol=ROUND_OFF,
-        num_instances=count,
-        notes=f"{count} datasets × {steps.size} steps (t = {steps.tolist()}), n = {n}, d = {d}, "
-        f"augmented SVMs; exact triangle inequality; mean ‖Δ̂_t‖ "
-        f"{np.round(lhs.mean(0), 5).tolist()}, mean rhs {np.round(rhs.mean(0), 4).tolist()} "
-        f"(the rhs is dominated by e_S + e_{{S^i}}); SVM KKT ≤ {kkt:.1e}.",
-    )
+        run.lhs, run.rhs, relation="upper_bound", atol=ROUND_OFF.value, tolerance=ROUND_OFF,
+        num_instances=run.lhs.shape[0],
+        diagnostics={"t": np.asarray(run.steps), "mean ‖Δ̂_t‖": np.asarray(run.lhs).mean(0),
+                     "mean rhs": np.asarray(run.rhs).mean(0), "KKT": kkt},
+        notes="An exact triangle inequality: it cannot fail for any four non-zero vectors.",
+    )  # fmt: skip
 
 
-def check_thm2_4_bound(key, scale: str) -> ClaimResult:
-    """mean_S ‖Δ̂_t‖ ≤ C log log t/log t + mean_S ν·max{…} (eq. (6)), C fitted on held-out S."""
-    check_choice("check_thm2_4_bound", "scale", scale, SCALES)
-    steps, out, kkt, (count, n, d) = _loo_runs(key, scale)
+def check_thm2_4_bound(run: ht.LooBoundRun):
+    kkt = _kkt(run)
+    steps = np.asarray(run.steps)
+    count = run.lhs.shape[0]
     half = count // 2
     usable = steps >= 3
-    c_fit = np.quantile(np.asarray(ht.fit_soudry_constant(out["e_sum"][:half], steps)), 0.95)
+    c_fit = np.quantile(np.asarray(ht.fit_soudry_constant(run.e_sum[:half], steps)), 0.95)
     test = slice(half, None)
-    svm_term = out["nu"][test] * np.asarray(
-        ht.lemma_a2_5_bound(n, out["lam"][test], out["radius"][test], out["gamma"][test])
-    )
-    measured = out["lhs"][test][:, usable].mean(0)
+    svm_term = np.asarray(run.nu[test]) * np.asarray(ht.lemma_a2_5_bound(
+        run.points, run.lam[test], run.radius[test], run.gamma[test]))  # fmt: skip
+    measured = np.asarray(run.lhs[test][:, usable]).mean(0)
     reference = c_fit * np.asarray(ht.soudry_rate(steps[usable])) + svm_term.mean()
-    rigorous = out["nu"][test] * np.asarray(
-        ht.cor2_5_gap_corrected(np.sqrt(out["radius"][test] ** 2 + 1), out["lam"][test], n)
-    )
     return compare(
-        measured,
-        reference,
-        relation="upper_bound",
-        num_instances=count - half,
-        notes=f"{half} calibration + {count - half} test datasets, n = {n}, d = {d}; C = 95% "
-        f"quantile of max_t (e_S + e_{{S^i}})·log t/log log t = {c_fit:.3f}; λ = largest with "
-        f"soft = hard margin (median {np.median(out['lam']):.2e}); ν = 2/max‖ŵ‖, γ_S = 1/‖v̂_S‖ "
-        f"(augmented SVM), B = max‖x_i‖. Mean ‖Δ̂_t‖ {np.round(measured, 5).tolist()} vs rhs "
-        f"{np.round(reference, 3).tolist()}: the SVM term ν·max{{…}} alone is "
-        f"{svm_term.mean():.3g} (rigorous ν·L/(2λn): {rigorous.mean():.3g}) while the measured "
-        f"ν-free gap ‖ŵ_{{S^i}} − ŵ_S‖ averages {out['svm_gap'][test].mean():.2e}: the bound "
-        f"holds but is vacuous (‖Δ̂‖ ≤ 2 always).",
-    )
+        measured, reference, relation="upper_bound", num_instances=count - half,
+        diagnostics={"C (95% quantile, calibration half)": float(c_fit),
+                     "SVM term ν·max{…}": float(svm_term.mean()),
+                     "mean ‖ŵ_S^i − ŵ_S‖": float(np.asarray(run.svm_gap[test]).mean()),
+                     "KKT": kkt},
+        notes="C fitted on half the datasets, checked on the other half; the SVM term alone "
+        "exceeds 2 ≥ ‖Δ̂‖, so the bound cannot fail here (vacuous).",
+    )  # fmt: skip
 
 
 # ------------------------------------------------------------------- Cor 3.1 and A.4.1
 
-
-def _mh_instance(key, n, d, steps):
-    k_data, k_heads = jax.random.split(key)
-    data = setting(k_data, n, d)
-    svm = hard_margin_svm(data.x, data.y)
-    head = ht.svm_head(svm.weights, svm.bias)
-    run = ht.head_tuning_gd(
-        data.x, data.y, ht.multi_head_init(k_heads, max(_HEADS), d),
-        learning_rate=ht.head_tuning_step_size(data.x), record_steps=steps,
-    )  # fmt: skip
-    w = run.weights  # (R, H, p)
-    e_h = ht.direction_error(w, head)
-
-    def per_h(h):
-        conv = ht.a4_1_convexity_sides(w[:, :h], head)
-        return {
-            "e_bar": ht.direction_error(jnp.mean(w[:, :h], axis=1), head),
-            "xi": ht.head_xi(w[:, :h], head),
-            "e_max": jnp.max(e_h[:, :h], axis=1),
-            "conv_lhs": conv.lhs,
-            "conv_rhs": conv.rhs,
-        }
-
-    per = [per_h(h) for h in _HEADS]  # static head counts: one slice each
-    return svm, {k: jnp.stack([p[k] for p in per], axis=-1) for k in per[0]}  # (R, len(H))
+HEADS = Simulation(
+    "stability.head_tuning.multi_head", ht.simulate_multi_head,
+    {"quick": ht.MultiHeadSetting(datasets=20, num_steps=400, num_records=4),
+     "full": ht.MultiHeadSetting(datasets=200, points=100, dim=5, num_steps=3_000,
+                                 num_records=5)},
+    x64=True,
+)  # fmt: skip
+_DELTA = 0.1  # Cor 3.1 confidence: H > 2 + 8 ln 10 ≈ 20.4 admits H ∈ {50, 100}.
 
 
-def _mh_runs(key, scale):
-    count, n, d, num_steps, records = _MH[scale]
-    steps = np.asarray(ht.log_spaced_steps(num_steps, records))
-    with jax.enable_x64(True):
-        svm, out = map_instances(lambda k: _mh_instance(k, n, d, tuple(steps)), key, count, 25)
-        kkt = certified(svm)
-        out = {name: np.asarray(v) for name, v in out.items()}
-    return steps, out, kkt, (count, n, d)
-
-
-def check_mhloss_bound(key, scale: str) -> ClaimResult:
-    """Refuted: Cor 3.1 (appendix form, C ξ log log t/log t := ξ·max_h e_h(t)) predicts
-    e_w̄(t) ≤ √((2 + 8 ln(1/δ))/H)·ξ·max_h e_h(t) on ≥ 1 − δ of the datasets."""
-    check_choice("check_mhloss_bound", "scale", scale, SCALES)
-    steps, out, kkt, (count, n, d) = _mh_runs(key, scale)
-    admissible = [j for j, h in enumerate(_HEADS) if h > 2 + 8 * np.log(1 / _DELTA)]
+def check_mhloss_bound(run: ht.MultiHeadRun):
+    kkt = _kkt(run)
+    heads = run.heads
+    steps = np.asarray(run.steps)
     usable = steps >= 3
+    admissible = [j for j, h in enumerate(heads) if h > 2 + 8 * np.log(1 / _DELTA)]
     fractions = []
     for j in admissible:
-        factor = float(ht.cor3_1_factor(_HEADS[j], _DELTA))
-        rhs = factor * out["xi"][:, usable, j] * out["e_max"][:, usable, j]
-        fractions.append((out["e_bar"][:, usable, j] > rhs).mean(0))
+        factor = float(ht.cor3_1_factor(heads[j], _DELTA))
+        rhs = factor * np.asarray(run.xi[:, usable, j]) * np.asarray(run.e_max[:, usable, j])
+        fractions.append((np.asarray(run.e_bar[:, usable, j]) > rhs).mean(0))
     fractions = np.stack(fractions)  # (admissible H, t)
     return compare(
-        fractions,
-        _DELTA,
-        relation="upper_bound",
-        num_instances=count,
-        notes=f"{count} datasets, n = {n}, d = {d}, heads N(0, I), δ = {_DELTA}, H ∈ "
-        f"{[_HEADS[j] for j in admissible]}, t = {steps[usable].tolist()}; violation fraction "
-        f"(rows H, cols t) {np.round(fractions, 2).tolist()} vs δ. Once ‖w_h(t)‖ ≫ ‖w_h(0)‖ the "
-        f"heads share one direction (ξ → 1, e_w̄ = e_h), so averaging cannot gain the factor "
-        f"√((2 + 8 ln 10)/H); SVM KKT ≤ {kkt:.1e}.",
-    )
+        fractions, _DELTA, relation="upper_bound", num_instances=run.e_bar.shape[0],
+        diagnostics={"H": [heads[j] for j in admissible], "t": steps[usable],
+                     "violation fraction (rows H, cols t)": fractions, "KKT": kkt},
+        notes="Once ‖w_h(t)‖ ≫ ‖w_h(0)‖ the heads share one direction (ξ → 1, e_w̄ = e_h), "
+        "so averaging cannot gain the factor √((2 + 8 ln 10)/H) < 1.",
+    )  # fmt: skip
 
 
-def check_heads_saturate(key, scale: str) -> ClaimResult:
-    """Corrected: at the last step e_w̄,H(T) ≥ 0.95·e_w̄,1(T) for every H (no 1/√H gain)."""
-    check_choice("check_heads_saturate", "scale", scale, SCALES)
-    steps, out, kkt, (count, n, d) = _mh_runs(key, scale)
-    mean = out["e_bar"].mean(0)  # (t, H)
-    slope_first = np.polyfit(np.log(_HEADS), np.log(mean[0]), 1)[0]
-    slope_last = np.polyfit(np.log(_HEADS), np.log(mean[-1]), 1)[0]
-    ratio = mean[-1] / mean[-1, 0]
+_SATURATE = Tolerance(
+    "chosen",
+    0.95,
+    "e_w̄,H(T)/e_w̄,1(T) ≥ 0.95: 'no better than one head' "
+    "up to 5%; Cor 3.1's √((2 + 8 ln 10)/H) would give 0.45 at H = 100",
+    observed="ratio 1.000 (to 4 digits) at T = 400, 20 datasets, seed 0",
+)
+
+
+def check_heads_saturate(run: ht.MultiHeadRun):
+    e_bar = np.asarray(run.e_bar[:, -1, :])  # (N, len(heads))
+    ratio, ci = bootstrap_ci(lambda idx: e_bar[idx, -1].mean() / e_bar[idx, 0].mean(),
+                             e_bar.shape[0])  # fmt: skip
+    heads = run.heads
+    return estimate_in(
+        ratio, ci, AtLeast(_SATURATE.value), num_instances=e_bar.shape[0], tolerance=_SATURATE,
+        diagnostics={"H": heads, "mean e_w̄(T)": e_bar.mean(0),
+                     "mean e_w̄(t_1)": np.asarray(run.e_bar[:, 0, :]).mean(0)},
+        notes=f"estimate = mean e_w̄,H(T)/mean e_w̄,1(T) at H = {heads[-1]}, 95% bootstrap CI "
+        "over datasets.",
+    )  # fmt: skip
+
+
+def check_a4_1_convexity(run: ht.MultiHeadRun):
+    lhs, rhs = np.asarray(run.conv_lhs), np.asarray(run.conv_rhs)
     return compare(
-        ratio,
-        0.95,
-        relation="lower_bound",
-        num_instances=count,
-        notes=f"{count} datasets, n = {n}, d = {d}, H ∈ {list(_HEADS)}, t = {steps.tolist()}; "
-        f"mean e_w̄ (rows t, cols H) {np.round(mean, 4).tolist()}; log-log slope in H at "
-        f"t = {steps[0]}: {slope_first:.2f}, at t = {steps[-1]}: {slope_last:.3f} (Cor 3.1 "
-        f"predicts −0.5). Averaging helps only while the random inits matter; then e_w̄ "
-        f"saturates at the single-head error, as the notes predict.",
-    )
-
-
-def check_a4_1_convexity(key, scale: str) -> ClaimResult:
-    """‖mean_h w_h/‖w_h‖ − ŵ/‖ŵ‖‖ ≤ mean_h ‖w_h/‖w_h‖ − ŵ/‖ŵ‖‖ for every H, t, dataset."""
-    check_choice("check_a4_1_convexity", "scale", scale, SCALES)
-    steps, out, kkt, (count, n, d) = _mh_runs(key, scale)
-    lhs, rhs = out["conv_lhs"], out["conv_rhs"]
-    return compare(
-        lhs,
-        rhs,
-        relation="upper_bound",
-        atol=ROUND_OFF,
-        num_instances=count,
-        notes=f"{count} datasets × H ∈ {list(_HEADS)} × t = {steps.tolist()}; A.4.1 claims "
-        f"E[w(t)/‖w(t)‖] = ŵ/‖ŵ‖, but the H = 100 head average stays at "
-        f"{lhs[:, -1, -1].mean():.4f} from ŵ at t = {steps[-1]} (single head "
-        f"{rhs[:, -1, 0].mean():.4f}): it does not → 0 with H (common data-dependent residual).",
-    )
+        lhs, rhs, relation="upper_bound", atol=ROUND_OFF.value, tolerance=ROUND_OFF,
+        num_instances=lhs.shape[0],
+        diagnostics={"mean lhs at T (per H)": lhs[:, -1].mean(0),
+                     "mean rhs at T (per H)": rhs[:, -1].mean(0)},
+        notes="Jensen's inequality for the norm: cannot fail. The H = 100 average stays as far "
+        "from ŵ as one head at T (it does not → 0 with H), contrary to Lemma A.4.1's "
+        "E[w(t)/‖w(t)‖] = ŵ/‖ŵ‖.",
+    )  # fmt: skip
 
 
 CLAIMS: tuple[Claim, ...] = (
     Claim(
+        id="stability.anchor.svm_loo_distance",
+        paper=f"{PAPER}, Def. 2.3 and Thm 2.4 (the SVM term ‖ŵ_{{S^i}}/‖ŵ_{{S^i}}‖ − ŵ_S/‖ŵ_S‖‖)",
+        statement="on x = (1, −1, 2), y = (+1, −1, +1) the SVM-limit leave-one-out distance "
+        "equals √(2 − 4/√5), √(2 − √2), 0 for i = 1, 2, 3 (mean over i: their average)",
+        kind="identity",
+        reading=proof(
+            "the normalised distance between the max-margin classifiers of S and S^i "
+            "(Def. 2.3, proof of Thm 2.4), computed by hand for a 3-point dataset"
+        ),
+        uses=ANCHOR,
+        check=check_anchor_svm,
+        min_instances=3,
+        experiment="stability/synthetic_loo_stability",
+    ),
+    Claim(
+        id="stability.anchor.gd_loo_distance",
+        paper=f"{PAPER}, Def. 2.3, Thm 2.4 (proof, first two lines)",
+        statement="on the anchor dataset, GD's ‖Δ̂_t‖ lies within e_S(t) + e_{S^i}(t) of the "
+        "closed-form SVM distance (errors against the closed-form SVM directions)",
+        kind="bound",
+        reading=proof(
+            "‖Δ̂_t‖ ≤ e_S + e_{S^i} + ‖ŵ_{S^i}/‖·‖ − ŵ_S/‖·‖‖ and its reverse, with "
+            "the SVM directions in closed form"
+        ),
+        uses=ANCHOR,
+        check=check_anchor_gd,
+        min_instances=3,
+    ),
+    Claim(
         id="stability.soudry.direction_converges",
         paper=f"{PAPER}, Sec 2.3 / Soudry et al. 2018, Thm 3",
         statement="GD (logistic, η = 1/β_F, w_0 = 0) on wᵀ[x; −1] approaches the augmented "
-        "hard-margin SVM direction (b penalised): mean_S e(t) non-increasing in t",
+        "hard-margin SVM direction (b penalised): mean e_aug falls by ≥ 0.01 from t ≈ √T to T",
+        kind="trend",
+        reading=printed(
+            "“when training a linear classifier with gradient descent, it tends to "
+            "be a maximal margin classifier” (Sec 2.3)"
+        ),
+        uses=SOUDRY,
         check=check_direction_converges,
+        min_instances=50,
+        slow_at_quick=True,  # SVM solves inside vmapped GD: 115–160 s on the loaded cores
     ),
     Claim(
         id="stability.soudry.paper_svm_direction",
         paper=f"{PAPER}, Sec 2.3, Lemma A.2.3 eq. (13)",
-        statement="GD converges in direction to the paper's SVM (b not penalised), so at large T "
-        "it is no farther from it than from the augmented SVM",
+        statement="GD converges in direction to the paper's SVM (b not penalised), so at large "
+        "T it is no farther from it than from the augmented SVM",
+        kind="bound",
+        reading=proof(
+            "Thm 2.4's proof takes GD's direction limit to be the SVM ŵ_S of eq. (13), "
+            "whose bias is not penalised"
+        ),
+        uses=SOUDRY,
         check=check_paper_svm_direction,
         expect="refuted",
+        twin="stability.soudry.direction_converges",
+        counterexample=ViolationFraction(between=(0.1, 0.9), min_violation=0.05),
+        min_instances=50,
+        slow_at_quick=True,  # SVM solves inside vmapped GD: 115–160 s on the loaded cores
     ),
     Claim(
         id="stability.thm2_4.telescoping",
         paper=f"{PAPER}, Thm 2.4, App. A.2 (proof, lines 1–2)",
-        statement="‖Δ̂_t‖ ≤ e_S(t) + e_{S^i}(t) + ‖ŵ_{S^i}/‖ŵ_{S^i}‖ − ŵ_S/‖ŵ_S‖‖ for all S, i, t",
+        statement="‖Δ̂_t‖ ≤ e_S(t) + e_{S^i}(t) + ‖ŵ_{S^i}/‖ŵ_{S^i}‖ − ŵ_S/‖ŵ_S‖‖ for all S, i, "
+        "t (the triangle inequality: a sanity check of the runs, cannot fail)",
+        kind="sanity",
+        reading=proof("the telescoping step of the proof of Thm 2.4"),
+        uses=LOO,
         check=check_telescoping,
+        min_instances=20,
+        slow_at_quick=True,  # SVM solves inside vmapped GD: 115–160 s on the loaded cores
     ),
     Claim(
         id="stability.thm2_4.bound",
         paper=f"{PAPER}, Thm 2.4, eq. (6)",
         statement="mean ‖Δ̂_t‖ ≤ C log log t/log t + ν max{…} with C fitted on held-out "
-        "datasets, λ with soft = hard margin, ν = 2/max‖ŵ‖ (holds; vacuous)",
+        "datasets, λ with soft = hard margin, ν = 2/max‖ŵ‖ (a sanity check: the SVM term "
+        "alone exceeds 2 ≥ ‖Δ̂‖, so it cannot fail)",
+        kind="sanity",
+        reading=printed(
+            "“for some constants C, λ, ν, the normalized leave-one-out model "
+            "stability is upper bounded as” eq. (6)"
+        ),
+        uses=LOO,
         check=check_thm2_4_bound,
+        min_instances=10,
+        slow_at_quick=True,  # SVM solves inside vmapped GD: 115–160 s on the loaded cores
     ),
     Claim(
         id="stability.cor3_1.mhloss_bound",
         paper=f"{PAPER}, Cor 3.1, eq. (11) (appendix form)",
-        statement="with H > 2 + 8 ln(1/δ) heads, e_w̄(t) ≤ √((2 + 8 ln(1/δ))/H)·ξ·max_h e_h(t) "
-        "on ≥ 1 − δ of the datasets",
+        statement="(derived: C ξ log log t/log t instantiated at its smallest admissible value "
+        "ξ·max_h e_h(t)) with H > 2 + 8 ln(1/δ) heads, e_w̄(t) ≤ √((2 + 8 ln(1/δ))/H)·ξ·max_h "
+        "e_h(t) on ≥ 1 − δ of the datasets",
+        kind="bound",
+        reading=derived(
+            "Cor 3.1 leaves C unspecified; the project sets C log log t/log t to "
+            "max_h e_h(t), the smallest value for which Thm 2.4's first term holds "
+            "for every head, so a refutation refutes this instantiation, not the "
+            "existence of some C"
+        ),
+        uses=HEADS,
         check=check_mhloss_bound,
         expect="refuted",
+        twin="stability.cor3_1.heads_saturate",
+        # For every admissible H the factor √((2 + 8 ln(1/δ))/H) is < 1, so once the heads
+        # share one direction (‖w_h(t)‖ ≈ log t/γ ≫ ‖w_h(0)‖ ≈ √(d + 1), from t ≈ 50 on) every
+        # admissible H violates on every dataset (fraction 1, violation 1 − δ); at the first
+        # usable record (t = 7) the random inits still average out and none does. So more
+        # than half and less than all of the (H, t) cells: 2/3 at quick, 3/4 at full scale.
+        counterexample=ViolationFraction(between=(0.5, 0.9), min_violation=0.5),
+        min_instances=20,
     ),
     Claim(
         id="stability.cor3_1.heads_saturate",
-        paper=f"{PAPER}, Cor 3.1 / Sec 4.3.1 (corrected reading)",
+        paper=f"{PAPER}, Cor 3.1 / Sec 4.3.1",
         statement="at large t the MHLoss average is no better than one head: "
-        "e_w̄,H(T) ≥ 0.95·e_w̄,1(T) for all H ≤ 100 (saturation, not 1/√H)",
+        "e_w̄,100(T)/e_w̄,1(T) ≥ 0.95 (saturation, not 1/√H)",
+        kind="ordering",
+        reading=derived(
+            "the corrected reading of Cor 3.1: once the heads share the GD "
+            "direction, averaging them gains nothing"
+        ),
+        uses=HEADS,
         check=check_heads_saturate,
+        min_instances=20,
     ),
     Claim(
         id="stability.a4_1.convexity",
-        paper=f"{PAPER}, Lemma A.4.1 (check 25)",
-        statement="‖mean_h w_h/‖w_h‖ − ŵ/‖ŵ‖‖ ≤ mean_h ‖w_h/‖w_h‖ − ŵ/‖ŵ‖‖",
+        paper=f"{PAPER}, Lemma A.4.1",
+        statement="‖mean_h w_h/‖w_h‖ − ŵ/‖ŵ‖‖ ≤ mean_h ‖w_h/‖w_h‖ − ŵ/‖ŵ‖‖ (Jensen: a "
+        "sanity check, cannot fail)",
+        kind="sanity",
+        reading=proof("the averaging step behind Lemma A.4.1 and Cor 3.1"),
+        uses=HEADS,
         check=check_a4_1_convexity,
+        min_instances=20,
     ),
 ) + SVM_CLAIMS

@@ -1,35 +1,32 @@
-r"""Learning-rate condition of head tuning and MMR's effect on the margin (Fu et al. 2023).
+r"""The step-size condition of head tuning and MMR's effect on the margin (Fu et al. 2023), v2.
 
-* ``stability.lr.descent_below_two_over_beta`` (notes check 22, second half) — full-batch GD
-  on the mean logistic loss of the augmented features ``x̃ = [x; −1]`` is ``β_F``-smooth
-  with ``β_F = σ_max²(X̃)/(4n)`` (:func:`ntsim.theory.stability.head_tuning_step_size`), so
-  the descent lemma ``L(w − ηg) ≤ L(w) − η(1 − ηβ_F/2)‖g‖²`` makes the loss non-increasing
-  at *every* step for ``η < 2/β_F``; checked at ``η = 1/β_F`` and ``1.9/β_F``.
-* ``stability.lr.nonmonotone_above_two_over_beta`` (check 22, first half, as the notes read
-  Fig 3) — ``η > 2/β_F`` ⇒ the loss is non-monotone. ``2/β_F`` is sufficient for descent, not
-  necessary: the logistic curvature ``ℓ''(u) ≤ 1/4`` is attained only at ``u = 0`` (the
-  start ``w = 0``), and the first step's gradient need not lie along the top eigenvector of
-  ``X̃ᵀX̃``. The measured fraction of monotone runs decides the claim.
-* ``stability.lr.variability_grows_above_two_over_beta`` (check 22, "higher ‖Δ̂‖
-  variability") — the spread over datasets (std) of the leave-one-out distance ``‖Δ̂_t‖``
-  after a fixed number of steps is larger at ``η > 2/β_F`` than at ``η = 1/β_F``; checked by
-  a bootstrap over datasets of the std ratio.
-* ``stability.mmr.increases_margin`` (check 26, second half) — minimising eq. (8),
-  ``R = 1/(1 + ‖μ₊ − μ₋‖)``, over a trainable linear encoder ``E(x) = W x`` should enlarge the
-  SVM margin ``γ_S`` of the encoded data. ``R`` falls by inflating ``W`` alone, which
-  inflates ``γ_S`` too, so ``W`` is kept on the sphere ``‖W‖_F = ‖W_0‖_F`` (projected GD)
-  and the margin is the bias-free hard-margin SVM's ``γ_S`` (exactly scale-covariant).
+Thm 2.4 assumes ``η < 2β⁻¹σ_max⁻¹(X̃)``; Sec 4.2.4 (Fig 3) says only that "as the learning
+rate η decreases, the model achieves better stability". For the *mean* logistic loss of the
+augmented features the smoothness is ``β_F = σ_max²(X̃)/(4n)``
+(:func:`ntsim.theory.stability.head_tuning_step_size`), and ``η < 2/β_F`` is the descent
+lemma's (and Soudry et al.'s) condition — the project's reading of the printed condition, in
+which ``σ_max⁻¹`` becomes ``σ_max⁻²`` and ``β = 1/4``. The claims below about what happens
+*above* ``2/β_F`` are therefore the project's (derived) readings, not the paper's statements.
+
+The runs are :func:`ntsim.theory.stability.simulate_step_sizes` (GD from 0 at
+``η·β_F ∈ {1, 1.9, 2.5, 4, 8}``) and :func:`ntsim.theory.stability.simulate_mmr_margin`.
 """
 
 from __future__ import annotations
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
-from ntsim._validation import check_choice
-from ntsim.claims._base import SCALES, Claim, ClaimResult, combine_results, compare
-from ntsim.core import hard_margin_svm, max_margin_regularizer, separable_dataset
+from ntsim.claims._contract import Claim, EstimateIn, Simulation, derived, printed, proof
+from ntsim.claims._decisions import (
+    AtLeast,
+    AtMost,
+    Interval,
+    Tolerance,
+    all_of,
+    compare,
+    estimate_in,
+)
+from ntsim.claims.stability._stats import Z95, bootstrap_ci, mean_ci
 from ntsim.theory import stability as st
 
 __all__ = ["CLAIMS"]
@@ -37,206 +34,251 @@ __all__ = ["CLAIMS"]
 _PAPER = "Fu et al. 2023"
 _EXPERIMENT = "stability/synthetic_loo_stability"
 
-# (datasets, points, dim, steps)
-_LR = {"quick": (200, 60, 5, 100), "full": (500, 500, 10, 1000)}
-_DESCENT_FACTORS = (1.0, 1.9)  # η·β_F below 2
-_ABOVE_FACTORS = (2.5, 4.0, 8.0)  # η·β_F above 2
-# (instances, points, dim, GD steps on R, step size)
-_MMR = {"quick": (200, 60, 6, 100, 0.5), "full": (500, 200, 10, 300, 0.5)}
-_Z = 3.0
-_BOOTSTRAP = 2000
+STEP_SIZES = Simulation(
+    "stability.head_tuning.step_sizes", st.simulate_step_sizes,
+    {"quick": st.StepSizeSetting(datasets=400, points=60, dim=5, num_steps=100),
+     "full": st.StepSizeSetting(datasets=500, points=500, dim=10, num_steps=1000)},
+    x64=True,
+)  # fmt: skip
+MMR = Simulation(
+    "stability.mmr.encoder", st.simulate_mmr_margin,
+    {"quick": st.MMRSetting(datasets=200, points=60, dim=6, num_steps=100),
+     "full": st.MMRSetting(datasets=500, points=200, dim=10, num_steps=300)},
+    x64=True,
+    key_name="stability.mmr.increases_margin",
+)  # fmt: skip
+
+ROUND_OFF = Tolerance(
+    "round-off",
+    1e-12,
+    "relative to the initial loss log 2: float64 sums of n O(1) terms, ~1e-15, 1000x",
+)
 
 
-def _dataset(key, points, dim):
-    data = separable_dataset(key, points, dim, margin=0.1, radius=1.0, offset=0.2)
-    return data.x, data.y
+def _below(run: st.StepSizeRun):
+    return [j for j, f in enumerate(run.factors) if f < 2]
 
 
-def _loss_paths(key, points: int, dim: int, steps: int, factors) -> np.ndarray:
-    """Mean logistic loss at steps ``0..steps`` per ``η = factor/β_F``: ``(N, F, steps + 1)``."""
-
-    def one(k):
-        x, y = _dataset(k, points, dim)
-        eta = st.head_tuning_step_size(x)
-        run = jax.vmap(
-            lambda f: st.head_tuning_gd(x, y, jnp.zeros((1, dim + 1)), learning_rate=f * eta,
-                                        record_steps=tuple(range(steps + 1))).loss[:, 0]
-        )(jnp.asarray(factors, x.dtype))  # fmt: skip
-        return run
-
-    with jax.enable_x64(True):
-        return np.asarray(jax.jit(jax.vmap(one))(key))
+def _above(run: st.StepSizeRun):
+    return [j for j, f in enumerate(run.factors) if f > 2]
 
 
-def check_descent_below_two_over_beta(key, scale: str) -> ClaimResult:
-    """Every step decreases the loss for ``η ∈ {1, 1.9}/β_F`` (descent lemma, η < 2/β_F)."""
-    check_choice("check_descent_below_two_over_beta", "scale", scale, SCALES)
-    count, points, dim, steps = _LR[scale]
-    losses = _loss_paths(jax.random.split(key, count), points, dim, steps, _DESCENT_FACTORS)
-    increase = np.max(np.diff(losses, axis=-1), axis=-1)  # (N, F): worst step per run
-    slack = 1e-12 * np.max(losses[..., 0])  # float64 round-off of an O(1) mean loss
+def check_descent_below_two_over_beta(run: st.StepSizeRun):
+    loss = np.asarray(run.loss)[:, _below(run)]
+    increase = np.max(np.diff(loss, axis=-1), axis=-1)  # (N, F): worst step per run
+    slack = ROUND_OFF.value * float(np.max(loss[..., 0]))
     return compare(
-        increase,
-        0.0,
-        relation="upper_bound",
-        atol=slack,
-        num_instances=count,
-        notes=f"{count} separable datasets (n = {points}, d = {dim}, γ = 0.1, B = 1, offset 0.2), "
-        f"GD from w = 0 for {steps} steps at η·β_F ∈ {_DESCENT_FACTORS}; measured = the largest "
-        f"one-step loss change of each run (max {increase.max():.2e}; ≤ 0 means monotone); "
-        f"final loss / initial: median {np.median(losses[..., -1] / losses[..., 0]):.3f}.",
-    )
+        increase, 0.0, relation="upper_bound", atol=slack, tolerance=ROUND_OFF,
+        num_instances=loss.shape[0],
+        diagnostics={"η·β_F": run.factors[_below(run)], "largest one-step change": increase.max(0),
+                     "median final/initial loss": np.median(loss[..., -1] / loss[..., 0], axis=0)},
+        notes="measured = the largest one-step loss change of each run (≤ 0: monotone).",
+    )  # fmt: skip
 
 
-def check_nonmonotone_above_two_over_beta(key, scale: str) -> ClaimResult:
-    """The loss increases at some step when ``η > 2/β_F`` (the reading of Fig 3 in check 22)."""
-    check_choice("check_nonmonotone_above_two_over_beta", "scale", scale, SCALES)
-    count, points, dim, steps = _LR[scale]
-    losses = _loss_paths(jax.random.split(key, count), points, dim, steps, _ABOVE_FACTORS)
-    increase = np.max(np.diff(losses, axis=-1), axis=-1)  # (N, F)
-    monotone = np.mean(increase <= 0, axis=0)
-    final = np.median(losses[..., -1] / losses[..., 0], axis=0)
-    summary = ", ".join(
-        f"η·β_F = {f:g}: {100 * m:.0f}% monotone, median final/initial loss {r:.3f}"
-        for f, m, r in zip(_ABOVE_FACTORS, monotone, final, strict=True)
-    )
-    return compare(
-        increase,
-        0.0,
-        relation="lower_bound",
-        num_instances=count,
-        notes=f"{count} datasets as in the descent claim, {steps} steps; measured = the largest "
-        f"one-step loss increase of each run (> 0 means non-monotone). {summary}. 2/β_F is the "
-        "descent lemma's sufficient condition; the logistic curvature reaches β_F only at "
-        "w = 0, so larger steps can still decrease the loss at every step.",
-    )
+_MOSTLY = Tolerance(
+    "chosen",
+    0.05,
+    "'non-monotone above 2/β_F' read as: at most 5% of runs monotone at the factor nearest 2",
+    observed="100% monotone at η·β_F = 2.5, 200 datasets, quick scale, seeds 0",
+)
 
 
-def _loo_distances(key, points: int, dim: int, steps: int, factors) -> np.ndarray:
-    """``‖Δ̂_t‖`` at ``t = steps`` for ``S`` vs ``S^i`` (drawn ``i``) per ``η = factor/β_F``."""
-
-    def one(k):
-        k_data, k_i = jax.random.split(k)
-        x, y = _dataset(k_data, points, dim)
-        i = jax.random.randint(k_i, (), 0, points)
-        weights = jnp.stack([jnp.full((points,), 1.0 / points, x.dtype),
-                             st.loo_weights(points, i, dtype=x.dtype)])  # fmt: skip
-        eta = st.head_tuning_step_size(x)
-
-        def at(f):
-            run = st.head_tuning_gd(x, y, jnp.zeros((2, dim + 1), x.dtype), learning_rate=f * eta,
-                                    record_steps=(steps,), sample_weights=weights)  # fmt: skip
-            return st.direction_error(run.weights[-1, 1], run.weights[-1, 0])
-
-        return jax.vmap(at)(jnp.asarray(factors, x.dtype))
-
-    with jax.enable_x64(True):
-        return np.asarray(jax.jit(jax.vmap(one))(key))
+def _wilson(successes: int, total: int, z: float = Z95):
+    p = successes / total
+    centre = (p + z * z / (2 * total)) / (1 + z * z / total)
+    half = z * np.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / (1 + z * z / total)
+    return p, (max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half)))
 
 
-def check_variability_grows_above_two_over_beta(key, scale: str) -> ClaimResult:
-    """std over datasets of ``‖Δ̂_t‖`` at ``η·β_F ∈ {4, 8}`` exceeds the one at ``η·β_F = 1``."""
-    check_choice("check_variability_grows_above_two_over_beta", "scale", scale, SCALES)
-    count, points, dim, steps = _LR[scale]
-    k_data, k_boot = jax.random.split(key)
-    factors = (1.0, *_ABOVE_FACTORS)
-    delta = _loo_distances(jax.random.split(k_data, count), points, dim, steps, factors)
-    std = delta.std(axis=0, ddof=1)
-    ratio = std[1:] / std[0]
-    resample = np.asarray(jax.random.randint(k_boot, (_BOOTSTRAP, count), 0, count))
-    boot = delta[resample].std(axis=1, ddof=1)  # (B, F)
-    lower = np.quantile(boot[:, 1:] / boot[:, :1], 0.025, axis=0)  # 95% bootstrap lower ends
-    rows = zip(factors, std, delta.mean(axis=0), strict=True)
-    summary = ", ".join(f"η·β_F = {f:g}: std {s:.2e} (mean {m:.2e})" for f, s, m in rows)
-    return compare(
-        lower,
-        1.0,
-        relation="lower_bound",
-        num_instances=count,
-        notes=f"{count} datasets as in the descent claim, a drawn left-out i each, ‖Δ̂_t‖ after "
-        f"{steps} steps from w = 0. {summary}. measured = the 2.5% bootstrap quantile of "
-        f"std(η)/std(1/β_F) for η·β_F ∈ {_ABOVE_FACTORS} (point ratios "
-        f"{', '.join(f'{r:.2f}' for r in ratio)}); > 1 means the spread grows. Larger steps "
-        "move GD further along its path in the same number of steps, and ‖Δ̂_t‖ shrinks along "
-        "the path (stability.fig2 trend in t).",
-    )
+def check_nonmonotone_above_two_over_beta(run: st.StepSizeRun):
+    loss = np.asarray(run.loss)
+    increase = np.max(np.diff(loss, axis=-1), axis=-1)  # (N, F)
+    monotone = increase <= 0
+    above = _above(run)
+    j = above[0]  # the factor nearest 2 from above
+    fraction, ci = _wilson(int(monotone[:, j].sum()), monotone.shape[0])
+    return estimate_in(
+        fraction, ci, AtMost(_MOSTLY.value), num_instances=monotone.shape[0], tolerance=_MOSTLY,
+        diagnostics={"η·β_F": run.factors[above], "fraction monotone": monotone[:, above].mean(0),
+                     "median final/initial loss": np.median(loss[:, above, -1] / loss[:, above, 0],
+                                                            axis=0)},
+        notes=f"estimate = fraction of runs whose loss never rises, at η·β_F = "
+        f"{run.factors[j]:g}, 95% Wilson CI. 2/β_F is sufficient for descent, not necessary: "
+        "the logistic curvature reaches β_F only at w = 0 and along the top eigenvector of "
+        "X̃ᵀX̃, so larger steps can still decrease the loss at every step.",
+    )  # fmt: skip
 
 
-def _mmr_instance(key, points, dim, steps, step_size):
-    k_data, k_w = jax.random.split(key)
-    x, y = _dataset(k_data, points, dim)
-    w0 = jax.random.normal(k_w, (dim, dim)) / jnp.sqrt(dim)
-    radius = jnp.linalg.norm(w0)
-
-    def objective(w):
-        return max_margin_regularizer(x @ w.T, y)
-
-    def step(w, _):
-        w = w - step_size * jax.grad(objective)(w)
-        return radius * w / jnp.linalg.norm(w), None  # stay on ‖W‖_F = ‖W_0‖_F
-
-    w_final, _ = jax.lax.scan(step, w0, None, length=steps)
-    margins = [hard_margin_svm(x @ w.T, y, penalize_bias=False).margin for w in (w0, w_final)]
-    return objective(w0), objective(w_final), margins[0], margins[1]
+_SPREAD = Tolerance(
+    "chosen",
+    0.05,
+    "a spread ratio ≥ 1.05 counts as 'varies more'",
+    observed="v1 point ratios 1.08–1.19 (seed 3); v2 runs: 0.97 [0.86, 1.03] and "
+    "0.98 [0.92, 1.02] at η·β_F = 2.5 (200 datasets, seeds 0, 1)",
+)
+_FALL = Tolerance(
+    "chosen",
+    0.05,
+    "a mean ratio ≤ 0.95 counts as 'smaller'",
+    observed="0.73 [0.68, 0.78] and 0.77 [0.72, 0.81] at η·β_F = 2.5 (200 datasets, seeds 0, 1)",
+)
 
 
-def check_mmr_increases_margin(key, scale: str) -> ClaimResult:
-    """Minimising R over a norm-constrained linear encoder raises ``γ_S`` on average."""
-    check_choice("check_mmr_increases_margin", "scale", scale, SCALES)
-    count, points, dim, steps, step_size = _MMR[scale]
-    with jax.enable_x64(True):
-        run = jax.jit(jax.vmap(lambda k: _mmr_instance(k, points, dim, steps, step_size)))
-        r0, r1, gamma0, gamma1 = map(np.asarray, run(jax.random.split(key, count)))
-    log_ratio = np.log(gamma1 / gamma0)
-    z = log_ratio.mean() / (log_ratio.std(ddof=1) / np.sqrt(count))
-    lowered = compare(r1, r0, relation="upper_bound", num_instances=count)
-    significant = compare(z, _Z, relation="lower_bound", num_instances=count)
-    return combine_results(
-        lowered,
-        significant,
-        notes=f"{count} separable datasets (n = {points}, d = {dim}) through a random square "
-        f"linear encoder, {steps} projected GD steps (step {step_size}) on R with ‖W‖_F fixed: "
-        f"R {np.median(r0):.3f} → {np.median(r1):.3f} (median); bias-free SVM margin γ_S ratio "
-        f"after/before: median {np.median(gamma1 / gamma0):.3f}, decreased in "
-        f"{100 * np.mean(gamma1 < gamma0):.0f}% of instances; z of the mean log ratio "
-        f"{z:.1f} (≥ {_Z} required). The encoder aligns with μ₊ − μ₋, which is not the SVM "
-        "direction, so a gain on average is what can be claimed, not in every instance.",
-    )
+def _ratio_to_base(run: st.StepSizeRun, statistic):
+    delta = np.asarray(run.loo_distance)
+    base = int(np.flatnonzero(run.factors == 1.0)[0])
+    j = _above(run)[0]  # the factor nearest 2 from above
+    ratio, ci = bootstrap_ci(lambda idx: statistic(delta[idx, j]) / statistic(delta[idx, base]),
+                             delta.shape[0])  # fmt: skip
+    diagnostics = {"η·β_F": run.factors, "std ‖Δ̂_T‖": delta.std(0, ddof=1),
+                   "mean ‖Δ̂_T‖": delta.mean(0)}  # fmt: skip
+    return ratio, ci, delta.shape[0], diagnostics, run.factors[j]
+
+
+def check_variability_grows_above_two_over_beta(run: st.StepSizeRun):
+    ratio, ci, count, diagnostics, factor = _ratio_to_base(run, lambda v: v.std(ddof=1))
+    return estimate_in(
+        ratio, ci, AtLeast(1 + _SPREAD.value), num_instances=count, tolerance=_SPREAD,
+        diagnostics=diagnostics,
+        notes=f"estimate = std over datasets of ‖Δ̂_T‖ at η·β_F = {factor:g} over the std at "
+        "η = 1/β_F, 95% bootstrap CI (paired: the same datasets at every η).",
+    )  # fmt: skip
+
+
+def check_distance_falls_with_step(run: st.StepSizeRun):
+    ratio, ci, count, diagnostics, factor = _ratio_to_base(run, np.mean)
+    return estimate_in(
+        ratio, ci, AtMost(1 - _FALL.value), num_instances=count, tolerance=_FALL,
+        diagnostics=diagnostics,
+        notes=f"estimate = mean ‖Δ̂_T‖ at η·β_F = {factor:g} over the mean at η = 1/β_F, 95% "
+        "bootstrap CI (paired). A larger step moves GD further along its path in T steps, and "
+        "‖Δ̂_t‖ falls along the path.",
+    )  # fmt: skip
+
+
+_MARGIN_GAIN = Tolerance(
+    "chosen",
+    0.05,
+    "a mean margin gain of ≥ 5% (mean log(γ_after/γ_before) ≥ log 1.05)",
+    observed="95% CI lower ends of the mean log ratio 0.091–0.098 at quick scale (200 "
+    "datasets, seeds 0–2); median ratio 1.6–1.75",
+)
+
+
+def check_mmr_increases_margin(run: st.MMRRun):
+    r0, r1, g0, g1 = (np.asarray(a) for a in run)
+    lowered = compare(r1, r0, relation="upper_bound", num_instances=r0.size)
+    log_ratio = np.log(g1 / g0)
+    mean, ci = mean_ci(log_ratio)
+    gain = estimate_in(float(mean), ci, AtLeast(np.log(1 + _MARGIN_GAIN.value)),
+                       num_instances=r0.size, tolerance=_MARGIN_GAIN)  # fmt: skip
+    return all_of(lowered, gain, diagnostics={
+        "median R before/after": [float(np.median(r0)), float(np.median(r1))],
+        "median γ ratio": float(np.median(g1 / g0)),
+        "fraction with γ decreased": float(np.mean(g1 < g0)),
+    }, notes="R lowered on every dataset; estimate = mean log(γ_after/γ_before), 95% normal CI. "
+       "The encoder aligns with μ₊ − μ₋, which is not the SVM direction, so a gain on average "
+       "is what can be claimed, not in every instance.")  # fmt: skip
 
 
 CLAIMS = (
     Claim(
         id="stability.lr.descent_below_two_over_beta",
-        paper=f"{_PAPER}, Thm 2.4 step-size condition; Lemma A.5.1; Fig 3 (notes check 22)",
-        statement="Head-tuning GD on the mean logistic loss decreases the loss at every step "
-        "for η < 2/β_F, β_F = σ_max²(X̃)/(4n) (tested at η = 1/β_F and 1.9/β_F).",
+        paper=f"{_PAPER}, Thm 2.4 step-size condition; Lemma A.5.1",
+        statement="head-tuning GD on the mean logistic loss decreases the loss at every step for "
+        "η < 2/β_F, β_F = σ_max²(X̃)/(4n) (tested at η·β_F = 1 and 1.9)",
+        kind="bound",
+        reading=proof(
+            "the descent lemma (Lemma A.5.1, printed for η < 1/β; the standard lemma "
+            "gives descent for η < 2/β) applied to the β_F-smooth mean loss"
+        ),
+        uses=STEP_SIZES,
         check=check_descent_below_two_over_beta,
+        min_instances=400,
         experiment=_EXPERIMENT,
     ),
     Claim(
         id="stability.lr.nonmonotone_above_two_over_beta",
-        paper=f"{_PAPER}, Fig 3 as read by notes check 22",
-        statement="For η > 2/β_F head-tuning GD is non-monotone (tested at η·β_F = 2.5, 4, 8: "
-        "every run has a step that raises the loss).",
+        paper=f"{_PAPER}, Thm 2.4 step-size condition and Sec 4.2.4 (Fig 3), as the project "
+        "reads them",
+        statement="(derived) just above η = 2/β_F head-tuning GD is non-monotone: at most 5% of "
+        "runs at η·β_F = 2.5 decrease the loss at every step (95% CI)",
+        kind="bound",
+        reading=derived(
+            "the paper states η < 2β⁻¹σ_max⁻¹(X̃) as a hypothesis of Thm 2.4 and "
+            "says smaller η is more stable (Fig 3); that crossing 2/β_F (the "
+            "mean-loss form of the condition) makes GD non-monotone is the "
+            "project's reading"
+        ),
+        uses=STEP_SIZES,
         check=check_nonmonotone_above_two_over_beta,
-        experiment=_EXPERIMENT,
         expect="refuted",
+        twin="stability.lr.descent_below_two_over_beta",
+        # The first step from w = 0 sees curvature β_F only along the top eigenvector of X̃ᵀX̃;
+        # GD's gradient is not aligned with it, so most runs stay monotone just above 2/β_F.
+        counterexample=EstimateIn(
+            Interval(0.5, 1.0),
+            "most runs at η·β_F = 2.5 stay monotone: "
+            "2/β_F is sufficient for descent, not necessary",
+        ),
+        min_instances=400,
+        experiment=_EXPERIMENT,
     ),
     Claim(
         id="stability.lr.variability_grows_above_two_over_beta",
-        paper=f"{_PAPER}, Fig 3 as read by notes check 22",
-        statement="Above η = 2/β_F the leave-one-out distance ‖Δ̂_t‖ varies more across "
-        "datasets: its std at η·β_F = 2.5, 4, 8 exceeds the std at η·β_F = 1.",
+        paper=f"{_PAPER}, Sec 4.2.4 (Fig 3), as the project reads it",
+        statement="(derived) above η = 2/β_F the leave-one-out distance ‖Δ̂_T‖ varies more "
+        "across datasets: its std at η·β_F = 2.5 is ≥ 1.05 times the std at η = 1/β_F (95% CI)",
+        kind="ordering",
+        reading=derived(
+            "Fig 3: “as the learning rate η decreases, the model achieves better "
+            "stability”; the project reads stability as the spread of ‖Δ̂_T‖ over "
+            "datasets and compares steps above 2/β_F with η = 1/β_F"
+        ),
+        uses=STEP_SIZES,
         check=check_variability_grows_above_two_over_beta,
-        experiment=_EXPERIMENT,
         expect="refuted",
+        twin="stability.lr.distance_falls_with_step",
+        # Mechanism: in T steps a larger η moves GD further along the same path, and ‖Δ̂_t‖
+        # falls along it (mean ratio ≈ 0.75); the spread falls or stays, it does not grow.
+        counterexample=EstimateIn(
+            Interval(0.6, 1 + _SPREAD.value),
+            "the spread does not grow: a larger step only moves GD further along its path",
+        ),
+        min_instances=400,
+        experiment=_EXPERIMENT,
+    ),
+    Claim(
+        id="stability.lr.distance_falls_with_step",
+        paper=f"{_PAPER}, Thm 2.4 (first term, falling in t) and Sec 4.2.4",
+        statement="(derived) at a fixed number of steps T, GD with η·β_F = 2.5 ends with a "
+        "smaller mean ‖Δ̂_T‖ than with η = 1/β_F (ratio ≤ 0.95, 95% CI)",
+        kind="ordering",
+        reading=derived(
+            "the first term of eq. (6) falls along GD's path and at fixed T a larger step is "
+            "further along it; Fig 3 (GLUE accuracy std) is another setting"
+        ),
+        uses=STEP_SIZES,
+        check=check_distance_falls_with_step,
+        min_instances=400,
+        experiment=_EXPERIMENT,
     ),
     Claim(
         id="stability.mmr.increases_margin",
-        paper=f"{_PAPER}, Sec 3.1, eq. (8)–(9) (notes check 26)",
-        statement="Minimising R(S) = 1/(1 + ‖μ₊ − μ₋‖) over a linear encoder of fixed norm "
-        "lowers R and increases the SVM margin γ_S of the encoded data on average.",
+        paper=f"{_PAPER}, Sec 3.1, eq. (8)–(9)",
+        statement="minimising R(S) = 1/(1 + ‖μ₊ − μ₋‖) over a linear encoder of fixed norm "
+        "lowers R on every dataset and increases the SVM margin γ_S of the encoded data on "
+        "average (95% CI of the mean log ratio)",
+        kind="ordering",
+        reading=printed(
+            "“if the distance between the class centers increases, the margin "
+            "between the encoded representation and the separation plane will also "
+            "likely to increase” (Sec 3.1)"
+        ),
+        uses=MMR,
         check=check_mmr_increases_margin,
+        min_instances=200,
         experiment="stability/table2_methods_small_scale",
     ),
 )

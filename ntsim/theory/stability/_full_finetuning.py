@@ -1,6 +1,6 @@
 r"""Full fine-tuning (Fu et al. 2023, Sec 2.2): the quadratic model, Thm 2.2 and its lemmas.
 
-Setting (Sec 2.2, eq. (2), and notes §1.1). Each sample ``z_j`` has the loss
+Setting (Sec 2.2, eq. (2); sizes the paper leaves open are ours). Each sample ``z_j`` has the loss
 
 .. math::  f(w, z_j) = \tfrac12 (w - w_*)^\top H_j (w - w_*),\qquad
            \mu I \preceq H_j \preceq \beta I,
@@ -256,7 +256,7 @@ def loo_distance_isotropic(
     Then ``w_t − w_* = (1 − c)^t (w_0 − w_*)`` and ``w^i_t − w_* = (1 − c(n−1)/n)^t (w_0 − w_*)``,
     so the distance is ``R·|(1 − c + c/n)^t − (1 − c)^t|``. At ``μ = β`` (``c = 1``) it is
     ``R/n^t``, whose sup over ``t`` is ``R/n > 0``: the counterexample to the printed
-    Thm 2.2 (Fu et al. 2023, eq. (3)), whose right-hand side is 0 there (notes, Thm 2.2).
+    Thm 2.2 (Fu et al. 2023, eq. (3)), whose right-hand side is 0 there.
 
     Examples:
       >>> round(float(loo_distance_isotropic(10, 1.0, 1.0, 1)), 6)
@@ -318,7 +318,7 @@ def thm2_2_bound_proof(
 def thm2_2_bound_corrected(
     n: ArrayLike, mu: ArrayLike, beta: ArrayLike, lipschitz: ArrayLike, radius: ArrayLike
 ) -> Array:
-    r"""Thm 2.2 with the off-by-one fixed (notes on Fu et al. 2023, Thm 2.2 erratum).
+    r"""Thm 2.2 with the off-by-one of its geometric sum fixed (Fu et al. 2023, App. A.1).
 
     .. math::  \sup_T \|w_T - w^i_T\| \le \frac{\eta}{n}\sum_{t \ge 0}\|\nabla f(w_t, z_i)\|
                \le \frac{\sqrt{2L\|w_0 - w_*\|/\beta}}{n\,\big(1 - (1 - \mu/\beta)^{1/4}\big)}
@@ -493,7 +493,7 @@ def lemma_a5_1_sides(
 
 
 def logistic_sample_loss(w: ArrayLike, x: ArrayLike, y: ArrayLike) -> Array:
-    """Per-sample logistic loss ``ℓ(y·xᵀw) = log(1 + exp(−y·xᵀw))`` (notes §1.2).
+    """Per-sample logistic loss ``ℓ(y·xᵀw) = log(1 + exp(−y·xᵀw))`` (the loss of Sec 2.3).
 
     :func:`ntsim.core.logistic_loss` applied to the margin ``y·xᵀw``.
 

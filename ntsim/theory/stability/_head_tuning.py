@@ -466,7 +466,7 @@ def lemma_a2_5_bound(n, regularization, radius, margin) -> Array:
 
 
 def lemma_a2_5_bound_simplified(n, regularization, radius, margin) -> Array:
-    r"""The max of Lemma A.2.5 is always its second argument (notes, check 15).
+    r"""The max of Lemma A.2.5 is always its second argument.
 
     With ``a = 1 + B/γ ≥ 1`` and ``k = nλ``: ``(B + √(B² + 8ka))/(2k) ≥ √(8ka)/(2k) = √(2a/k)``,
     with equality iff ``B = 0``. So the bound is ``O(1/√(λn)) + O(B/(λn))``.
@@ -552,7 +552,7 @@ def cor3_1_bound_corrected(t, *, num_heads, delta, constant, xi, nu, regularizat
 def cor3_1_bound_printed(t, *, num_heads, delta, constant, xi, nu, regularization, radius,
                          margin, n) -> Array:  # fmt: skip
     r"""Cor 3.1 as printed in the main text, eq. (11): the whole first term under the root,
-    ``√((2+8 log(1/δ))/H · C ξ log log t/log t) + ν max{…}`` — a typo (notes, erratum): the
+    ``√((2+8 log(1/δ))/H · C ξ log log t/log t) + ν max{…}`` — a typo: the
     vector Bernstein step of the proof is linear in ``C ξ log log t/log t``."""
     first = jnp.sqrt(cor3_1_factor(num_heads, delta) ** 2 * constant * xi * soudry_rate(t))
     return first + nu * lemma_a2_5_bound(n, regularization, radius, margin)

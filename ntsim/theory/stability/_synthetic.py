@@ -14,7 +14,7 @@ the augmented points (the GD direction limit, Soudry et al. 2018), averaged exac
 every ``i`` (only support vectors move the SVM, Lemma A.2.4).
 
 Used by ``experiments/stability/synthetic_loo_stability.py`` (the figures) and by the trend
-claims ``stability.fig2`` and ``stability.fig6``–``fig9`` (notes checks 17–21).
+claims ``stability.fig2`` and ``stability.fig6``–``fig9``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,801 @@
+r"""The head-tuning simulations of Fu et al. 2023 (Sec 2.3, 3.2, 4.3) that claims and figures read.
+
+Each is a public ``simulate_*(key, setting) -> NamedTuple`` with a frozen ``*Setting`` of
+named sizes (sizes the paper leaves open are ours). Run them in float64 (``jax.enable_x64``)
+when the SVM quantities matter: SVMs come from :func:`ntsim.core.hard_margin_svm` (interior
+point) and every run returns the worst KKT residual of its solves.
+
+* :func:`simulate_loo_anchor` — the absolute anchor of the leave-one-out metric
+  ``‖Δ̂‖ = ‖w^i/‖w^i‖ − w/‖w‖‖``: a three-point dataset on the line whose bias-penalised
+  SVMs on ``S`` and on every ``S^i`` are known in closed form (:func:`loo_anchor_closed_form`).
+* :func:`simulate_soudry_directions` — GD direction vs the augmented SVM (``b`` penalised)
+  and the paper's SVM (``b`` free, eq. (13)) on small datasets far from the origin.
+* :func:`simulate_loo_bound` — GD on ``S`` and ``S^i`` with the SVM quantities of Thm 2.4.
+* :func:`simulate_multi_head` — MHLoss heads (Cor 3.1, Lemma A.4.1).
+* :func:`simulate_synthetic_panel`, :func:`simulate_loo_over_n` — the γ, ``‖w_0‖``, ``B``
+  panels and the ``n`` panel of the synthetic suite (Figs 6–9), through
+  :func:`ntsim.theory.stability.loo_sweep`.
+* :func:`simulate_step_sizes` — GD at several ``η·β_F`` (the step-size condition, Fig 3).
+* :func:`simulate_mmr_margin` — MMR (eq. (8)) on a norm-constrained linear encoder.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ntsim.core import (
+    hard_margin_svm,
+    max_margin_regularizer,
+    separable_dataset,
+    soft_margin_svm,
+    sweep,
+)
+from ntsim.theory.stability import _head_tuning as ht
+from ntsim.theory.stability import _synthetic as syn
+
+__all__ = [
+    "simulate_max_terms",
+    "simulate_lemma_a2_2",
+    "simulate_lemma_a2_1",
+    "MaxTermsRun",
+    "LemmaSidesRun",
+    "RandomPointsSetting",
+    "simulate_svm_gaps",
+    "simulate_margin_monotone",
+    "SvmGapSetting",
+    "SvmGapRun",
+    "MarginMonotoneSetting",
+    "MarginMonotoneRun",
+    "LOO_ANCHOR_LABELS",
+    "LOO_ANCHOR_POINTS",
+    "LooAnchorRun",
+    "LooAnchorSetting",
+    "LooBoundRun",
+    "LooBoundSetting",
+    "MMRRun",
+    "MMRSetting",
+    "MultiHeadRun",
+    "MultiHeadSetting",
+    "OverNRun",
+    "OverNSetting",
+    "SoudryRun",
+    "SoudrySetting",
+    "StepSizeRun",
+    "StepSizeSetting",
+    "SyntheticPanelRun",
+    "SyntheticPanelSetting",
+    "loo_anchor_closed_form",
+    "simulate_loo_anchor",
+    "simulate_loo_bound",
+    "simulate_loo_over_n",
+    "simulate_mmr_margin",
+    "simulate_multi_head",
+    "simulate_soudry_directions",
+    "simulate_step_sizes",
+    "simulate_synthetic_panel",
+]
+
+
+def _worst_kkt(*solutions) -> jax.Array:
+    return jnp.max(jnp.stack([jnp.max(s.kkt_residual) for s in solutions]))
+
+
+def _dataset(key, n, d, margin, radius, offset):
+    return separable_dataset(key, n, d, margin=margin, radius=radius, offset=offset)
+
+
+# ------------------------------------------------------------------ the closed-form anchor
+
+#: The anchor's features ``x_i ∈ R`` and labels: ``x = (1, −1, 2)``, ``y = (+1, −1, +1)``.
+LOO_ANCHOR_POINTS = ((1.0,), (-1.0,), (2.0,))
+LOO_ANCHOR_LABELS = (1.0, -1.0, 1.0)
+
+
+def loo_anchor_closed_form() -> dict:
+    r"""Closed-form bias-penalised SVM directions of the anchor and its leave-one-out distances.
+
+    With ``z_i = y_i x̃_i = y_i[x_i; −1]``: ``z_1 = (1, −1)``, ``z_2 = (1, 1)``, ``z_3 = (2, −1)``.
+    The SVM ``argmin ‖w‖²`` s.t. ``wᵀz_i ≥ 1`` is
+
+    * on ``S``: ``ŵ_S = (1, 0)`` (``z_1, z_2`` active, duals ``(½, ½)``, ``ŵ_Sᵀz_3 = 2``);
+    * on ``S^1`` (drop ``x = 1``): ``(2/3, 1/3)`` (``z_2, z_3`` active, duals ``(4/9, 1/9)``);
+    * on ``S^2`` (drop ``x = −1``, one class left): ``z_1/‖z_1‖² = (½, −½)`` (``ŵᵀz_3 = 3/2``);
+    * on ``S^3`` (drop the non-support ``x = 2``): ``ŵ_S``.
+
+    So ``‖Δ̂‖ = √(2 − 2cos θ_i)``: ``√(2 − 4/√5)``, ``√(2 − √2)`` and ``0``.
+
+    Returns:
+      ``heads_s`` ``(2,)``, ``heads_loo`` ``(3, 2)`` (the SVM of ``S^i``, row ``i``),
+      ``distance`` ``(3,)`` and ``mean_distance`` (the average over ``i``).
+
+    Examples:
+      >>> [round(v, 6) for v in loo_anchor_closed_form()["distance"]]
+      [0.459506, 0.765367, 0.0]
+    """
+    distance = (math.sqrt(2 - 4 / math.sqrt(5)), math.sqrt(2 - math.sqrt(2)), 0.0)
+    return {
+        "heads_s": (1.0, 0.0),
+        "heads_loo": ((2 / 3, 1 / 3), (0.5, -0.5), (1.0, 0.0)),
+        "distance": distance,
+        "mean_distance": sum(distance) / 3,
+    }
+
+
+@dataclass(frozen=True)
+class LooAnchorSetting:
+    """GD steps of the anchor (the dataset is fixed: :data:`LOO_ANCHOR_POINTS`)."""
+
+    num_steps: int = 10_000
+    num_records: int = 5
+
+
+class LooAnchorRun(NamedTuple):
+    """Per left-out index ``i`` (axis 0, length 3) of the anchor dataset.
+
+    Attributes:
+      steps: ``(R,)`` recorded GD steps.
+      svm_distance: ``(3,)`` the SVM-limit ``‖Δ̂‖`` for ``S^i`` as the synthetic suite
+        computes it (:func:`ntsim.theory.stability.svm_reference`, ``svm_delta``).
+      svm_mean: ``(3,)`` that suite's exact average over ``i`` (``svm_avg``), once per call.
+      gd_distance: ``(3, R)`` ``‖Δ̂_t‖`` of GD from ``w_0 = 0`` on ``S`` and ``S^i``.
+      gd_error: ``(3, R)`` ``e_S(t) + e_{S^i}(t)`` against the closed-form SVM directions.
+      kkt: the worst KKT residual of the SVM solves.
+    """
+
+    steps: jax.Array
+    svm_distance: jax.Array
+    svm_mean: jax.Array
+    gd_distance: jax.Array
+    gd_error: jax.Array
+    kkt: jax.Array
+
+
+def simulate_loo_anchor(key, setting: LooAnchorSetting) -> LooAnchorRun:
+    """The leave-one-out metric on the closed-form anchor (deterministic: ``key`` unused).
+
+    Runs the same code path as the synthetic suite (:func:`ntsim.theory.stability.svm_reference`
+    for the SVM limit; :func:`ntsim.theory.stability.loo_head_tuning` and
+    :func:`ntsim.theory.stability.direction_error` for GD), so an error in that metric shows
+    against :func:`loo_anchor_closed_form`.
+    """
+    del key
+    x = jnp.asarray(LOO_ANCHOR_POINTS, jnp.result_type(float))
+    y = jnp.asarray(LOO_ANCHOR_LABELS, x.dtype)
+    steps = ht.log_spaced_steps(setting.num_steps, setting.num_records)
+    closed = loo_anchor_closed_form()
+    head_s = jnp.asarray(closed["heads_s"], x.dtype)
+    heads_loo = jnp.asarray(closed["heads_loo"], x.dtype)
+
+    def one(i):
+        ref = syn.svm_reference(x, y, i)
+        run = ht.loo_head_tuning(x, y, i, record_steps=steps)
+        w_s, w_si = run.weights[:, 0], run.weights[:, 1]
+        error = ht.direction_error(w_s, head_s) + ht.direction_error(w_si, heads_loo[i])
+        return ref["svm_delta"], ref["svm_avg"], ht.direction_error(w_si, w_s), error, ref["kkt"]
+
+    svm, mean, gd, error, kkt = jax.vmap(one)(jnp.arange(3))
+    return LooAnchorRun(jnp.asarray(steps), svm, mean, gd, error, jnp.max(kkt))
+
+
+# ---------------------------------------------------- Soudry: GD → which SVM direction
+
+
+@dataclass(frozen=True)
+class SoudrySetting:
+    """Small datasets far from the origin (few support vectors, large optimal bias), so the
+    bias-penalised and the bias-free SVM differ."""
+
+    datasets: int = 100
+    points: int = 12
+    dim: int = 5
+    num_steps: int = 10_000
+    num_records: int = 6
+    margin: float = 0.2
+    radius: float = 2.0
+    offset: float = 1.5
+
+
+class SoudryRun(NamedTuple):
+    """``steps`` ``(R,)``; ``e_aug``, ``e_paper`` ``(N, R)`` GD direction errors against the
+    augmented (``b`` penalised) and the paper's (``b`` free) SVM; ``svm_gap`` ``(N,)`` the
+    distance between the two SVM directions; ``kkt`` the worst KKT residual."""
+
+    steps: jax.Array
+    e_aug: jax.Array
+    e_paper: jax.Array
+    svm_gap: jax.Array
+    kkt: jax.Array
+
+
+def simulate_soudry_directions(key, setting: SoudrySetting) -> SoudryRun:
+    """GD (logistic, ``η = 1/β_F``, ``w_0 = 0``) on ``wᵀ[x; −1]`` vs both SVM directions."""
+    s = setting
+    steps = ht.log_spaced_steps(s.num_steps, s.num_records)
+
+    def one(k):
+        data = _dataset(k, s.points, s.dim, s.margin, s.radius, s.offset)
+        aug = hard_margin_svm(data.x, data.y)
+        paper = hard_margin_svm(data.x, data.y, penalize_bias=False)
+        run = ht.head_tuning_gd(
+            data.x, data.y, jnp.zeros((1, s.dim + 1), data.x.dtype),
+            learning_rate=ht.head_tuning_step_size(data.x), record_steps=steps,
+        )  # fmt: skip
+        w = run.weights[:, 0]
+        head_aug = ht.svm_head(aug.weights, aug.bias)
+        head_paper = ht.svm_head(paper.weights, paper.bias)
+        return (
+            ht.direction_error(w, head_aug),
+            ht.direction_error(w, head_paper),
+            ht.direction_error(head_aug, head_paper),
+            _worst_kkt(aug, paper),
+        )
+
+    e_aug, e_paper, gap, kkt = sweep(one, jax.random.split(key, s.datasets))
+    return SoudryRun(jnp.asarray(steps), e_aug, e_paper, gap, jnp.max(kkt))
+
+
+# ------------------------------------------------------------------- Thm 2.4 (LOO runs)
+
+
+@dataclass(frozen=True)
+class LooBoundSetting:
+    """Leave-one-out GD runs with the SVM quantities of Thm 2.4 (slab γ = 0.1, B = 1,
+    offset 0.5)."""
+
+    datasets: int = 40
+    points: int = 60
+    dim: int = 4
+    num_steps: int = 1_000
+    num_records: int = 7
+    chunk: int = 40
+    margin: float = 0.1
+    radius: float = 1.0
+    offset: float = 0.5
+
+
+class LooBoundRun(NamedTuple):
+    """Per dataset (axis 0) and recorded step (axis 1).
+
+    Attributes:
+      steps: ``(R,)``.
+      lhs, rhs: ``(N, R)`` the two sides of the telescoping inequality
+        (:func:`ntsim.theory.stability.telescoping_sides`, augmented SVMs).
+      e_sum: ``(N, R)`` ``e_S(t) + e_{S^i}(t)``.
+      nu: ``(N,)`` ``2/max(‖ŵ_S‖, ‖ŵ_{S^i}‖)`` (Lemma A.2.1).
+      lam: ``(N,)`` the largest λ at which the soft-margin SVM (``1/n`` on both) equals the hard
+        one, ``1/(2n max α)``.
+      gamma: ``(N,)`` ``1/‖v̂_S‖``; radius: ``(N,)`` ``max‖x_i‖``; svm_gap: ``(N,)``
+        ``‖ŵ_{S^i} − ŵ_S‖``; kkt: the worst KKT residual; points: ``n``.
+    """
+
+    steps: jax.Array
+    lhs: jax.Array
+    rhs: jax.Array
+    e_sum: jax.Array
+    nu: jax.Array
+    lam: jax.Array
+    gamma: jax.Array
+    radius: jax.Array
+    svm_gap: jax.Array
+    kkt: jax.Array
+    points: int
+
+
+def simulate_loo_bound(key, setting: LooBoundSetting) -> LooBoundRun:
+    """GD from 0 on ``S`` and ``S^i`` (``1/n`` normaliser, drawn ``i``) and the augmented SVMs."""
+    s = setting
+    steps = ht.log_spaced_steps(s.num_steps, s.num_records)
+    n = s.points
+
+    def one(k):
+        k_data, k_i = jax.random.split(k)
+        data = _dataset(k_data, n, s.dim, s.margin, s.radius, s.offset)
+        i = jax.random.randint(k_i, (), 0, n)
+        svm_s = hard_margin_svm(data.x, data.y)
+        svm_si = hard_margin_svm(data.x, data.y, sample_mask=jnp.arange(n) != i)
+        run = ht.loo_head_tuning(data.x, data.y, i, record_steps=steps, normalizer="n")
+        head_s = ht.svm_head(svm_s.weights, svm_s.bias)
+        head_si = ht.svm_head(svm_si.weights, svm_si.bias)
+        sides = ht.telescoping_sides(run.weights[:, 0], run.weights[:, 1], head_s, head_si)
+        max_alpha = jnp.maximum(jnp.max(svm_s.dual), jnp.max(svm_si.dual))
+        return (
+            sides.lhs,
+            sides.rhs,
+            ht.direction_error(run.weights[:, 0], head_s)
+            + ht.direction_error(run.weights[:, 1], head_si),
+            ht.nu_lemma_a2_1(jnp.linalg.norm(head_s), jnp.linalg.norm(head_si)),
+            1.0 / (2.0 * n * max_alpha),
+            1.0 / jnp.linalg.norm(svm_s.weights),
+            jnp.max(jnp.linalg.norm(data.x, axis=1)),
+            jnp.linalg.norm(head_si - head_s),
+            _worst_kkt(svm_s, svm_si),
+        )
+
+    out = sweep(one, jax.random.split(key, s.datasets), chunk_size=s.chunk)
+    *fields, kkt = out
+    return LooBoundRun(jnp.asarray(steps), *fields, jnp.max(kkt), n)
+
+
+# ------------------------------------------------------------------- Cor 3.1 and A.4.1
+
+
+@dataclass(frozen=True)
+class MultiHeadSetting:
+    """MHLoss: ``max(heads)`` heads from ``N(0, I)`` trained together on each dataset;
+    every nested head count ``H ∈ heads`` averages the first ``H``."""
+
+    datasets: int = 20
+    points: int = 60
+    dim: int = 4
+    num_steps: int = 400
+    num_records: int = 4
+    heads: tuple[int, ...] = (1, 5, 10, 20, 50, 100)
+    chunk: int = 25
+    margin: float = 0.1
+    radius: float = 1.0
+    offset: float = 0.5
+
+
+class MultiHeadRun(NamedTuple):
+    """``steps`` ``(R,)``; per dataset, step and head count (``(N, R, len(heads))``):
+    ``e_bar`` the direction error of the averaged head ``w̄``, ``xi`` (:func:`head_xi`),
+    ``e_max`` ``max_h e_h``, ``conv_lhs``/``conv_rhs`` the two sides of the convexity step of
+    Lemma A.4.1; ``kkt`` the worst KKT residual; ``heads`` the head counts."""
+
+    steps: jax.Array
+    e_bar: jax.Array
+    xi: jax.Array
+    e_max: jax.Array
+    conv_lhs: jax.Array
+    conv_rhs: jax.Array
+    kkt: jax.Array
+    heads: tuple[int, ...]
+
+
+def simulate_multi_head(key, setting: MultiHeadSetting) -> MultiHeadRun:
+    """GD on ``max(heads)`` random-init heads (one dataset each), against the augmented SVM."""
+    s = setting
+    steps = ht.log_spaced_steps(s.num_steps, s.num_records)
+
+    def one(k):
+        k_data, k_heads = jax.random.split(k)
+        data = _dataset(k_data, s.points, s.dim, s.margin, s.radius, s.offset)
+        svm = hard_margin_svm(data.x, data.y)
+        head = ht.svm_head(svm.weights, svm.bias)
+        run = ht.head_tuning_gd(
+            data.x, data.y, ht.multi_head_init(k_heads, max(s.heads), s.dim).astype(data.x.dtype),
+            learning_rate=ht.head_tuning_step_size(data.x), record_steps=steps,
+        )  # fmt: skip
+        w = run.weights  # (R, H, p)
+        e_h = ht.direction_error(w, head)
+        per = []
+        for h in s.heads:  # static head counts: one slice each
+            conv = ht.a4_1_convexity_sides(w[:, :h], head)
+            per.append((
+                ht.direction_error(jnp.mean(w[:, :h], axis=1), head),
+                ht.head_xi(w[:, :h], head),
+                jnp.max(e_h[:, :h], axis=1),
+                conv.lhs,
+                conv.rhs,
+            ))  # fmt: skip
+        stacked = tuple(jnp.stack([p[j] for p in per], axis=-1) for j in range(5))
+        return (*stacked, _worst_kkt(svm))
+
+    *fields, kkt = sweep(one, jax.random.split(key, s.datasets), chunk_size=s.chunk)
+    return MultiHeadRun(jnp.asarray(steps), *fields, jnp.max(kkt), s.heads)
+
+
+# ------------------------------------------------------------- synthetic panels (Figs 6–9)
+
+
+@dataclass(frozen=True)
+class SyntheticPanelSetting:
+    """The γ, ``‖w_0‖`` and ``B`` panels of the synthetic suite (Figs 7–9), one cell per
+    value, ``datasets`` per cell, the other values at the base (γ, B, offset, ‖w_0‖).
+
+    The defaults are the full-scale panels of ``experiments/stability/synthetic_loo_stability``
+    (the paper gives n = 2,000 for its main sweep; every other value is ours)."""
+
+    points: int = 500
+    datasets: int = 100
+    num_steps: int = 100_000
+    num_records: int = 11
+    dim: int = 10
+    margins: tuple[float, ...] = (0.02, 0.05, 0.1, 0.2, 0.4)
+    init_norms: tuple[float, ...] = (0.0, 2.0, 5.0, 10.0, 20.0, 50.0)
+    radii: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0, 8.0)
+    base: tuple[float, float, float, float] = (0.1, 1.0, 0.2, 0.0)  # (γ, B, offset, ‖w_0‖)
+    chunk: int = 25
+    implementation: str = "xla"  # head_tuning_gd's GD loop ("xla" or "fused")
+
+    def cells(self) -> list[tuple[float, float, float, float]]:
+        """``(γ, B, offset, ‖w_0‖)`` per cell: margin cells, then init cells, then radius cells."""
+        g, b, o, w = self.base
+        return (
+            [(m, b, o, w) for m in self.margins]
+            + [(g, b, o, s) for s in self.init_norms]
+            + [(g, r, o, w) for r in self.radii]
+        )  # fmt: skip
+
+    def rows(self, panel: str) -> slice:
+        """The datasets of ``panel`` (``"margin"``, ``"init"`` or ``"radius"``)."""
+        sizes = {"margin": len(self.margins), "init": len(self.init_norms),
+                 "radius": len(self.radii)}  # fmt: skip
+        start = 0
+        for name, count in sizes.items():
+            if name == panel:
+                return slice(start * self.datasets, (start + count) * self.datasets)
+            start += count
+        raise ValueError(f"rows: panel must be one of {tuple(sizes)}, got {panel!r}.")
+
+
+class SyntheticPanelRun(NamedTuple):
+    """Per dataset (axis 0; cells in the order of :meth:`SyntheticPanelSetting.cells`).
+
+    Attributes:
+      steps: ``(R,)``; params: ``(K, 4)`` the cell's (γ, B, offset, ‖w_0‖) per dataset.
+      delta: ``(K, R)`` ``‖Δ̂_t‖`` of GD; svm: ``(K,)`` the SVM limit averaged exactly over i;
+      gamma: ``(K,)`` the bias-free SVM margin; w0_distance: ``(K,)`` ``‖w_0 − ŵ_S‖``;
+      rows: ``{"margin", "init", "radius"} -> slice`` of each panel's datasets;
+      datasets: datasets per cell.
+    """
+
+    steps: np.ndarray
+    params: np.ndarray
+    delta: np.ndarray
+    svm: np.ndarray
+    gamma: np.ndarray
+    w0_distance: np.ndarray
+    rows: dict
+    datasets: int
+
+
+def simulate_synthetic_panel(key, setting: SyntheticPanelSetting) -> SyntheticPanelRun:
+    """:func:`ntsim.theory.stability.loo_sweep` over every cell, ``datasets`` keys each."""
+    s = setting
+    params = np.repeat(np.asarray(s.cells(), np.float32), s.datasets, axis=0)
+    steps = ht.log_spaced_steps(s.num_steps, s.num_records)
+    out = syn.loo_sweep(jax.random.split(key, len(params)), params, num_points=s.points,
+                        dim=s.dim, steps=steps, chunk_size=s.chunk,
+                        implementation=s.implementation)  # fmt: skip
+    rows = {name: s.rows(name) for name in ("margin", "init", "radius")}
+    return SyntheticPanelRun(np.asarray(steps), params, out["delta"], out["svm"], out["gamma"],
+                             out["w0_distance"], rows, s.datasets)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class OverNSetting:
+    """The ``n`` panel (Fig 6): the base cell at every ``n``, ``datasets`` each."""
+
+    ns: tuple[int, ...] = (100, 200, 500, 1000, 2000)
+    datasets: int = 100
+    num_steps: int = 10_000
+    num_records: int = 7
+    dim: int = 10
+    base: tuple[float, float, float, float] = (0.1, 1.0, 0.2, 0.0)
+    chunk: int = 25
+
+
+class OverNRun(NamedTuple):
+    """``ns`` ``(M,)``; ``delta`` ``(M, D)`` final ``‖Δ̂_T‖`` of GD; ``svm`` ``(M, D)`` the SVM
+    limit averaged over ``i``; ``steps`` ``(R,)``."""
+
+    ns: np.ndarray
+    delta: np.ndarray
+    svm: np.ndarray
+    steps: np.ndarray
+
+
+def simulate_loo_over_n(key, setting: OverNSetting) -> OverNRun:
+    """The base cell at every ``n`` (one compiled program per ``n``, key ``split(key, M)[j]``)."""
+    s = setting
+    steps = ht.log_spaced_steps(s.num_steps, s.num_records)
+    params = np.tile(np.asarray(s.base, np.float32), (s.datasets, 1))
+    delta, svm = [], []
+    for n, k in zip(s.ns, jax.random.split(key, len(s.ns)), strict=True):
+        out = syn.loo_sweep(jax.random.split(k, s.datasets), params, num_points=n, dim=s.dim,
+                            steps=steps, chunk_size=s.chunk)  # fmt: skip
+        delta.append(out["delta"][:, -1])
+        svm.append(out["svm"])
+    return OverNRun(np.asarray(s.ns), np.stack(delta), np.stack(svm), np.asarray(steps))
+
+
+# --------------------------------------------------------- step size (Fig 3) and MMR (Sec 3.1)
+
+
+@dataclass(frozen=True)
+class StepSizeSetting:
+    """Head-tuning GD from 0 at ``η = factor/β_F`` for each factor, on ``S`` and ``S^i``."""
+
+    datasets: int = 500
+    points: int = 500
+    dim: int = 10
+    num_steps: int = 1000
+    factors: tuple[float, ...] = (1.0, 1.9, 2.5, 4.0, 8.0)
+    margin: float = 0.1
+    radius: float = 1.0
+    offset: float = 0.2
+
+
+class StepSizeRun(NamedTuple):
+    """``factors`` ``(F,)``; ``loss`` ``(N, F, T + 1)`` the mean logistic loss on ``S`` at
+    every step ``0..T``; ``loo_distance`` ``(N, F)`` ``‖Δ̂_T‖`` (drawn ``i``, ``1/n`` on ``S^i``)."""
+
+    factors: np.ndarray
+    loss: jax.Array
+    loo_distance: jax.Array
+
+
+def simulate_step_sizes(key, setting: StepSizeSetting) -> StepSizeRun:
+    """GD on ``S`` and ``S^i`` from ``w_0 = 0`` at every ``η = factor/β_F``."""
+    s = setting
+    record = tuple(range(s.num_steps + 1))
+
+    def one(k):
+        k_data, k_i = jax.random.split(k)
+        data = _dataset(k_data, s.points, s.dim, s.margin, s.radius, s.offset)
+        i = jax.random.randint(k_i, (), 0, s.points)
+        weights = jnp.stack([jnp.full((s.points,), 1.0 / s.points, data.x.dtype),
+                             ht.loo_weights(s.points, i, dtype=data.x.dtype)])  # fmt: skip
+        eta = ht.head_tuning_step_size(data.x)
+
+        def at(f):
+            run = ht.head_tuning_gd(
+                data.x, data.y, jnp.zeros((2, s.dim + 1), data.x.dtype), learning_rate=f * eta,
+                record_steps=record, sample_weights=weights,
+            )  # fmt: skip
+            return run.loss[:, 0], ht.direction_error(run.weights[-1, 1], run.weights[-1, 0])
+
+        return jax.vmap(at)(jnp.asarray(s.factors, data.x.dtype))
+
+    loss, distance = jax.jit(jax.vmap(one))(jax.random.split(key, s.datasets))
+    return StepSizeRun(np.asarray(s.factors), loss, distance)
+
+
+@dataclass(frozen=True)
+class MMRSetting:
+    """MMR (eq. (8)) on a square linear encoder ``E(x) = W x`` kept on ``‖W‖_F = ‖W_0‖_F``."""
+
+    datasets: int = 500
+    points: int = 200
+    dim: int = 10
+    num_steps: int = 300
+    step_size: float = 0.5
+    margin: float = 0.1
+    radius: float = 1.0
+    offset: float = 0.2
+
+
+class MMRRun(NamedTuple):
+    """Per dataset ``(N,)``: ``r0``/``r1`` the regulariser ``R = 1/(1 + ‖μ₊ − μ₋‖)`` before and
+    after projected GD on ``R``; ``gamma0``/``gamma1`` the bias-free SVM margin of the encoded
+    data before and after."""
+
+    r0: jax.Array
+    r1: jax.Array
+    gamma0: jax.Array
+    gamma1: jax.Array
+
+
+def simulate_mmr_margin(key, setting: MMRSetting) -> MMRRun:
+    """Projected GD on eq. (8) over ``W`` (random ``W_0``), and the SVM margins it produces."""
+    s = setting
+
+    def one(k):
+        k_data, k_w = jax.random.split(k)
+        data = _dataset(k_data, s.points, s.dim, s.margin, s.radius, s.offset)
+        x, y = data.x, data.y
+        w0 = jax.random.normal(k_w, (s.dim, s.dim), x.dtype) / jnp.sqrt(s.dim)
+        radius = jnp.linalg.norm(w0)
+
+        def objective(w):
+            return max_margin_regularizer(x @ w.T, y)
+
+        def step(w, _):
+            w = w - s.step_size * jax.grad(objective)(w)
+            return radius * w / jnp.linalg.norm(w), None  # stay on ‖W‖_F = ‖W_0‖_F
+
+        w_final, _ = jax.lax.scan(step, w0, None, length=s.num_steps)
+        gammas = [hard_margin_svm(x @ w.T, y, penalize_bias=False).margin for w in (w0, w_final)]
+        return objective(w0), objective(w_final), gammas[0], gammas[1]
+
+    return MMRRun(*jax.jit(jax.vmap(one))(jax.random.split(key, s.datasets)))
+
+
+# ------------------------------------------------------------ SVM lemmas (A.2.1–A.2.5, Cor 2.5)
+
+
+@dataclass(frozen=True)
+class MarginMonotoneSetting:
+    """Per dataset, remove each of the ``d + 1`` largest-α points and ``extra`` random ones
+    and re-solve the paper's SVM (bias not penalised), Lemmas A.2.3–A.2.4."""
+
+    datasets: int = 200
+    points: int = 500
+    dim: int = 10
+    extra: int = 8
+    margin: float = 0.1
+    radius: float = 1.0
+    offset: float = 0.5
+
+
+class MarginMonotoneRun(NamedTuple):
+    """``gamma`` ``(N,)`` the margin on ``S``; ``gamma_loo`` ``(N, K)`` on each ``S^i``;
+    ``support`` ``(N, K)`` whether the removed point is a support vector; ``bias`` ``(N, K+1)``
+    ``b̂`` on ``S`` then each ``S^i``; ``bias_bound`` ``(N, K+1)`` ``1 + ‖v̂‖B``; ``kkt``."""
+
+    gamma: jax.Array
+    gamma_loo: jax.Array
+    support: jax.Array
+    bias: jax.Array
+    bias_bound: jax.Array
+    kkt: jax.Array
+
+
+def simulate_margin_monotone(key, setting: MarginMonotoneSetting) -> MarginMonotoneRun:
+    """The paper's SVM on ``S`` and on ``S^i`` for support and random ``i``."""
+    s = setting
+    n = s.points
+
+    def one(k):
+        k_data, k_i = jax.random.split(k)
+        data = _dataset(k_data, n, s.dim, s.margin, s.radius, s.offset)
+        full = hard_margin_svm(data.x, data.y, penalize_bias=False)
+        idx = jnp.concatenate([
+            jnp.argsort(-full.dual)[: s.dim + 1],
+            jax.random.choice(k_i, n, (s.extra,), replace=False),
+        ])  # fmt: skip
+
+        def drop(i):
+            return hard_margin_svm(data.x, data.y, penalize_bias=False,
+                                   sample_mask=jnp.arange(n) != i)  # fmt: skip
+
+        loo = jax.vmap(drop)(idx)
+        radius = jnp.max(jnp.linalg.norm(data.x, axis=1))
+        norms = jnp.concatenate([jnp.linalg.norm(full.weights)[None],
+                                 jnp.linalg.norm(loo.weights, axis=1)])  # fmt: skip
+        return (
+            1.0 / jnp.linalg.norm(full.weights),
+            1.0 / jnp.linalg.norm(loo.weights, axis=1),
+            full.support[idx],
+            jnp.concatenate([full.bias[None], loo.bias]),
+            ht.lemma_a2_3_bound(norms, radius),
+            _worst_kkt(full, loo),
+        )
+
+    *fields, kkt = sweep(one, jax.random.split(key, s.datasets))
+    return MarginMonotoneRun(*fields, jnp.max(kkt))
+
+
+@dataclass(frozen=True)
+class SvmGapSetting:
+    """λ-SVMs on ``S`` and ``S^i`` (drawn ``i``) at every λ (Cor 2.5, Lemma A.2.5).
+
+    ``penalize_bias``: the bias in the regulariser (the rigorous variant) or not (the paper's);
+    ``loo_normalizer``: ``"n"`` (the proof's) or ``"n-1"`` (the mean over ``S^i``)."""
+
+    datasets: int = 200
+    points: int = 500
+    dim: int = 10
+    lams: tuple[float, ...] = (1e-4, 1e-3, 1e-2, 1e-1)
+    penalize_bias: bool = True
+    loo_normalizer: str = "n"
+    margin: float = 0.1
+    radius: float = 1.0
+    offset: float = 0.5
+
+
+class SvmGapRun(NamedTuple):
+    """``lams`` ``(L,)``; ``gap`` ``(N, L)`` ``‖ŵ_{S^i} − ŵ_S‖``; per dataset ``(N,)``:
+    ``lipschitz`` ``max‖x̃_i‖``, ``radius`` ``max‖x_i‖``, ``gamma`` the hard-margin (b free)
+    margin; ``points`` ``n``; ``kkt``."""
+
+    lams: np.ndarray
+    gap: jax.Array
+    lipschitz: jax.Array
+    radius: jax.Array
+    gamma: jax.Array
+    points: int
+    kkt: jax.Array
+
+
+def simulate_svm_gaps(key, setting: SvmGapSetting) -> SvmGapRun:
+    """The λ-SVM leave-one-out gap of ``setting``'s variant, one drawn ``i`` per dataset."""
+    s = setting
+    n = s.points
+    norm_si = n if s.loo_normalizer == "n" else n - 1
+
+    def one(k):
+        k_data, k_i = jax.random.split(k)
+        data = _dataset(k_data, n, s.dim, s.margin, s.radius, s.offset)
+        mask = jnp.arange(n) != jax.random.randint(k_i, (), 0, n)
+
+        def solve(lam):
+            full = soft_margin_svm(data.x, data.y, regularization=lam,
+                                   penalize_bias=s.penalize_bias, normalizer=n)  # fmt: skip
+            loo = soft_margin_svm(data.x, data.y, regularization=lam,
+                                  penalize_bias=s.penalize_bias, sample_mask=mask,
+                                  normalizer=norm_si)  # fmt: skip
+            head_s, head_si = (
+                ht.svm_head(full.weights, full.bias),
+                ht.svm_head(loo.weights, loo.bias),
+            )
+            return jnp.linalg.norm(head_si - head_s), _worst_kkt(full, loo)
+
+        gaps, kkts = jax.vmap(solve)(jnp.asarray(s.lams))
+        hard = hard_margin_svm(data.x, data.y, penalize_bias=False)
+        return (
+            gaps,
+            jnp.sqrt(jnp.max(jnp.sum(data.x**2, axis=1)) + 1.0),
+            jnp.max(jnp.linalg.norm(data.x, axis=1)),
+            1.0 / jnp.linalg.norm(hard.weights),
+            jnp.maximum(jnp.max(kkts), _worst_kkt(hard)),
+        )
+
+    gap, lipschitz, radius, gamma, kkt = sweep(one, jax.random.split(key, s.datasets))
+    return SvmGapRun(np.asarray(s.lams), gap, lipschitz, radius, gamma, n, jnp.max(kkt))
+
+
+@dataclass(frozen=True)
+class RandomPointsSetting:
+    """Random instances for the pointwise lemmas (A.2.1, A.2.2, eq. (6)'s max)."""
+
+    count: int = 200_000
+
+
+class LemmaSidesRun(NamedTuple):
+    """``lhs``, ``rhs`` ``(count,)`` of a pointwise inequality."""
+
+    lhs: jax.Array
+    rhs: jax.Array
+
+
+def simulate_lemma_a2_1(key, setting: RandomPointsSetting) -> LemmaSidesRun:
+    """Lemma A.2.1 on random pairs in R⁴ with log-normal scales: a third near-antipodal, a
+    third near-parallel, a third independent."""
+    count = setting.count
+    k_a, k_b, k_s = jax.random.split(key, 3)
+    a = jax.random.normal(k_a, (count, 4)) * jnp.exp(2 * jax.random.normal(k_s, (count, 1)))
+    b = jax.random.normal(k_b, (count, 4))
+    third = jnp.arange(count)[:, None] % 3
+    b = jnp.where(third == 0, -a + 0.1 * b, b)
+    b = jnp.where(third == 1, 3.0 * a + 0.01 * b, b)
+    return LemmaSidesRun(*ht.lemma_a2_1_sides(a, b))
+
+
+def simulate_lemma_a2_2(key, setting: RandomPointsSetting) -> LemmaSidesRun:
+    """Lemma A.2.2 on random ``(v₁, b₁, v₂, b₂, x, y)`` in R³."""
+    count = setting.count
+    ks = jax.random.split(key, 6)
+    v1, v2, x = (jax.random.normal(k, (count, 3)) for k in ks[:3])
+    b1, b2 = (2 * jax.random.normal(k, (count,)) for k in ks[3:5])
+    y = jax.random.rademacher(ks[5], (count,), v1.dtype)
+    return LemmaSidesRun(*ht.lemma_a2_2_sides(v1, b1, v2, b2, x, y))
+
+
+class MaxTermsRun(NamedTuple):
+    """Eq. (6)'s max on random ``(n, λ, B, γ)``: ``first``, ``second`` its two arguments and
+    ``full`` :func:`~ntsim.theory.stability.lemma_a2_5_bound`."""
+
+    first: jax.Array
+    second: jax.Array
+    full: jax.Array
+
+
+def simulate_max_terms(key, setting: RandomPointsSetting) -> MaxTermsRun:
+    """``n ∈ [1, e¹⁰]``, ``λ ∈ [e⁻¹², e²]`` log-uniform, ``B`` log-normal (10% at ``B = 0``),
+    ``γ`` up to ``e(B + 1)``."""
+    count = setting.count
+    ks = jax.random.split(key, 4)
+    n = jnp.round(jnp.exp(jax.random.uniform(ks[0], (count,), maxval=10.0)))
+    lam = jnp.exp(jax.random.uniform(ks[1], (count,), minval=-12.0, maxval=2.0))
+    b = jnp.where(jnp.arange(count) % 10 == 0, 0.0, jnp.exp(jax.random.normal(ks[2], (count,))))
+    gamma = jnp.exp(jax.random.uniform(ks[3], (count,), minval=-6.0, maxval=1.0)) * (b + 1)
+    first, second = ht.lemma_a2_5_terms(n, lam, b, gamma)
+    return MaxTermsRun(first, second, ht.lemma_a2_5_bound(n, lam, b, gamma))

@@ -1,0 +1,103 @@
+"""Planted bugs in the stability claims' own formulas change their verdicts (contract v2).
+
+Each test monkeypatches one formula on a claim's path (×2, a dropped option, a changed
+constant) and runs the claim through :func:`ntsim.claims.run_claims` at quick scale.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import ntsim.theory.stability as st
+from ntsim.claims import RunCache, get_claim, run_claims
+from ntsim.theory.stability import _head_tuning as head_tuning_module
+from ntsim.theory.stability import _head_tuning_runs as runs_module
+
+CACHE = RunCache(maxsize=4)
+
+
+def _record(claim_id: str, cache: RunCache | None = None):
+    (record,) = run_claims([get_claim(claim_id)], scale="quick", seeds=(0,),
+                           cache=cache or RunCache())  # fmt: skip
+    (seed,) = record.per_seed
+    assert seed.error is None, seed.error
+    return record
+
+
+def test_doubling_the_leave_one_out_metric_is_caught_by_the_anchor(monkeypatch):
+    """Every trend claim of the head-tuning family is scale-invariant; the anchor is not."""
+    assert _record("stability.anchor.svm_loo_distance").as_expected
+    original = head_tuning_module.direction_error
+    monkeypatch.setattr(head_tuning_module, "direction_error", lambda w, r: 2.0 * original(w, r))
+    jax.clear_caches()
+    for claim_id in ("stability.anchor.svm_loo_distance", "stability.anchor.gd_loo_distance"):
+        record = _record(claim_id)
+        assert record.verdict == "refuted" and not record.as_expected, claim_id
+    monkeypatch.undo()
+    jax.clear_caches()
+
+
+@pytest.mark.slow  # the claim is slow_at_quick (SVM solves inside vmapped GD)
+def test_paper_svm_with_the_bias_penalised_no_longer_refutes(monkeypatch):
+    """If the 'paper SVM' were the augmented one (penalize_bias ignored), GD would be as close
+    to it as to the augmented SVM: the refutation disappears (not as expected)."""
+    original = runs_module.hard_margin_svm
+
+    def ignore_option(x, y, **kw):
+        kw.pop("penalize_bias", None)
+        return original(x, y, **kw)
+
+    monkeypatch.setattr(runs_module, "hard_margin_svm", ignore_option)
+    record = _record("stability.soudry.paper_svm_direction")
+    assert record.verdict == "holds" and not record.as_expected
+
+
+@pytest.mark.parametrize("factor", [2.0, 0.1])
+def test_cor3_1_factor_errors_in_both_directions(monkeypatch, factor):
+    """The printed MHLoss factor √((2 + 8 ln(1/δ))/H): ×2 leaves only H = 100 violating; ×0.1 makes
+    every (H, t) cell violate, which is not the declared counterexample (early cells hold)."""
+    claim_id = "stability.cor3_1.mhloss_bound"
+    assert _record(claim_id, CACHE).as_expected
+    original = st.cor3_1_factor
+    monkeypatch.setattr(st, "cor3_1_factor", lambda h, d: factor * original(h, d))
+    record = _record(claim_id, CACHE)  # the same run; only the check's formula changed
+    assert not record.as_expected, record.per_seed[0].counterexample_found
+
+
+def test_anchor_closed_form_is_not_the_metric_of_its_own_output():
+    """The anchor's closed form is data, not a call into the metric it checks."""
+    closed = st.loo_anchor_closed_form()
+    assert jnp.allclose(jnp.asarray(closed["distance"][:2]), jnp.asarray([0.4595058, 0.7653669]),
+                        atol=1e-7)  # fmt: skip
+
+
+def test_synthetic_figure_and_claims_read_the_same_panel_setting():
+    """One simulation per figure and claim: the experiment builds the claims' setting."""
+    from experiments.stability import synthetic_loo_stability as experiment
+    from ntsim.claims.stability._synthetic_trends import PANEL
+
+    for scale in ("quick", "full"):
+        assert experiment.panel_setting(experiment.SCALES[scale]) == PANEL.setting(scale)
+
+
+def test_a_doubled_step_size_breaks_the_descent_twin(monkeypatch):
+    """η = 1/β_F is the printed-side quantity of the step-size claims; doubling it puts
+    η·β_F = 1.9 at 3.8, and the descent claim (twin of the non-monotone reading) fails."""
+    original = head_tuning_module.head_tuning_step_size
+    monkeypatch.setattr(head_tuning_module, "head_tuning_step_size",
+                        lambda x: 2.0 * original(x))  # fmt: skip
+    record = _record("stability.lr.descent_below_two_over_beta")
+    assert record.verdict == "refuted" and not record.as_expected
+
+
+def test_a_halved_printed_thm2_2_bound_fails_on_the_generic_grid(monkeypatch):
+    """Eq. (3) is checked where it provably holds; half of it does not."""
+    from ntsim.theory.stability import _full_finetuning as full_finetuning_module
+
+    original = full_finetuning_module.thm2_2_bound_printed
+    monkeypatch.setattr(full_finetuning_module, "thm2_2_bound_printed",
+                        lambda *a, **k: 0.5 * original(*a, **k))  # fmt: skip
+    record = _record("stability.thm2_2.bound_printed_generic")
+    assert record.verdict == "refuted" and not record.as_expected
