@@ -96,11 +96,6 @@ MIN_INSTANCES = {
     },  # fmt: skip
     "stability.tables.avg_consistent": 48,
     "overtraining.thm4_1.logistic_closed_form": 200,
-    "overtraining.lemma_a5.expected_perturbed_loss": 200,
-    "overtraining.prop4_3.increment": 200,
-    "overtraining.thm4_4.inflection": 200,
-    "overtraining.thm4_4.larger_gamma_earlier": 200,
-    "overtraining.prop_d1.hessian_trace": 200,
     "overtraining.lemma_a7.per_mode_recursion": 200,
     "overtraining.lemma_a7.dead_units": 200,
     "overtraining.lemma_a28.contraction": 2000,

@@ -9,8 +9,14 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ntsim.core import random_orthogonal
 from ntsim.theory import overtraining as ot
+from ntsim.theory.overtraining import (  # noqa: F401 (re-exported for the v1 modules)
+    haar_pair,
+    ideal_checkpoints,
+    procrustes_distance,
+    random_geometric_spectrum,
+    sorted_uniform,
+)
 
 PAPER = "Springer et al. 2025"
 
@@ -18,25 +24,6 @@ PAPER = "Springer et al. 2025"
 # the identity init reaches later: its mode n starts at ≈ e^{−2τ}(1 + u_nᵀv_n)/2 and couples
 # to the others); measured: with 3·t_d every mode has risen in all instances drawn.
 _GRID_START, _GRID_END = 0.02, 3.0
-
-
-def haar_pair(key, d: int):
-    """Independent Haar ``U, V ∈ O(d)`` (the singular vectors of both tasks)."""
-    k_u, k_v = jax.random.split(key)
-    return random_orthogonal(k_u, d), random_orthogonal(k_v, d)
-
-
-def sorted_uniform(key, d: int, low: float, high: float):
-    """``d`` values ``U[low, high]`` sorted decreasingly (a random strictly decreasing spectrum)."""
-    return jnp.sort(jax.random.uniform(key, (d,), minval=low, maxval=high))[::-1]
-
-
-def random_geometric_spectrum(key, d: int, ratios: tuple[float, float]):
-    """``σ_i = σ_1 r^{i−1}``, ``σ_1 ~ U[2, 4]``, ``r ~ U[ratios]`` (notes §7 config R: 4, 0.6)."""
-    k_first, k_ratio = jax.random.split(key)
-    first = jax.random.uniform(k_first, minval=2.0, maxval=4.0)
-    ratio = jax.random.uniform(k_ratio, minval=ratios[0], maxval=ratios[1])
-    return first * ratio ** jnp.arange(d)
 
 
 def real_checkpoints(spectrum, u, v, tau, points: int):
@@ -62,19 +49,3 @@ def real_checkpoints(spectrum, u, v, tau, points: int):
         "index": index,
         "max_loss_increase": jnp.max(jnp.diff(losses)),
     }
-
-
-def procrustes_distance(w1, w2, w1_ideal, w2_ideal):
-    """``min_Q max(‖W1Q − W̄1‖_F, ‖QᵀW2 − W̄2‖_F)`` with ``Q`` the Procrustes fit of ``W1``.
-
-    ``(W1Q, QᵀW2)`` has the same product for every orthogonal ``Q`` (hidden-layer symmetry).
-    """
-    p, _, rt = jnp.linalg.svd(w1.T @ w1_ideal)
-    q = p @ rt
-    return jnp.maximum(jnp.linalg.norm(w1 @ q - w1_ideal), jnp.linalg.norm(q.T @ w2 - w2_ideal))
-
-
-def ideal_checkpoints(spectrum, u, v):
-    """``(W̄1, W̄2)`` for every ``n = 0..d`` stacked on a leading axis (eqs. 7–8)."""
-    d = spectrum.shape[0]
-    return jax.vmap(lambda n: ot.ideal_checkpoint(spectrum, n, u, v))(jnp.arange(d + 1))

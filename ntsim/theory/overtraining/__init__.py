@@ -59,7 +59,20 @@ from ntsim.theory.overtraining._finetuning import (
     mode_trajectory,
     post_finetuning_losses,
 )
+from ntsim.theory.overtraining._instances import (
+    haar_pair,
+    ideal_checkpoints,
+    procrustes_distance,
+    random_geometric_spectrum,
+    sorted_uniform,
+)
 from ntsim.theory.overtraining._perturbation import (
+    HessianTraceRun,
+    HessianTraceSetting,
+    IdealPerturbationRun,
+    IdealPerturbationSetting,
+    PerturbedLossMonteCarloRun,
+    PerturbedLossMonteCarloSetting,
     assumption_a2_bound,
     expected_perturbed_loss,
     gaussian_inflection,
@@ -70,6 +83,9 @@ from ntsim.theory.overtraining._perturbation import (
     lemma_a6_gap_bound,
     monte_carlo_perturbed_loss,
     perturbed_increments,
+    simulate_hessian_traces,
+    simulate_ideal_perturbation,
+    simulate_perturbed_loss_monte_carlo,
 )
 from ntsim.theory.overtraining._pretraining import (
     aligned_init,
@@ -84,8 +100,42 @@ from ntsim.theory.overtraining._pretraining import (
     pretraining_loss,
     task_matrix,
 )
+from ntsim.theory.overtraining._pretraining_runs import (
+    AlignedFlowRun,
+    AlignedFlowSetting,
+    RealCheckpointRun,
+    RealCheckpointSetting,
+    RealVsIdealGapRun,
+    RealVsIdealGapSetting,
+    simulate_aligned_flow,
+    simulate_real_checkpoints,
+    simulate_real_vs_ideal_gap,
+)
 
 __all__ = [
+    "AlignedFlowRun",
+    "AlignedFlowSetting",
+    "RealCheckpointRun",
+    "RealCheckpointSetting",
+    "simulate_aligned_flow",
+    "simulate_real_checkpoints",
+    "RealVsIdealGapRun",
+    "RealVsIdealGapSetting",
+    "simulate_real_vs_ideal_gap",
+    "haar_pair",
+    "ideal_checkpoints",
+    "procrustes_distance",
+    "random_geometric_spectrum",
+    "sorted_uniform",
+    "HessianTraceRun",
+    "HessianTraceSetting",
+    "IdealPerturbationRun",
+    "IdealPerturbationSetting",
+    "PerturbedLossMonteCarloRun",
+    "PerturbedLossMonteCarloSetting",
+    "simulate_hessian_traces",
+    "simulate_ideal_perturbation",
+    "simulate_perturbed_loss_monte_carlo",
     "aligned_init",
     "assumption_a2_bound",
     "assumption_a8_holds",
