@@ -55,3 +55,28 @@ def test_wrong_quartic_term_of_the_perturbed_loss_is_caught(monkeypatch, factor)
     monkeypatch.setattr(ot, "expected_perturbed_loss", planted)
     assert _outcome("overtraining.lemma_a5.expected_perturbed_loss").verdict == "refuted"
     assert _outcome("overtraining.prop_d1.hessian_trace").verdict == "refuted"
+
+
+# ------------------------------------------------------------------------------- pretraining
+
+
+def test_wrong_logistic_rate_refutes_the_closed_form(monkeypatch):
+    original = ot.logistic_modes
+    monkeypatch.setattr(ot, "logistic_modes", lambda s, tau, t: original(s, tau, 0.5 * t))
+    assert _outcome("overtraining.thm4_1.logistic_closed_form").verdict == "refuted"
+
+
+def test_smaller_lemma_a6_bound_refutes_it(monkeypatch):
+    """At quick scale (τ = 16) the gap sits ≈ 100× below σ_d²/2, so only an error of that
+    size in the bound is caught here; the claim at smaller τ (diagnostics) shows the rest."""
+    original = ot.lemma_a6_gap_bound
+    monkeypatch.setattr(ot, "lemma_a6_gap_bound", lambda s: 1e-3 * original(s))
+    assert _outcome("overtraining.lemma_a6.real_vs_ideal_gap").verdict == "refuted"
+
+
+def test_swapped_singular_vectors_break_the_factor_claims(monkeypatch):
+    """Ideal checkpoints built from (V, U) instead of (U, V) (the transposed task): the
+    corrected twin of the printed factor alignment no longer holds."""
+    original = ot.ideal_checkpoints
+    monkeypatch.setattr(ot, "ideal_checkpoints", lambda s, u, v: original(s, v, u))
+    assert _outcome("overtraining.thm4_1.incremental_learning").verdict == "refuted"

@@ -95,7 +95,6 @@ MIN_INSTANCES = {
         )
     },  # fmt: skip
     "stability.tables.avg_consistent": 48,
-    "overtraining.thm4_1.logistic_closed_form": 200,
     "overtraining.lemma_a7.per_mode_recursion": 200,
     "overtraining.lemma_a7.dead_units": 200,
     "overtraining.lemma_a28.contraction": 2000,

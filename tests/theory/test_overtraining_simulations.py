@@ -62,3 +62,64 @@ def test_hessian_simulation_matches_the_trace_closed_forms(x64, key):
 def test_perturbation_settings_validate(make):
     with pytest.raises(ValueError):
         make()
+
+
+# ------------------------------------------------------------------------------- pretraining
+
+
+def test_aligned_flow_simulation_follows_the_logistic_closed_form(x64, key):
+    setting = ot.AlignedFlowSetting(d=3, instances=4, tau=(3.0, 6.0))
+    run = ot.simulate_aligned_flow(key, setting)
+    assert run.modes.shape == (4, 10, 3, 3)
+    times = np.asarray(run.times)
+    assert np.all(np.diff(times, axis=1) > 0) and np.all(times[:, 0] == 0)
+    for s, tau, t, modes in zip(run.spectrum, run.tau, run.times, run.modes, strict=True):
+        s, tau, t = np.asarray(s), float(tau), np.asarray(t)
+        # a_i(t) = σ_i / (1 + (σ_i e^(2τ) − 1) e^(−4σ_i t)), written out here
+        closed = s / (1 + (s * np.exp(2 * tau) - 1) * np.exp(-4 * s * t[:, None]))
+        np.testing.assert_allclose(np.diagonal(modes, axis1=1, axis2=2), closed, atol=1e-8)
+        off = modes - np.einsum("ti,ij->tij", closed, np.eye(3))
+        assert np.abs(off).max() < 1e-8
+
+
+def test_real_checkpoints_pass_near_the_truncated_svd(x64, key):
+    setting = ot.RealCheckpointSetting(d=3, instances=2, tau=(12.0, 13.0), points=120)
+    run = ot.simulate_real_checkpoints(key, setting)
+    assert run.w1.shape == (2, 4, 3, 3) and run.index.shape == (2, 4)
+    for i in range(2):
+        s, u, v = (np.asarray(x[i]) for x in (run.spectrum, run.u, run.v))
+        for n in range(4):
+            ideal = u[:, :n] @ np.diag(s[:n]) @ v[:, :n].T  # the truncated SVD
+            product = np.asarray(run.w1[i, n] @ run.w2[i, n])
+            assert np.linalg.norm(product - ideal) < 0.02 * s[0]
+    assert np.all(np.diff(np.asarray(run.index), axis=1) > 0)
+    assert np.all(np.asarray(run.max_loss_increase) <= 1e-7 * np.asarray(run.spectrum[:, 0]) ** 2)
+
+
+def test_real_vs_ideal_gap_shrinks_with_tau_and_obeys_the_proof_chain(x64, key):
+    setting = ot.RealVsIdealGapSetting(d=3, instances=2, taus=(8.0, 14.0), gammas=(0.05,),
+                                       points=120)  # fmt: skip
+    run = ot.simulate_real_vs_ideal_gap(key, setting)
+    gaps, eps = np.asarray(run.gaps), np.asarray(run.distance)
+    assert gaps.shape == (2, 2, 1, 4) and eps.shape == (2, 2, 4)
+    worst = gaps[..., 1:].max(axis=(2, 3))
+    assert np.all(worst[:, 1] < worst[:, 0])  # a smaller init lands closer to the ideal
+    s1 = np.asarray(run.spectrum[:, 0])
+    # |ΔL̃| ≤ |Δ‖θ − A‖²| + dγ²(|Δ‖W1‖²| + |Δ‖W2‖²|) ≤ 8dσ_1(2σ_1 + γ²)·ε (Lemma A.6's proof)
+    chain = 8 * 3 * s1[:, None] * (2 * s1[:, None] + 0.05**2) * eps[..., 1:].max(axis=-1)
+    assert np.all(worst <= chain)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: ot.AlignedFlowSetting(tau=(5.0, 3.0)),
+        lambda: ot.RealCheckpointSetting(points=1),
+        lambda: ot.RealCheckpointSetting(ratios=(0.5, 1.2)),
+        lambda: ot.RealVsIdealGapSetting(taus=(12.0, 8.0)),
+        lambda: ot.RealVsIdealGapSetting(gammas=()),
+    ],
+)
+def test_pretraining_settings_validate(make):
+    with pytest.raises(ValueError):
+        make()

@@ -94,6 +94,9 @@ def simulate_aligned_flow(key: PRNGKey, setting: AlignedFlowSetting) -> AlignedF
         times = jnp.concatenate(
             [checkpoint_times(spectrum, tau, factor=c) for c in (1 / 99, 1.0, 99.0)]
         )
+        # a mode that starts above 1% of σ_i (small τ, small σ_i) has its 1% time before 0:
+        # move such times to distinct instants just after 0 (the solver needs increasing times)
+        times = jnp.maximum(times, 1e-6 * (1.0 + jnp.arange(times.shape[0])))
         times = jnp.concatenate([jnp.zeros(1), jnp.sort(times)])
         w1, w2 = pretrain_gradient_flow(
             task_matrix(spectrum, u, v), aligned_init(u, v, tau), times,
