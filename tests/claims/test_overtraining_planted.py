@@ -80,3 +80,14 @@ def test_swapped_singular_vectors_break_the_factor_claims(monkeypatch):
     original = ot.ideal_checkpoints
     monkeypatch.setattr(ot, "ideal_checkpoints", lambda s, u, v: original(s, v, u))
     assert _outcome("overtraining.thm4_1.incremental_learning").verdict == "refuted"
+
+
+# ------------------------------------------------------------------------------ budget sweep
+
+
+def test_sign_flipped_perturbation_increase_refutes_progressive_sensitivity(monkeypatch):
+    import ntsim.theory.overtraining._budget_sweep as sweep
+
+    original = sweep.perturbation_loss_increase
+    monkeypatch.setattr(sweep, "perturbation_loss_increase", lambda *a, **k: -original(*a, **k))
+    assert _outcome("overtraining.budget.progressive_sensitivity").verdict == "refuted"

@@ -195,9 +195,6 @@ SLOW_QUICK_CLAIMS = {
     "stability.soudry.paper_svm_direction",
     "stability.thm2_4.bound",
     "stability.thm2_4.telescoping",
-    # one pretraining run per budget (~50 s idle, shared by both claims)
-    "overtraining.budget.progressive_sensitivity",
-    "overtraining.budget.distance_grows_with_learning_rate",
 }
 
 

@@ -42,7 +42,9 @@ from ntsim.theory.overtraining._budget import (
 from ntsim.theory.overtraining._budget_sweep import (
     QUICK_BUDGET_SETTING,
     BudgetSetting,
+    BudgetSweepRun,
     budget_sweep,
+    simulate_budget_sweep,
 )
 from ntsim.theory.overtraining._finetuning import (
     FinetuneResult,
@@ -141,6 +143,8 @@ __all__ = [
     "assumption_a8_holds",
     "budget_sweep",
     "BudgetSetting",
+    "BudgetSweepRun",
+    "simulate_budget_sweep",
     "QUICK_BUDGET_SETTING",
     "checkpoint_times",
     "closest_checkpoints",
