@@ -91,3 +91,41 @@ def test_sign_flipped_perturbation_increase_refutes_progressive_sensitivity(monk
     original = sweep.perturbation_loss_increase
     monkeypatch.setattr(sweep, "perturbation_loss_increase", lambda *a, **k: -original(*a, **k))
     assert _outcome("overtraining.budget.progressive_sensitivity").verdict == "refuted"
+
+
+# -------------------------------------------------------------------------------- fine-tuning
+
+
+def _expect(claim_id: str) -> tuple[str, bool]:
+    record = _outcome(claim_id)
+    return record.verdict, record.as_expected
+
+
+def test_printed_recursion_replaced_by_the_corrected_one_is_no_longer_refuted(monkeypatch):
+    original = ot.mode_trajectory
+    monkeypatch.setattr(ot, "mode_trajectory", lambda *a, printed=False, **k: original(*a, **k))
+    assert _expect("overtraining.lemma_a7.recursion_printed") == ("holds", False)
+
+
+@pytest.mark.parametrize(
+    ("planted", "verdict"),
+    [
+        (lambda p, f, r: ot.fixed_point(p, f, r), "holds"),  # the printed side "fixed"
+        (lambda p, f, r: p + r * f, "refuted"),  # the (1 + λ) dropped: too far off
+    ],
+)
+def test_printed_fixed_point_in_both_directions(monkeypatch, planted, verdict):
+    monkeypatch.setattr(ot, "fixed_point_printed", planted)
+    assert _expect("overtraining.lemma_a11.fixed_point_printed") == (verdict, False)
+
+
+def test_fixed_point_off_by_a_little_refutes_the_corrected_claims(monkeypatch):
+    original = ot.fixed_point
+    monkeypatch.setattr(ot, "fixed_point", lambda p, f, r: original(p, f, r) * (1 + 1e-6))
+    assert _outcome("overtraining.lemma_a11.fixed_point").verdict == "refuted"
+    assert _outcome("overtraining.lemma_a28.contraction").verdict == "refuted"
+
+
+def test_printed_contraction_target_replaced_by_the_corrected_one(monkeypatch):
+    monkeypatch.setattr(ot, "fixed_point_printed", ot.fixed_point)
+    assert _expect("overtraining.lemma_a28.contraction_printed") == ("holds", False)

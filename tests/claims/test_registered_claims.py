@@ -95,10 +95,6 @@ MIN_INSTANCES = {
         )
     },  # fmt: skip
     "stability.tables.avg_consistent": 48,
-    "overtraining.lemma_a7.per_mode_recursion": 200,
-    "overtraining.lemma_a7.dead_units": 200,
-    "overtraining.lemma_a28.contraction": 2000,
-    "overtraining.eq11.minibatch_gradient": 200,
     **{
         f"early_stopping.{name}": 200
         for name in (

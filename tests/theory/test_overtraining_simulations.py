@@ -123,3 +123,44 @@ def test_real_vs_ideal_gap_shrinks_with_tau_and_obeys_the_proof_chain(x64, key):
 def test_pretraining_settings_validate(make):
     with pytest.raises(ValueError):
         make()
+
+
+# -------------------------------------------------------------------------------- fine-tuning
+
+
+def test_recursion_simulation_starts_at_the_ideal_checkpoints(x64, key):
+    run = ot.simulate_recursion(key, ot.RecursionSetting(d=3, instances=3, steps=20,
+                                                         record_every=10))  # fmt: skip
+    assert run.modes.shape == (3, 4, 3, 3, 3) and run.steps.tolist() == [0, 10, 20]
+    for i in range(3):
+        pre = np.asarray(run.pre[i])
+        for n in range(4):  # at k = 0: UᵀW̄1W̄2V = diag(σ^pre_1..σ^pre_n, 0, ...)
+            ideal = np.diag(np.where(np.arange(3) < n, pre, 0))
+            np.testing.assert_allclose(run.modes[i, n, 0], ideal, atol=1e-12)
+        np.testing.assert_array_equal(run.modes[i, 0], 0.0)  # nothing learned: θ stays 0
+    eta = 0.8 / (4 * (np.asarray(run.reg) + 2) * np.asarray(run.gamma))
+    np.testing.assert_allclose(run.learning_rate, eta)
+
+
+def test_fixed_point_simulation_converges_to_the_stationary_point(x64, key):
+    run = ot.simulate_fixed_point(key, ot.FixedPointSetting(d=3, instances=4, steps=3000))
+    pre, ft, reg = (np.asarray(v) for v in (run.pre, run.ft, run.reg))
+    # stationary point of (x − σ^ft)² + λ(x − σ^pre)², written out here
+    np.testing.assert_allclose(run.modes, (ft + reg[:, None] * pre) / (1 + reg[:, None]),
+                               atol=1e-9)  # fmt: skip
+
+
+def test_dead_units_and_minibatch_gradient_simulations(x64, key):
+    dead = ot.simulate_dead_units(key, ot.DeadUnitsSetting(d=3, instances=4, steps=20, batch=5))
+    np.testing.assert_array_equal(dead.dead_max, 0.0)
+    assert np.any(np.asarray(dead.leak) > 0)  # finite m: UᵀθV leaves the top-n block (n ≥ 1)
+    grad = ot.simulate_minibatch_gradient(key, ot.MinibatchGradientSetting(d=3, instances=4,
+                                                                           batch=4))  # fmt: skip
+    assert np.all(np.asarray(grad.gradient) < 1e-10) and np.all(np.asarray(grad.printed) > 1e-3)
+
+
+def test_contraction_simulation_starts_at_the_root_of_sigma_pre(x64, key):
+    run = ot.simulate_contraction(key, ot.ContractionSetting(instances=50, steps=4000))
+    np.testing.assert_allclose(run.x[0], np.sqrt(np.asarray(run.pre)))
+    pre, ft, reg = (np.asarray(v) for v in (run.pre, run.ft, run.reg))
+    np.testing.assert_allclose(np.asarray(run.x[-1]) ** 2, (ft + reg * pre) / (1 + reg), rtol=1e-6)
