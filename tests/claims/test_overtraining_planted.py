@@ -129,3 +129,18 @@ def test_fixed_point_off_by_a_little_refutes_the_corrected_claims(monkeypatch):
 def test_printed_contraction_target_replaced_by_the_corrected_one(monkeypatch):
     monkeypatch.setattr(ot, "fixed_point_printed", ot.fixed_point)
     assert _expect("overtraining.lemma_a28.contraction_printed") == ("holds", False)
+
+
+# ----------------------------------------------------------------------- finite-batch dynamics
+
+
+def test_dropped_growth_factor_in_lemma_a19_refutes_it(monkeypatch):
+    """The growth factor (1 + 32ηΓ)^k dropped: the real-vs-ideal gap outgrows the bound."""
+    monkeypatch.setattr(ot, "lemma_a19_bound", lambda e, g, gap, k: gap + 0 * k)
+    assert _outcome("overtraining.lemma_a19.real_vs_ideal_growth").verdict == "refuted"
+
+
+def test_smaller_one_step_bound_refutes_lemma_a15(monkeypatch):
+    original = ot.lemma_a15_bound
+    monkeypatch.setattr(ot, "lemma_a15_bound", lambda e, g, eps: 0.01 * original(e, g, eps))
+    assert _outcome("overtraining.lemma_a15.one_step_batch_gap").verdict == "refuted"

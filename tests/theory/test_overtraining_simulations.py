@@ -164,3 +164,20 @@ def test_contraction_simulation_starts_at_the_root_of_sigma_pre(x64, key):
     np.testing.assert_allclose(run.x[0], np.sqrt(np.asarray(run.pre)))
     pre, ft, reg = (np.asarray(v) for v in (run.pre, run.ft, run.reg))
     np.testing.assert_allclose(np.asarray(run.x[-1]) ** 2, (ft + reg * pre) / (1 + reg), rtol=1e-6)
+
+
+# ----------------------------------------------------------------------- finite-batch dynamics
+
+
+def test_finite_batch_simulation(x64, key):
+    setting = ot.FiniteBatchSetting(d=2, instances=3, tau=(10.0, 11.0), points=100, batch=500,
+                                    steps=4)  # fmt: skip
+    run = ot.simulate_finite_batch(key, setting)
+    assert run.one_step.shape == (3, 4) and run.gap0.shape == (3,)
+    # Bai–Yin: ‖XᵀX/m − I‖_op ≈ 2√(d/m) for Gaussian X (m ≫ d)
+    scale = 2 * np.sqrt(2 / 500)
+    assert 0.2 * scale < float(np.mean(run.batch_error)) < 3 * scale
+    np.testing.assert_allclose(run.eta * run.gamma, 1 / 320)
+    # W̄ and Ŵ start equal: their gap after one step is the one-step gap of Lemma A.15
+    np.testing.assert_allclose(run.finite_vs_infinite[:, 0], run.one_step[:, 0], rtol=1e-10)
+    assert np.all(np.asarray(run.max_norm) <= 2 * np.sqrt(np.asarray(run.gamma))[:, None])

@@ -80,6 +80,15 @@ from ntsim.theory.overtraining._finetuning_runs import (
     simulate_minibatch_gradient,
     simulate_recursion,
 )
+from ntsim.theory.overtraining._finite_batch import (
+    FiniteBatchRun,
+    FiniteBatchSetting,
+    lemma_a15_bound,
+    lemma_a17_bound,
+    lemma_a19_bound,
+    lemma_a20_bound,
+    simulate_finite_batch,
+)
 from ntsim.theory.overtraining._instances import (
     haar_pair,
     ideal_checkpoints,
@@ -134,6 +143,13 @@ from ntsim.theory.overtraining._pretraining_runs import (
 )
 
 __all__ = [
+    "FiniteBatchRun",
+    "FiniteBatchSetting",
+    "lemma_a15_bound",
+    "lemma_a17_bound",
+    "lemma_a19_bound",
+    "lemma_a20_bound",
+    "simulate_finite_batch",
     "A8_FRACTION",
     "ContractionRun",
     "ContractionSetting",
