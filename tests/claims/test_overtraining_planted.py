@@ -144,3 +144,19 @@ def test_smaller_one_step_bound_refutes_lemma_a15(monkeypatch):
     original = ot.lemma_a15_bound
     monkeypatch.setattr(ot, "lemma_a15_bound", lambda e, g, eps: 0.01 * original(e, g, eps))
     assert _outcome("overtraining.lemma_a15.one_step_batch_gap").verdict == "refuted"
+
+
+# --------------------------------------------------------------------------- post fine-tuning
+
+
+def test_doubled_a24_bound_refutes_progressive_sensitivity(monkeypatch):
+    original = ot.a24_increment_bound
+    monkeypatch.setattr(ot, "a24_increment_bound", lambda *a: 2 * original(*a))
+    assert _outcome("overtraining.thm4_6.progressive_sensitivity").verdict == "refuted"
+
+
+def test_swapped_fixed_point_breaks_the_regularisation_pair(monkeypatch):
+    """The closed form with the printed (swapped) fixed point: the corrected ordering claim,
+    which also checks r against the closed form, is refuted."""
+    monkeypatch.setattr(ot, "fixed_point", ot.fixed_point_printed)
+    assert _outcome("overtraining.thm4_7.regularisation_delays_inflection").verdict == "refuted"

@@ -177,7 +177,6 @@ SLOW_QUICK_CLAIMS = {
     "linear_teachers.thm6_1.hinf_empirical_gram",
     "linear_teachers.thm6_1.kernel_regime",
     "linear_teachers.thm6_1.risk_main_term",
-    "overtraining.caveat.long_finetuning_erases",
     "stability.a4_1.convexity",
     "stability.cor2_5.lambda_svm_gap",
     "stability.fig6.decreasing_in_n",  # one compiled sweep per n

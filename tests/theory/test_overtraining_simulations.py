@@ -181,3 +181,37 @@ def test_finite_batch_simulation(x64, key):
     # W̄ and Ŵ start equal: their gap after one step is the one-step gap of Lemma A.15
     np.testing.assert_allclose(run.finite_vs_infinite[:, 0], run.one_step[:, 0], rtol=1e-10)
     assert np.all(np.asarray(run.max_norm) <= 2 * np.sqrt(np.asarray(run.gamma))[:, None])
+
+
+# --------------------------------------------------------------------------- post fine-tuning
+
+
+def test_progressive_sensitivity_simulation_converges_to_the_closed_form(x64, key):
+    run = ot.simulate_progressive_sensitivity(key, ot.SensitivitySetting(d=3, instances=3,
+                                                                          steps=4000))  # fmt: skip
+    pre, ft, reg = (np.asarray(v) for v in (run.pre, run.ft, run.reg))
+    # converged: learned mode i sits at (σ^ft + λσ^pre)/(1+λ), so Δ_pre(n) = Σ_(i≤n)
+    # ((σ^ft_i − σ^pre_i)/(1+λ))², written out here
+    closed = np.concatenate(
+        [np.zeros((3, 1)), np.cumsum(((ft - pre) / (1 + reg[:, None])) ** 2, axis=1)], axis=1
+    )
+    np.testing.assert_allclose(run.delta, closed, rtol=1e-6, atol=1e-9)  # fmt: skip
+
+
+def test_threshold_simulation_converges_to_the_lemma_a26_increment(x64, key):
+    run = ot.simulate_misalignment_threshold(key, ot.ThresholdSetting(d=3, instances=3,
+                                                                      steps=6000))  # fmt: skip
+    pre, ft = np.asarray(run.pre), np.asarray(run.ft)
+    gamma2 = np.maximum(pre[:, :1], ft[:, :1]) ** 2
+    # λ = 0: learned mode n moves from σ^pre_n to σ^ft_n: ΔL_pre = (σ^ft − σ^pre)² − (σ^pre)²
+    np.testing.assert_allclose(run.increments, ((ft - pre) ** 2 - pre**2) / gamma2, atol=1e-6)
+
+
+def test_regularisation_and_converged_model_simulations_start_from_nothing_learned(x64, key):
+    run = ot.simulate_regularisation(key, ot.RegularisationSetting(d=3, instances=2, steps=50))
+    pre = np.asarray(run.pre)
+    # checkpoint 0 is θ = 0, which GD keeps at 0: L_pre(0) = Σ σ_pre² for every λ
+    np.testing.assert_allclose(run.pre_loss[:, :, 0], np.sum(pre**2, axis=1)[:, None] * np.ones(5))
+    conv = ot.simulate_converged_model(key, ot.ConvergedModelSetting(d=2, instances=2, points=60))
+    np.testing.assert_array_equal(conv.ideal[:, 0], 0.0)
+    assert conv.steps > 0 and conv.ideal.shape == (2, 3)

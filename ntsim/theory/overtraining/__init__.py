@@ -117,6 +117,24 @@ from ntsim.theory.overtraining._perturbation import (
     simulate_ideal_perturbation,
     simulate_perturbed_loss_monte_carlo,
 )
+from ntsim.theory.overtraining._post_finetuning_runs import (
+    ConvergedModelRun,
+    ConvergedModelSetting,
+    LongFinetuningRun,
+    LongFinetuningSetting,
+    RegularisationRun,
+    RegularisationSetting,
+    SensitivityRun,
+    SensitivitySetting,
+    ThresholdRun,
+    ThresholdSetting,
+    a24_increment_bound,
+    simulate_converged_model,
+    simulate_long_finetuning,
+    simulate_misalignment_threshold,
+    simulate_progressive_sensitivity,
+    simulate_regularisation,
+)
 from ntsim.theory.overtraining._pretraining import (
     aligned_init,
     checkpoint_times,
@@ -143,6 +161,22 @@ from ntsim.theory.overtraining._pretraining_runs import (
 )
 
 __all__ = [
+    "ConvergedModelRun",
+    "ConvergedModelSetting",
+    "LongFinetuningRun",
+    "LongFinetuningSetting",
+    "RegularisationRun",
+    "RegularisationSetting",
+    "SensitivityRun",
+    "SensitivitySetting",
+    "ThresholdRun",
+    "ThresholdSetting",
+    "a24_increment_bound",
+    "simulate_converged_model",
+    "simulate_long_finetuning",
+    "simulate_misalignment_threshold",
+    "simulate_progressive_sensitivity",
+    "simulate_regularisation",
     "FiniteBatchRun",
     "FiniteBatchSetting",
     "lemma_a15_bound",
