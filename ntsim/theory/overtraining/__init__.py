@@ -11,7 +11,7 @@ is in :mod:`._budget` (its pieces) and :mod:`._budget_sweep` (the whole protocol
 inflection point (Def 4.2, :func:`inflection_point`) is the
 checkpoint after which the modified model's pretraining loss grows.
 
-Errata (``../shared/papers/notes_springer2025_overtraining.md``) are implemented as printed /
+Errata of the paper are implemented as printed /
 corrected pairs: the fixed point of A.11/A.28 (:func:`fixed_point_printed` vs
 :func:`fixed_point`), eq. (18) without its factor ``x`` (``mode_step(printed=True)``), eq. (11)
 which is not the minibatch gradient (``finetune(eq11="printed")``). Thm 4.7 part 2's printed

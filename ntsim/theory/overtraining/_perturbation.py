@@ -101,7 +101,7 @@ def monte_carlo_perturbed_loss(
 
 
 def ideal_perturbed_losses(spectrum: ArrayLike, gamma: ArrayLike) -> Array:
-    r"""``L̃_pre(n)`` at the ideal checkpoints ``n = 0..d`` (notes §1.3, from Lemma A.4).
+    r"""``L̃_pre(n)`` at the ideal checkpoints ``n = 0..d`` (from Lemma A.4).
 
     .. math:: \tilde L(n) = \sum_{i>n}\sigma_i^2 + 2d\gamma^2\sum_{i\le n}\sigma_i + d^3\gamma^4
 
@@ -123,7 +123,7 @@ def ideal_perturbed_losses(spectrum: ArrayLike, gamma: ArrayLike) -> Array:
 def perturbed_increments(spectrum: ArrayLike, gamma: ArrayLike) -> Array:
     """``L̃(n) − L̃(n−1) = (2dγ² − σ_n)σ_n``, ``n = 1..d`` (Prop 4.3 / Lemma A.4).
 
-    The paper states ``≥``; at the ideal checkpoints it is an equality (notes §1.3).
+    The paper states ``≥``; at the ideal checkpoints it is an equality.
     """
     spectrum = jnp.asarray(spectrum)
     check_ndim("perturbed_increments", "spectrum", spectrum, 1)
@@ -181,7 +181,7 @@ def lemma_a6_gap_bound(spectrum: ArrayLike) -> Array:
 
 
 def hessian_trace(w1: ArrayLike, w2: ArrayLike) -> Array:
-    """``Tr ∇²_{W1,W2} ‖W1W2 − A‖² = 2d(‖W1‖_F² + ‖W2‖_F²)`` (notes §2, [derived]; any ``A``).
+    """``Tr ∇²_{W1,W2} ‖W1W2 − A‖² = 2d(‖W1‖_F² + ‖W2‖_F²)`` (derived here; any ``A``).
 
     The Hessian block in ``W1`` is ``2(W2W2ᵀ ⊗ I_d)`` (trace ``2d‖W2‖²``), in ``W2`` it is
     ``2(I_d ⊗ W1ᵀW1)`` (trace ``2d‖W1‖²``). With Prop D.1, ``½γ² Tr H`` is the quadratic part
