@@ -2,5 +2,5 @@
 
 The paper has no figures of its linear theory; these are the analogues of its LLM figures
 (Fig 3 right: perturbed loss vs budget; Fig 4: Δ_pre; Fig 5 top: post-FT loss vs budget)
-listed in the notes (§5, T1–T7), plus one labelled extension (early-stopped fine-tuning).
+of the theory (Sec 4), plus one labelled extension (early-stopped fine-tuning).
 """

@@ -2,7 +2,7 @@
 
 The paper controls the size of the fine-tuning update with λ (Sec 4.3); its LLM experiments
 use the learning rate instead (Figs 4, 5). Here λ = 0 and the budget ``ηK`` of the
-fine-tuning run is the knob (notes §5, [extension]). In the ideal infinite-batch dynamics
+fine-tuning run is the knob (an extension of the paper). In the ideal infinite-batch dynamics
 each learned mode moves from ``σ^pre_n`` toward ``σ^ft_n`` by the map of Lemma A.7,
 ``a_n(K) = f^{(K)}(√σ^pre_n)²``, so the post-fine-tuning pretraining loss is
 ``Σ_{i≤n}(a_i(K) − σ^pre_i)² + Σ_{i>n}(σ^pre_i)²`` and its increment at ``n`` is
@@ -14,7 +14,7 @@ What is plotted: left, ``L_pre(θ^n(K))`` vs ``n`` for several budgets ``ηK`` (
 lines; GD on the matrices from the ideal checkpoints, markers) with the inflection starred;
 right, the inflection vs ``ηK`` on a fine grid. The ideal init is used because from real
 checkpoints large ``ηK`` also learns the unlearned modes and erases the effect (claim
-``overtraining.caveat.long_finetuning_erases``). Config R of the notes (§7).
+``overtraining.caveat.long_finetuning_erases``). The project's config R.
 
 Run: ``ntsim run overtraining/fig_early_stopped_finetuning_extension [--scale full]``.
 """
@@ -33,14 +33,14 @@ from ntsim.theory import overtraining as ot
 
 @dataclass(frozen=True)
 class Config:
-    """Config R (notes §7) with λ = 0 and η = 0.01; budgets ηK are the varied quantity."""
+    """The project's config R with λ = 0 and η = 0.01; budgets ηK are the varied quantity."""
 
-    d: int = 10  # dimension (notes §7)
-    pre_first: float = 4.0  # σ^pre_1 (notes §7)
-    pre_ratio: float = 0.6  # σ^pre_{i+1}/σ^pre_i (notes §7)
-    ft_first: float = 1.0  # σ^ft_1 (notes §7)
-    ft_ratio: float = 0.95  # σ^ft_{i+1}/σ^ft_i (notes §7)
-    learning_rate: float = 0.01  # η (notes §1.4)
+    d: int = 10  # dimension (config R)
+    pre_first: float = 4.0  # σ^pre_1 (config R)
+    pre_ratio: float = 0.6  # σ^pre_{i+1}/σ^pre_i (config R)
+    ft_first: float = 1.0  # σ^ft_1 (config R)
+    ft_ratio: float = 0.95  # σ^ft_{i+1}/σ^ft_i (config R)
+    learning_rate: float = 0.01  # η
     # ηK of the plotted curves: config R's inflection moves from none (ηK ≲ 0.3) to n = 5
     budgets: tuple[float, ...] = (0.1, 0.3, 0.34, 0.38, 0.5, 2.0)
     max_budget: float = 8.0  # the right panel spans ηK ∈ (0, max_budget]

@@ -2,8 +2,8 @@
 
 What is plotted (analogues of the paper's Fig 4 and Fig 5 top; the paper has no
 linear-model figure). Fine-tuning is GD on the matrices (eqs. 16–17, m = ∞, η = 0.01) from
-the ideal checkpoints ``n = 0..d`` (markers), against the converged closed forms of the notes
-§1.4 (lines):
+the ideal checkpoints ``n = 0..d`` (markers), against the converged closed forms
+(lines):
 
 * (a) ``Δ_pre(n) = L_pre(θ^n(K)) − L_pre(θ^n(0)) = Σ_{i≤n}((σ^ft_i − σ^pre_i)/(1+λ))²``,
   non-decreasing in ``n`` (progressive sensitivity, Thm 4.6), one curve per λ;
@@ -16,7 +16,7 @@ the ideal checkpoints ``n = 0..d`` (markers), against the converged closed forms
 
 The ideal init is used on purpose: from real checkpoints long fine-tuning learns the
 unlearned modes and erases the effect (claim ``overtraining.caveat.long_finetuning_erases``).
-Setting: config R of the notes (§7), ``σ^pre_i = 4·0.6^{i−1}``, ``σ^ft_i = 0.95^{i−1}``.
+Setting: the project's config R, ``σ^pre_i = 4·0.6^{i−1}``, ``σ^ft_i = 0.95^{i−1}``.
 
 Run: ``ntsim run overtraining/fig_finetuning_inflection [--scale full]`` or this file.
 """
@@ -36,15 +36,15 @@ from ntsim.theory import overtraining as ot
 
 @dataclass(frozen=True)
 class Config:
-    """Config R (notes §7), λ ∈ {0, 1, 3} (notes check 13), η = 0.01 (notes §1.4)."""
+    """The project's config R, λ ∈ {0, 1, 3}, η = 0.01."""
 
-    d: int = 10  # dimension (notes §7)
-    pre_first: float = 4.0  # σ^pre_1 (notes §7)
-    pre_ratio: float = 0.6  # σ^pre_{i+1}/σ^pre_i (notes §7)
-    ft_first: float = 1.0  # σ^ft_1 (notes §7)
-    ft_ratio: float = 0.95  # σ^ft_{i+1}/σ^ft_i (notes §7)
-    regs: tuple[float, ...] = (0.0, 1.0, 3.0)  # λ of the GD runs (notes check 13)
-    learning_rate: float = 0.01  # η (notes §1.4); A.8 needs 4η(λ+2)Γ < 1
+    d: int = 10  # dimension (config R)
+    pre_first: float = 4.0  # σ^pre_1 (config R)
+    pre_ratio: float = 0.6  # σ^pre_{i+1}/σ^pre_i (config R)
+    ft_first: float = 1.0  # σ^ft_1 (config R)
+    ft_ratio: float = 0.95  # σ^ft_{i+1}/σ^ft_i (config R)
+    regs: tuple[float, ...] = (0.0, 1.0, 3.0)  # λ of the GD runs
+    learning_rate: float = 0.01  # η; A.8 needs 4η(λ+2)Γ < 1
     num_steps: int = 2000  # K: every learned mode within 1e-10 of its fixed point
     reg_grid_max: float = 8.0  # the λ grid of panels (c), (d) spans [0, reg_grid_max]
     reg_grid_points: int = 161

@@ -1,6 +1,6 @@
 """Theory figure T1 (Springer et al. 2025, Sec 4.1, Thm 4.1): the incremental-learning staircase.
 
-What is plotted (the paper has no figure of this; notes §5 "T1"):
+What is plotted (the paper has no figure of this):
 
 * left: the learned features ``σ_i(t) = (Uᵀθ(t)V)_ii`` of gradient flow (eqs. 5–6, diffrax)
   from the paper's init ``W1 = W2 = e^{−τ}I`` with Haar ``U ≠ V`` (solid), against the
@@ -32,12 +32,12 @@ from ntsim.theory import overtraining as ot
 
 @dataclass(frozen=True)
 class Config:
-    """Config R of the notes (§7): ``σ^pre_i = 4·0.6^{i−1}``, ``d = 10``; ``τ`` is ours."""
+    """The project's config R: ``σ^pre_i = 4·0.6^{i−1}``, ``d = 10``; ``τ`` is ours."""
 
-    d: int = 10  # input/hidden dimension (notes §7)
-    first: float = 4.0  # σ^pre_1 (notes §7)
-    ratio: float = 0.6  # σ^pre_{i+1}/σ^pre_i (notes §7)
-    tau: float = 15.0  # init scale e^{−τ}; plateaus separate for τ ≳ 12 (notes §1.2)
+    d: int = 10  # input/hidden dimension (config R)
+    first: float = 4.0  # σ^pre_1 (config R)
+    ratio: float = 0.6  # σ^pre_{i+1}/σ^pre_i (config R)
+    tau: float = 15.0  # init scale e^{−τ}; plateaus separate for τ ≳ 12
     points: int = 800  # log-spaced save times of the gradient flow
     end_factor: float = 3.0  # last save time = end_factor × t_d of the aligned init
 

@@ -3,16 +3,16 @@
 What is plotted (analogue of the paper's Fig 3 right; the paper has no linear-model figure):
 
 * left: the expected perturbed pretraining loss ``L̃_pre(n)`` of the ideal checkpoints
-  ``n = 0..d`` for several noise levels γ (closed form, notes §1.3, lines) with Monte Carlo
+  ``n = 0..d`` for several noise levels γ (closed form, lines) with Monte Carlo
   estimates on the checkpoint matrices (markers, ± 2 s.e.); the argmin — the inflection
   ``min{n : 2dγ² > σ_n} − 1`` of Thm 4.4 — is marked with a star; the unperturbed loss
   ``Σ_{i>n}σ_i²`` is dashed;
 * middle: the inflection point ``r(γ)`` over a fine γ grid (Def 4.2 on the closed form) and
   the prediction ``min{n : 2dγ² > σ_n} − 1``; larger γ ⇒ earlier inflection;
-* right: ``Tr ∇²L_pre = 4dΣ_{i≤n}σ_i`` at the ideal checkpoints ("progressive sharpening",
-  notes §2) and its share of the Gaussian sensitivity: ``L̃ − L = ½γ²Tr H + d³γ⁴`` (Prop D.1).
+* right: ``Tr ∇²L_pre = 4dΣ_{i≤n}σ_i`` at the ideal checkpoints ("progressive sharpening")
+  and its share of the Gaussian sensitivity: ``L̃ − L = ½γ²Tr H + d³γ⁴`` (Prop D.1).
 
-Config R of the notes: ``d = 10``, ``σ^pre_i = 4·0.6^{i−1}``, γ ∈ {0.05, 0.10, 0.15}.
+The project's config R: ``d = 10``, ``σ^pre_i = 4·0.6^{i−1}``, γ ∈ {0.05, 0.10, 0.15}.
 
 Run: ``ntsim run overtraining/fig_perturbation_inflection [--scale full]`` or this file.
 """
@@ -32,12 +32,12 @@ from ntsim.theory import overtraining as ot
 
 @dataclass(frozen=True)
 class Config:
-    """Config R (notes §7) and the γ values of its check 7."""
+    """The project's config R and three noise levels."""
 
-    d: int = 10  # dimension (notes §7)
-    first: float = 4.0  # σ^pre_1 (notes §7)
-    ratio: float = 0.6  # σ^pre_{i+1}/σ^pre_i (notes §7)
-    gammas: tuple[float, ...] = (0.05, 0.10, 0.15)  # notes §7, check 7
+    d: int = 10  # dimension (config R)
+    first: float = 4.0  # σ^pre_1 (config R)
+    ratio: float = 0.6  # σ^pre_{i+1}/σ^pre_i (config R)
+    gammas: tuple[float, ...] = (0.05, 0.10, 0.15)  # config R
     mc_samples: int = 20_000  # Monte Carlo draws of (Z1, Z2) per (γ, n)
     grid_points: int = 400  # γ grid for the inflection curve
     grid_max: float = 0.6  # largest γ on that grid

@@ -44,16 +44,6 @@ MIN_INSTANCES = {
     "linear_teachers.fig2a.depth_helps": 100,
     "linear_teachers.fig2b.target_vs_source": 100,
     "linear_teachers.fig3.ordering": 200,
-    "overtraining.thm4_1.logistic_closed_form": 200,
-    "overtraining.lemma_a5.expected_perturbed_loss": 200,
-    "overtraining.prop4_3.increment": 200,
-    "overtraining.thm4_4.inflection": 200,
-    "overtraining.thm4_4.larger_gamma_earlier": 200,
-    "overtraining.prop_d1.hessian_trace": 200,
-    "overtraining.lemma_a7.per_mode_recursion": 200,
-    "overtraining.lemma_a7.dead_units": 200,
-    "overtraining.lemma_a28.contraction": 2000,
-    "overtraining.eq11.minibatch_gradient": 200,
     **{
         f"early_stopping.{name}": 200
         for name in (
@@ -133,10 +123,6 @@ SLOW_QUICK_CLAIMS = {
     "linear_teachers.thm6_1.hinf_empirical_gram",
     "linear_teachers.thm6_1.kernel_regime",
     "linear_teachers.thm6_1.risk_main_term",
-    "overtraining.caveat.long_finetuning_erases",
-    # one pretraining run per budget (~50 s idle, shared by both claims)
-    "overtraining.budget.progressive_sensitivity",
-    "overtraining.budget.distance_grows_with_learning_rate",
 }
 
 

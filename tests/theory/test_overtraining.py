@@ -112,7 +112,7 @@ def test_inflection_point_definition():
 
 @pytest.mark.parametrize("gamma", [0.05, 0.1, 0.15, 0.3])
 def test_gaussian_inflection_matches_argmin(x64, gamma):
-    spectrum = ot.geometric_spectrum(10, 4.0, 0.6)  # notes §7 config R
+    spectrum = ot.geometric_spectrum(10, 4.0, 0.6)  # the project's config R
     losses = ot.ideal_perturbed_losses(spectrum, gamma)
     r = int(ot.gaussian_inflection(spectrum, gamma))
     assert r == int(ot.inflection_point(losses)) == int(jnp.argmin(losses))

@@ -67,3 +67,18 @@ def test_finetuning_distance_is_zero_at_zero_rate_and_grows_with_it():
             MODEL.apply, INIT, DATA, jax.random.PRNGKey(5), learning_rates=[-1.0], steps=2,
             batch_size=4, context=8,
         )  # fmt: skip
+
+
+def test_simulate_budget_sweep_records_the_protocol():
+    setting = ot.BudgetSetting(
+        width=8, depth=1, num_heads=2, context=8, batch_size=4, budgets=(32, 64), warmup=4,
+        chunk=32, gammas=(1.0,), noise_draws=2, finetune_lrs=(1e-4, 1e-3),
+        finetune_steps=4, eval_windows=8, arithmetic_lines=200,
+    )  # fmt: skip
+    run = ot.simulate_budget_sweep(jax.random.PRNGKey(0), setting)
+    assert run.perturbed_increase.shape == (2, 1, 2) and run.distance.shape == (2, 2)
+    assert np.all(np.isfinite(run.perturbed_increase)) and np.all(run.distance > 0)
+    # Adam moves each weight by about the learning rate per step: ≤ lr·steps·√(parameters)
+    assert np.all(run.distance <= np.asarray(setting.finetune_lrs) * 4 * np.sqrt(run.num_params))
+    tokens = np.asarray(setting.budgets) * setting.batch_size * setting.context
+    np.testing.assert_allclose(run.tokens_per_parameter, tokens / run.num_params)

@@ -1,379 +1,234 @@
 """Claims on fine-tuning the linear network (Springer et al. 2025, Sec 4.3, App A.3–A.6).
 
-Float64. Fine-tuning is GD on the *matrices* (:func:`ntsim.theory.overtraining.finetune`,
-eqs. 10–11 / 16–17) from ideal checkpoints built with random Haar ``U, V``, vmapped over
-instances and over the checkpoint ``n = 0..d``; the statements are then held against the
-per-mode recursion and the closed forms. Learning rates satisfy Assumption A.8 with margin
-(``η = 0.8/(4(λ_max + 2)Γ)``).
-
-Both spectra are drawn strictly decreasing, as the paper assumes. This matters numerically:
-the ideal dynamics is a saddle when some unlearned mode ``i`` has ``σ^ft_i > σ^ft_j + λσ^pre_j``
-for a learned ``j`` (linearising eqs. 16–17: the hidden unit of mode ``j`` then rotates toward
-mode ``i`` at rate ``2η(σ^ft_i − (1+λ)a_j)``), and round-off alone triggers it — with an
-unsorted ``σ^ft`` the matrix GD left the per-mode recursion by 5e-8..2e-5·Γ within 200 steps
-(vs 1e-15·Γ sorted).
+Float64. The simulations (:mod:`ntsim.theory.overtraining`, ``simulate_recursion``,
+``simulate_dead_units``, ``simulate_fixed_point``, ``simulate_contraction``,
+``simulate_minibatch_gradient``) run GD on the *matrices* from ideal checkpoints built with
+random Haar ``U, V`` (or the scalar recursion); the checks hold them against the per-mode
+recursion, the fixed point and the contraction bound, printed and corrected. Each printed
+statement and its corrected twin read the same run.
 """
 
 from __future__ import annotations
 
+import math
+
 import jax
-import jax.numpy as jnp
 import numpy as np
 
-from ntsim._validation import check_choice
-from ntsim.claims._base import SCALES, Claim, ClaimResult, combine_results, compare, vmap_instances
-from ntsim.claims.overtraining._common import PAPER, haar_pair, sorted_uniform
+from ntsim.claims._contract import Claim, Simulation, ViolationFraction, derived, printed, proof
+from ntsim.claims._decisions import Tolerance, all_of, compare
 from ntsim.theory import overtraining as ot
 
 __all__ = ["CLAIMS"]
 
+PAPER = "Springer et al. 2025"
 _EXPERIMENT = "overtraining/fig_finetuning_inflection"
-_A8_FRACTION = 0.8  # η = 0.8/(4(λ+2)Γ): Assumption A.8 with 20% margin
 
-# (d, instances, steps K, record every) for the matrix-vs-recursion checks
-_RECURSION = {"quick": (4, 200, 200, 50), "full": (10, 200, 1000, 100)}
-# float64: K steps of O(d³) products, each exact to ~eps·Γ; measured ≤ 1e-14·Γ; 1e-10·Γ
-# leaves ≥ 1000x.
-_TOL_ROUNDOFF = 1e-10
-# (d, instances, steps K) for the fixed point: rates ≥ 4η(σ^ft + λσ^pre) ≥ 1.3e-2 per step
-# with σ ≥ 0.3, Γ ≤ 3, λ ≤ 3, so K = 3000 leaves ≤ 1e-17 of the initial gap.
-_FIXED = {"quick": (4, 100, 3000), "full": (10, 200, 3000)}
-_TOL_FIXED = 1e-9
-# contraction (scalar recursion): (instances, steps)
-_CONTRACTION = {"quick": (2000, 400), "full": (20_000, 2000)}
-_TOL_CONTRACTION = 1e-13
-# minibatch dead units: (d, instances, steps, batch size m)
-_DEAD = {"quick": (4, 200, 100, 20), "full": (10, 200, 500, 200)}
+RECURSION = Simulation(
+    "overtraining.finetuning.recursion",
+    ot.simulate_recursion,
+    {"quick": ot.RecursionSetting(d=4, instances=200, steps=200, record_every=50),
+     "full": ot.RecursionSetting(d=10, instances=200, steps=1000, record_every=100)},
+    x64=True,
+    key_name="overtraining.lemma_a7.per_mode_recursion",
+)  # fmt: skip
+DEAD = Simulation(
+    "overtraining.finetuning.dead_units",
+    ot.simulate_dead_units,
+    {"quick": ot.DeadUnitsSetting(d=4, instances=200, steps=100, batch=20),
+     "full": ot.DeadUnitsSetting(d=10, instances=200, steps=500, batch=200)},
+    x64=True,
+    key_name="overtraining.lemma_a7.dead_units",
+)  # fmt: skip
+FIXED = Simulation(
+    "overtraining.finetuning.fixed_point",
+    ot.simulate_fixed_point,
+    {"quick": ot.FixedPointSetting(d=4, instances=100, steps=3000),
+     "full": ot.FixedPointSetting(d=10, instances=200, steps=3000)},
+    x64=True,
+    key_name="overtraining.lemma_a11.fixed_point",
+)  # fmt: skip
+CONTRACTION = Simulation(
+    "overtraining.finetuning.contraction",
+    ot.simulate_contraction,
+    {"quick": ot.ContractionSetting(instances=2000, steps=400),
+     "full": ot.ContractionSetting(instances=5000, steps=2000)},
+    x64=True,
+    key_name="overtraining.lemma_a28.contraction",
+)  # fmt: skip
+EQ11 = Simulation(
+    "overtraining.finetuning.minibatch_gradient",
+    ot.simulate_minibatch_gradient,
+    {"quick": ot.MinibatchGradientSetting(d=4, instances=200, batch=8),
+     "full": ot.MinibatchGradientSetting(d=10, instances=200, batch=20)},
+    x64=True,
+    key_name="overtraining.eq11.minibatch_gradient",
+)  # fmt: skip
+
+# float64: K steps of O(d³) products, each exact to ~eps·Γ; measured ≤ 1e-14·Γ.
+ROUND_OFF = Tolerance("round-off", 1e-10, "float64, K ≤ 1000 GD steps of O(d³) flops, /Γ")
+FIXED_TOL = Tolerance(
+    "round-off", 1e-9,
+    "per-step contraction ≥ 1.3e-2 over 3000 steps leaves ≤ 1e-17 of the initial gap; "
+    "the rest is float64 round-off over 3000 steps",
+)  # fmt: skip
+SCALAR_ROUND_OFF = Tolerance("round-off", 1e-13, "float64, ≤ 2000 scalar steps on O(1) values")
 
 
-def _learning_rate(spectrum_pre, spectrum_ft, reg_max):
-    gamma = jnp.maximum(spectrum_pre[0], spectrum_ft.max())  # Γ, eq. (12)
-    return _A8_FRACTION / (4 * (reg_max + 2) * gamma), gamma
+# ---------------------------------------------------------------- Lemma A.7: per-mode recursion
 
 
-def _modes_over_time(thetas, u, v):
-    return jax.vmap(jax.vmap(ot.mode_matrix, in_axes=(0, None, None)), in_axes=(0, None, None))(
-        thetas, u, v
-    )
-
-
-# ------------------------------------------------------------ Lemma A.7: per-mode recursion
-
-
-def _recursion_instance(key, d, steps, every):
-    k_s, k_f, k_uv, k_r = jax.random.split(key, 4)
-    pre, ft = (
-        sorted_uniform(k_s, d, 0.2, 3.0),
-        sorted_uniform(k_f, d, 0.1, 3.0),
-    )
-    u, v = haar_pair(k_uv, d)
-    reg = jax.random.uniform(k_r, minval=0.2, maxval=3.0)
-    eta, gamma = _learning_rate(pre, ft, reg)
-    thetas, _, _ = ot.finetune_ideal_checkpoints(
-        pre, ft, u, v, learning_rate=eta, reg=reg, num_steps=steps, record_every=every
-    )
-    modes = _modes_over_time(thetas, u, v)  # (n, R, d, d)
-    learned = jnp.arange(d)[None, :] < jnp.arange(d + 1)[:, None]  # (n, i)
-
-    def error(printed):
-        x = ot.mode_trajectory(
-            pre, ft, learning_rate=eta, reg=reg, num_steps=steps, printed=printed
+def _recursion_errors(run: ot.RecursionRun, printed_map: bool):
+    """max over n, recorded k and entries of |UᵀθV − diag(1(i ≤ n)x_k²)|/Γ, per instance."""
+    modes = np.asarray(run.modes)  # (instances, n, R, d, d)
+    d, recorded = modes.shape[-1], np.asarray(run.steps)
+    x = jax.vmap(
+        lambda p, f, e, r: ot.mode_trajectory(
+            p, f, learning_rate=e, reg=r, num_steps=int(recorded[-1]), printed=printed_map
         )
-        diag = jnp.where(learned[:, None, :], x[::every][None] ** 2, 0.0)  # (n, R, d)
-        return jnp.max(jnp.abs(modes - jax.vmap(jax.vmap(jnp.diag))(diag))) / gamma
-
-    return error(False), error(True)
-
-
-def _recursion_runs(key, scale):
-    d, count, steps, every = _RECURSION[scale]
-    with jax.enable_x64(True):
-        out = vmap_instances(
-            lambda k: _recursion_instance(k, d, steps, every), jax.random.split(key, count)
-        )
-    return [np.asarray(o) for o in out], (d, count, steps)
+    )(run.pre, run.ft, run.learning_rate, run.reg)  # (instances, K + 1, d)
+    x = np.asarray(x)[:, recorded]  # (instances, R, d)
+    learned = np.arange(d)[None, :] < np.arange(d + 1)[:, None]  # (n, i)
+    diag = np.where(learned[None, :, None, :], x[:, None] ** 2, 0.0)  # (inst, n, R, d)
+    expected = diag[..., :, None] * np.eye(d)
+    return np.abs(modes - expected).max(axis=(1, 2, 3, 4)) / np.asarray(run.gamma)
 
 
-def check_per_mode_recursion(key, scale: str) -> ClaimResult:
+def check_per_mode_recursion(run: ot.RecursionRun):
     """Lemma A.7 (corrected f): ideal-init GD at m = ∞ is ``diag(x_k²)`` on the learned block."""
-    check_choice("check_per_mode_recursion", "scale", scale, SCALES)
-    (corrected, printed), (d, count, steps) = _recursion_runs(key, scale)
+    errors = _recursion_errors(run, printed_map=False)
     return compare(
-        corrected,
-        _TOL_ROUNDOFF,
-        relation="upper_bound",
-        notes=f"measured: max over n = 0..d, recorded k ≤ {steps} and all entries of "
-        f"|UᵀθV − diag(1(i ≤ n)x_k²)|/Γ, x_(k+1) = x_k + 2ηx_k(σ^ft − x_k²) + 2ηλx_k(σ^pre − "
-        f"x_k²) (App A.6 form); d = {d}, {count} instances (σ^pre ~ sorted U[0.2, 3], σ^ft ~ "
-        f"sorted U[0.1, 3], λ ~ U[0.2, 3], η = 0.8/(4(λ+2)Γ)); max {corrected.max():.1e} vs "
-        f"{_TOL_ROUNDOFF:g}. Eq. (18) as printed (no x in the λ term) is off by up to "
-        f"{printed.max():.2f}·Γ (lemma_a7.recursion_printed).",
-    )
+        errors, ROUND_OFF.value, relation="upper_bound", tolerance=ROUND_OFF,
+        diagnostics={"max error/Γ": errors.max()},
+        notes="max over n = 0..d, recorded k and all entries of |UᵀθV − diag(1(i ≤ n)x_k²)|/Γ, "
+        "x_(k+1) = x_k + 2ηx_k(σ^ft − x_k²) + 2ηλx_k(σ^pre − x_k²).",
+    )  # fmt: skip
 
 
-def check_recursion_printed(key, scale: str) -> ClaimResult:
+def check_recursion_printed(run: ot.RecursionRun):
     """Eq. (18) as printed, ``f = x + 2ηx(σ² − x²) + 2ηλ(σ0² − x²)``, vs the matrix GD."""
-    check_choice("check_recursion_printed", "scale", scale, SCALES)
-    (corrected, printed), (d, count, steps) = _recursion_runs(key, scale)
-    result = compare(printed, _TOL_ROUNDOFF, relation="upper_bound")
-    return ClaimResult(
-        **{**result.__dict__, "notes": f"Refuted: the printed map (λ term without the factor "
-           f"x) deviates from GD on eqs. 16–17 by {printed.min():.2g}..{printed.max():.2g}·Γ "
-           f"over {count} instances (λ ∈ [0.2, 3], K = {steps}, d = {d}); the corrected map is "
-           f"exact to {corrected.max():.1e}·Γ."},
+    errors = _recursion_errors(run, printed_map=True)
+    return compare(
+        errors, ROUND_OFF.value, relation="upper_bound", tolerance=ROUND_OFF,
+        diagnostics={"min error/Γ": errors.min(), "max error/Γ": errors.max()},
+        notes="as lemma_a7.per_mode_recursion with the printed map (λ term without the x).",
     )  # fmt: skip
 
 
-# --------------------------------------------------------- dead hidden units (finite batch)
+# ---------------------------------------------------------------- dead hidden units
 
 
-def _dead_instance(key, d, steps, batch):
-    k_s, k_f, k_uv, k_r, k_n, k_b = jax.random.split(key, 6)
-    pre, ft = (
-        sorted_uniform(k_s, d, 0.2, 3.0),
-        sorted_uniform(k_f, d, 0.1, 3.0),
-    )
-    u, v = haar_pair(k_uv, d)
-    reg = jax.random.uniform(k_r, minval=0.0, maxval=3.0)
-    n = jax.random.randint(k_n, (), 0, d)  # at least one dead unit
-    eta, gamma = _learning_rate(pre, ft, reg)
-    w1, w2 = ot.ideal_checkpoint(pre, n, u, v)
-    res = ot.finetune(
-        w1, w2, ot.task_matrix(ft, u, v), learning_rate=eta, reg=reg, num_steps=steps,
-        batch_size=batch, key=k_b,
-    )  # fmt: skip
-    dead = jnp.arange(d) >= n
-    exact = jnp.maximum(
-        jnp.max(jnp.abs(jnp.where(dead[None, :], res.w1, 0.0))),
-        jnp.max(jnp.abs(jnp.where(dead[:, None], res.w2, 0.0))),
-    )
-    singular = jnp.linalg.svd(res.w1 @ res.w2, compute_uv=False)
-    rank_excess = jnp.where(jnp.arange(d) >= n, singular, 0.0).max() / gamma
-    modes = ot.mode_matrix(res.w1 @ res.w2, u, v)
-    block = (jnp.arange(d)[:, None] < n) & (jnp.arange(d)[None, :] < n)
-    leak = jnp.max(jnp.abs(jnp.where(block, 0.0, modes))) / gamma
-    return exact, rank_excess, leak
-
-
-def check_dead_units(key, scale: str) -> ClaimResult:
+def check_dead_units(run: ot.DeadUnitsRun):
     """From the ideal init, hidden units ``j > n`` stay exactly 0 for any ``η, λ, m``."""
-    check_choice("check_dead_units", "scale", scale, SCALES)
-    d, count, steps, batch = _DEAD[scale]
-    with jax.enable_x64(True):
-        exact, rank_excess, leak = map(
-            np.asarray,
-            vmap_instances(
-                lambda k: _dead_instance(k, d, steps, batch), jax.random.split(key, count)
-            ),
-        )
-    return combine_results(
-        compare(exact, 0.0, relation="upper_bound"),
-        compare(rank_excess, _TOL_ROUNDOFF, relation="upper_bound"),
-        notes=f"measured: max |W1[:, j]|, |W2[j, :]| over dead units j > n after {steps} "
-        f"minibatch GD steps (m = {batch}; must be exactly 0: max {exact.max():g}) and "
-        f"σ_(n+1)(θ)/Γ (rank ≤ n; max {rank_excess.max():.1e}); d = {d}, {count} instances, "
-        f"n ~ U{{0..d−1}}, λ ~ U[0, 3]. With finite m, UᵀθV does leave the top-n block (max "
-        f"off-block entry {leak.max():.2g}·Γ): 'dead modes' holds for hidden units and rank, "
-        "not for the coordinates (UᵀθV)_ij (those stay 0 only at m = ∞).",
-    )
+    dead, rank, leak = (np.asarray(v) for v in run)
+    return all_of(
+        compare(dead, 0.0, relation="upper_bound"),
+        compare(rank, ROUND_OFF.value, relation="upper_bound", tolerance=ROUND_OFF),
+        diagnostics={"max |dead unit weight|": dead.max(), "max σ_(n+1)(θ)/Γ": rank.max(),
+                     "max off-block |UᵀθV|/Γ (finite m)": leak.max()},
+        notes="unlearned hidden units exactly 0 after minibatch GD, and rank θ ≤ n. With finite "
+        "m, UᵀθV does leave the top-n block: 'dead modes' holds for hidden units and rank, not "
+        "for the coordinates (UᵀθV)_ij (those stay 0 only at m = ∞).",
+    )  # fmt: skip
 
 
-# ------------------------------------------------------- Lemma A.11 / A.23: the fixed point
+# ---------------------------------------------------------------- fixed point (A.11 / A.23)
 
 
-def _fixed_instance(key, d, steps):
-    k_s, k_f, k_uv, k_r = jax.random.split(key, 4)
-    pre, ft = (
-        sorted_uniform(k_s, d, 0.3, 3.0),
-        sorted_uniform(k_f, d, 0.3, 3.0),
-    )
-    u, v = haar_pair(k_uv, d)
-    reg = jax.random.uniform(k_r, minval=0.0, maxval=3.0)
-    eta, gamma = _learning_rate(pre, ft, reg)
-    w1, w2 = ot.ideal_checkpoint(pre, d, u, v)
-    res = ot.finetune(w1, w2, ot.task_matrix(ft, u, v), learning_rate=eta, reg=reg, num_steps=steps)
-    modes = jnp.diagonal(ot.mode_matrix(res.w1 @ res.w2, u, v))
-    return (
-        modes / gamma,
-        ot.fixed_point(pre, ft, reg) / gamma,
-        ot.fixed_point_printed(pre, ft, reg) / gamma,
-        jnp.full((d,), reg),
-    )
+def _fixed(run: ot.FixedPointRun, fixed_point):
+    gamma = np.asarray(run.gamma)[:, None]
+    reference = np.asarray(jax.vmap(fixed_point)(run.pre, run.ft, run.reg)) / gamma
+    return np.asarray(run.modes) / gamma, reference
 
 
-def _fixed_runs(key, scale):
-    d, count, steps = _FIXED[scale]
-    with jax.enable_x64(True):
-        out = vmap_instances(lambda k: _fixed_instance(k, d, steps), jax.random.split(key, count))
-    return [np.asarray(o) for o in out], (d, count, steps)
-
-
-def check_fixed_point(key, scale: str) -> ClaimResult:
+def check_fixed_point(run: ot.FixedPointRun):
     """Converged learned modes equal ``(σ^ft + λσ^pre)/(1 + λ)`` (A.16, A.23; corrected A.11)."""
-    check_choice("check_fixed_point", "scale", scale, SCALES)
-    (modes, corrected, printed, _), (d, count, steps) = _fixed_runs(key, scale)
+    modes, reference = _fixed(run, ot.fixed_point)
     return compare(
-        modes,
-        corrected,
-        relation="equal",
-        atol=_TOL_FIXED,
-        num_instances=count,
-        notes=f"measured: diag(Uᵀθ(K)V)/Γ after K = {steps} GD steps (m = ∞) from the ideal "
-        f"checkpoint n = d; reference (σ^ft + λσ^pre)/((1+λ)Γ); d = {d}, {count} instances "
-        f"(σ^pre, σ^ft ~ sorted U[0.3, 3], λ ~ U[0, 3]); max deviation "
-        f"{np.abs(modes - corrected).max():.1e} vs {_TOL_FIXED:g}; the printed (σ^pre + "
-        f"λσ^ft)/(1+λ) is off by up to {np.abs(modes - printed).max():.2f}·Γ.",
-    )
+        modes, reference, relation="equal", atol=FIXED_TOL.value, tolerance=FIXED_TOL,
+        num_instances=modes.shape[0],
+        diagnostics={"max |deviation|/Γ": np.abs(modes - reference).max()},
+        notes="diag(Uᵀθ(K)V)/Γ after K GD steps (m = ∞) from the ideal checkpoint n = d against "
+        "(σ^ft + λσ^pre)/((1+λ)Γ).",
+    )  # fmt: skip
 
 
-def check_fixed_point_printed(key, scale: str) -> ClaimResult:
+def check_fixed_point_printed(run: ot.FixedPointRun):
     """Lemmas A.11 / A.28 as printed: the limit is ``(σ^pre + λσ^ft)/(1 + λ)``."""
-    check_choice("check_fixed_point_printed", "scale", scale, SCALES)
-    (modes, corrected, printed, reg), (d, count, steps) = _fixed_runs(key, scale)
-    result = compare(modes, printed, relation="equal", atol=_TOL_FIXED, num_instances=count)
-    far = np.abs(modes - printed) > 1e-3
-    return ClaimResult(
-        **{**result.__dict__, "notes": f"Refuted: GD converges to (σ^ft + λσ^pre)/(1+λ) "
-           f"(within {np.abs(modes - corrected).max():.1e}·Γ) not to the printed (σ^pre + "
-           f"λσ^ft)/(1+λ): {far.mean():.0%} of modes are off by > 1e-3·Γ (max "
-           f"{np.abs(modes - printed).max():.2f}·Γ); the two coincide only at λ = 1 or "
-           f"σ^pre = σ^ft. d = {d}, {count} instances, K = {steps}, λ ∈ "
-           f"[{reg.min():.2f}, {reg.max():.2f}]."},
-    )  # fmt: skip
-
-
-# ------------------------------------------------------------ Lemma A.28: contraction of f
-
-
-def _contraction_data(key, count, steps):
-    k_p, k_f, k_r = jax.random.split(key, 3)
-    pre = jax.random.uniform(k_p, (count,), minval=0.05, maxval=3.0)
-    ft = jax.random.uniform(k_f, (count,), minval=0.05, maxval=3.0)
-    reg = jax.random.uniform(k_r, (count,), minval=0.0, maxval=3.0)
-    # the largest η allowed by A.28's hypothesis, times 0.95
-    big = 2 * jnp.maximum(pre, ft) + reg + reg * jnp.sqrt(pre / ft)
-    eta = 0.95 / ((reg + 2) * big)
-    x = ot.mode_trajectory(pre, ft, learning_rate=eta, reg=reg, num_steps=steps)  # (K+1, N)
-    k = jnp.arange(steps + 1)[:, None]
-    rate = ot.contraction_rate(pre, ft, eta) ** k
-
-    def excess(star):  # |x_k − x*| − ρ^k|x_0 − x*| (≤ 0 under the lemma), relative to √Γ
-        return jnp.max(jnp.abs(x - star) - rate * jnp.abs(x[0] - star), axis=0)
-
-    lo, hi = jnp.sqrt(jnp.minimum(pre, ft)), jnp.sqrt(jnp.maximum(pre, ft))
-    outside = jnp.max(jnp.maximum(lo - x, x - hi), axis=0)
-    held = ot.contraction_condition(pre, ft, eta, reg)
-    corrected = excess(jnp.sqrt(ot.fixed_point(pre, ft, reg)))
-    printed = excess(jnp.sqrt(ot.fixed_point_printed(pre, ft, reg)))
-    return corrected, printed, outside, held
-
-
-def _contraction_runs(key, scale):
-    count, steps = _CONTRACTION[scale]
-    with jax.enable_x64(True):
-        out = jax.jit(_contraction_data, static_argnums=(1, 2))(key, count, steps)
-    return [np.asarray(o) for o in out], (count, steps)
-
-
-def check_contraction(key, scale: str) -> ClaimResult:
-    """Lemma A.28 (corrected σ*): x_k between √σ^pre and √σ^ft, |x_k − σ*| ≤ ρ^k|x_0 − σ*|."""
-    check_choice("check_contraction", "scale", scale, SCALES)
-    (corrected, printed, outside, held), (count, steps) = _contraction_runs(key, scale)
-    return combine_results(
-        compare(corrected, 0.0, relation="upper_bound", atol=_TOL_CONTRACTION),
-        compare(outside, 0.0, relation="upper_bound", atol=_TOL_CONTRACTION),
-        notes=f"measured: max_k |x_k − σ*| − (1 − 2η min{{σ^pre, σ^ft}})^k |x_0 − σ*| with σ*² = "
-        f"(σ^ft + λσ^pre)/(1+λ) (≤ 0; max {corrected.max():.1e}) and the distance of x_k "
-        f"outside [√min, √max] (≤ 0; max {outside.max():.1e}); {count} instances (σ^pre, "
-        f"σ^ft ~ U[0.05, 3], λ ~ U[0, 3], η = 0.95× the largest step the hypothesis allows; "
-        f"hypothesis holds for {held.mean():.0%}), k ≤ {steps}; round-off slack "
-        f"{_TOL_CONTRACTION:g}. With the printed σ* the bound fails by up to "
-        f"{printed.max():.2f} (lemma_a28.contraction_printed).",
-    )
-
-
-def check_contraction_printed(key, scale: str) -> ClaimResult:
-    """Lemma A.28 as printed: contraction toward ``σ* = √((σ0² + λσ²)/(1 + λ))`` (swapped)."""
-    check_choice("check_contraction_printed", "scale", scale, SCALES)
-    (corrected, printed, _, _), (count, steps) = _contraction_runs(key, scale)
-    result = compare(printed, 0.0, relation="upper_bound", atol=_TOL_CONTRACTION)
-    return ClaimResult(
-        **{**result.__dict__, "notes": f"Refuted: |x_k − σ*_printed| − ρ^k|x_0 − σ*_printed| "
-           f"reaches {printed.max():.2f} (positive in {np.mean(printed > 1e-6):.0%} of "
-           f"{count} instances, k ≤ {steps}): the iterates converge to the corrected σ* "
-           f"(excess ≤ {corrected.max():.1e}), not to the printed one."},
-    )  # fmt: skip
-
-
-# ------------------------------------------------ eq. (11): the minibatch gradient of W2
-
-# (d, instances, batch size m)
-_EQ11 = {"quick": (4, 200, 8), "full": (10, 200, 20)}
-
-
-def _eq11_instance(key, d, batch):
-    k_s, k_f, k_uv, k_r, k_n, k_b = jax.random.split(key, 6)
-    pre, ft = sorted_uniform(k_s, d, 0.2, 3.0), sorted_uniform(k_f, d, 0.1, 3.0)
-    u, v = haar_pair(k_uv, d)
-    reg = jax.random.uniform(k_r, minval=0.0, maxval=3.0)
-    n = jax.random.randint(k_n, (), 1, d + 1)
-    eta, gamma = _learning_rate(pre, ft, reg)
-    w1, w2 = ot.ideal_checkpoint(pre, n, u, v)
-    a_ft, anchor = ot.task_matrix(ft, u, v), w1 @ w2
-    x = jax.random.normal(jax.random.split(k_b, 1)[0], (batch, d))  # finetune's first batch
-
-    def loss(w):  # eq. (9) on one batch: Tr((θ − A)ᵀ(θ − A)Σ_k) + λ‖θ − θ0‖²
-        theta = w[0] @ w[1]
-        fit = jnp.mean(jnp.sum(((theta - a_ft) @ x.T) ** 2, axis=0))
-        return fit + reg * jnp.sum((theta - anchor) ** 2)
-
-    g2 = jax.grad(loss)((w1, w2))[1]
-
-    def step(eq11):
-        res = ot.finetune(
-            w1, w2, a_ft, learning_rate=eta, reg=reg, num_steps=1, batch_size=batch, key=k_b,
-            eq11=eq11,
-        )  # fmt: skip
-        return jnp.max(jnp.abs(res.w2 - (w2 - eta * g2))) / (eta * jnp.max(jnp.abs(g2)))
-
-    return step("gradient"), step("printed")
-
-
-def _eq11_runs(key, scale):
-    d, count, batch = _EQ11[scale]
-    with jax.enable_x64(True):
-        out = vmap_instances(lambda k: _eq11_instance(k, d, batch), jax.random.split(key, count))
-    return [np.asarray(o) for o in out], (d, count, batch)
-
-
-def check_minibatch_gradient(key, scale: str) -> ClaimResult:
-    """The W2 update ``−2ηW1ᵀ(θ − A)Σ_k`` is a gradient step on the minibatch loss (eq. 9)."""
-    check_choice("check_minibatch_gradient", "scale", scale, SCALES)
-    (gradient, printed), (d, count, batch) = _eq11_runs(key, scale)
+    modes, reference = _fixed(run, ot.fixed_point_printed)
     return compare(
-        gradient,
-        _TOL_ROUNDOFF,
-        relation="upper_bound",
-        notes=f"measured: max |W2' − (W2 − η∂L_k/∂W2)| / (η max|∂L_k/∂W2|) for one step on a "
-        f"batch of m = {batch} Gaussian inputs, ∂ by jax.grad of Tr((θ − A^ft)ᵀ(θ − A^ft)Σ_k) "
-        f"+ λ‖θ − θ0‖²; d = {d}, {count} instances; max {gradient.max():.1e}. Eq. (11) as "
-        f"printed (Σ_k left of θ − A^ft) is off by up to {printed.max():.2f} of the step.",
-    )
+        modes, reference, relation="equal", atol=FIXED_TOL.value, tolerance=FIXED_TOL,
+        num_instances=modes.shape[0],
+        diagnostics={"max |deviation|/Γ": np.abs(modes - reference).max()},
+        notes="as lemma_a11.fixed_point against the printed (σ^pre + λσ^ft)/((1+λ)Γ).",
+    )  # fmt: skip
 
 
-def check_minibatch_gradient_printed(key, scale: str) -> ClaimResult:
+# ---------------------------------------------------------------- Lemma A.28: contraction
+
+
+def _excess(run: ot.ContractionRun, fixed_point):
+    """``max_k |x_k − x*| − ρ^k|x_0 − x*|`` per instance (≤ 0 under the lemma)."""
+    x = np.asarray(run.x)
+    star = np.sqrt(np.asarray(fixed_point(run.pre, run.ft, run.reg)))
+    rate = np.asarray(ot.contraction_rate(run.pre, run.ft, run.learning_rate))
+    k = np.arange(x.shape[0])[:, None]
+    return np.max(np.abs(x - star) - rate**k * np.abs(x[0] - star), axis=0)
+
+
+def check_contraction(run: ot.ContractionRun):
+    """Lemma A.28 (corrected σ*): x_k between √σ^pre and √σ^ft, |x_k − σ*| ≤ ρ^k|x_0 − σ*|."""
+    excess = _excess(run, ot.fixed_point)
+    pre, ft, x = (np.asarray(v) for v in (run.pre, run.ft, run.x))
+    lo, hi = np.sqrt(np.minimum(pre, ft)), np.sqrt(np.maximum(pre, ft))
+    outside = np.max(np.maximum(lo - x, x - hi), axis=0)
+    held = np.asarray(ot.contraction_condition(run.pre, run.ft, run.learning_rate, run.reg))
+    tol = dict(atol=SCALAR_ROUND_OFF.value, tolerance=SCALAR_ROUND_OFF)
+    return all_of(
+        compare(excess, 0.0, relation="upper_bound", **tol),
+        compare(outside, 0.0, relation="upper_bound", **tol),
+        diagnostics={"max excess": excess.max(), "max distance outside [√min, √max]":
+                     outside.max(), "fraction meeting the hypothesis": held.mean()},
+        notes="max_k |x_k − σ*| − (1 − 2η min{σ^pre, σ^ft})^k|x_0 − σ*| with σ*² = (σ^ft + "
+        "λσ^pre)/(1+λ) (≤ 0) and the distance of x_k outside [√min, √max] (≤ 0); η is 0.95× "
+        "the largest step the hypothesis allows.",
+    )  # fmt: skip
+
+
+def check_contraction_printed(run: ot.ContractionRun):
+    """Lemma A.28 as printed: contraction toward ``σ* = √((σ^pre + λσ^ft)/(1 + λ))``."""
+    excess = _excess(run, ot.fixed_point_printed)
+    return compare(
+        excess, 0.0, relation="upper_bound", atol=SCALAR_ROUND_OFF.value,
+        tolerance=SCALAR_ROUND_OFF,
+        diagnostics={"max excess": excess.max(), "fraction positive": np.mean(excess > 0)},
+        notes="as lemma_a28.contraction toward the printed σ*.",
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------- eq. (11)
+
+
+def check_minibatch_gradient(run: ot.MinibatchGradientRun):
+    """The W2 update ``−2ηW1ᵀ(θ − A)Σ_k`` is a gradient step on the minibatch loss (eq. 9)."""
+    gradient = np.asarray(run.gradient)
+    return compare(
+        gradient, ROUND_OFF.value, relation="upper_bound", tolerance=ROUND_OFF,
+        diagnostics={"max relative deviation": gradient.max()},
+        notes="max |W2' − (W2 − η∂L_k/∂W2)| / (η max|∂L_k/∂W2|) for one step on a Gaussian batch, "
+        "∂ by jax.grad of Tr((θ − A^ft)ᵀ(θ − A^ft)Σ_k) + λ‖θ − θ0‖².",
+    )  # fmt: skip
+
+
+def check_minibatch_gradient_printed(run: ot.MinibatchGradientRun):
     """Eq. (11) as printed, ``W2 ← W2 − 2ηW1ᵀΣ_k(θ − A^ft) − …``, is the minibatch GD step."""
-    check_choice("check_minibatch_gradient_printed", "scale", scale, SCALES)
-    (gradient, printed), (d, count, batch) = _eq11_runs(key, scale)
-    result = compare(printed, _TOL_ROUNDOFF, relation="upper_bound")
-    return ClaimResult(
-        **{**result.__dict__, "notes": f"Refuted: with a finite batch (m = {batch}, d = {d}) "
-           f"the printed W2 update differs from the gradient step by "
-           f"{printed.min():.2g}..{printed.max():.2g} of the step over {count} instances "
-           f"(the gradient of Tr((θ − A)ᵀ(θ − A)Σ_k) in W2 is 2W1ᵀ(θ − A)Σ_k; the correct form "
-           f"matches to {gradient.max():.1e}). Both agree at m = ∞ (Σ_k = I), which is all the "
-           "paper's analysis of the ideal dynamics uses; its finite-batch lemmas (A.15–A.19) "
-           "only need ‖Σ_k − I‖ small, so their conclusions survive."},
+    deviation = np.asarray(run.printed)
+    return compare(
+        deviation, ROUND_OFF.value, relation="upper_bound", tolerance=ROUND_OFF,
+        diagnostics={"min relative deviation": deviation.min(),
+                     "max relative deviation": deviation.max()},
+        notes="as eq11.minibatch_gradient with the printed update (Σ_k left of θ − A^ft). Both "
+        "agree at m = ∞ (Σ_k = I), which is all the paper's ideal-dynamics analysis uses.",
     )  # fmt: skip
 
 
@@ -383,36 +238,81 @@ CLAIMS: tuple[Claim, ...] = (
         paper=f"{PAPER}, Lemma A.7 with f from App A.6 (eqs. 16–18)",
         statement="Ideal-init GD at m = ∞ keeps UᵀθV = diag(1(i ≤ n)·x_k²) with x_(k+1) = x_k + "
         "2ηx_k(σ^ft − x_k²) + 2ηλx_k(σ^pre − x_k²), x_0 = √σ^pre",
+        kind="identity",
+        reading=derived(
+            "Lemma A.7's per-mode form with the map f as App A.6 uses it (λ term "
+            "2ηλx(σ^pre − x²)); eq. (18) prints the λ term without the factor x (twin below)"
+        ),
+        uses=RECURSION,
         check=check_per_mode_recursion,
+        min_instances=200,
     ),
     Claim(
         id="overtraining.lemma_a7.recursion_printed",
         paper=f"{PAPER}, Lemma A.7, eq. (18) as printed",
         statement="The per-mode map is f(x) = x + 2ηx(σ² − x²) + 2ηλ(σ0² − x²)",
+        kind="identity",
+        reading=printed("eq. (18): “f(x) = x + 2ηx(σ² − x²) + 2ηλ(σ_0² − x²)”"),
+        uses=RECURSION,
         check=check_recursion_printed,
         expect="refuted",
+        # Mechanism: the printed and corrected maps differ by 2ηλ(σ^pre − x²)(1 − x), zero at
+        # x_0 = √σ^pre and non-zero once x moves, so every instance (λ ≥ 0.2, σ^ft ≠ σ^pre)
+        # deviates; a deviation of a squared mode is at most Γ (both maps keep x² in [0, Γ]
+        # under A.8), and over K = 200 steps of size 2ηλ ≈ 0.01–0.1 it is far above 1e-3.
+        counterexample=ViolationFraction(
+            between=(0.9, 1.0), min_violation=1e-3, max_violation=1.0
+        ),  # fmt: skip
+        twin="overtraining.lemma_a7.per_mode_recursion",
+        min_instances=200,
     ),
     Claim(
         id="overtraining.lemma_a7.dead_units",
         paper=f"{PAPER}, proof sketch of Thm 4.6 (property 1), App A.3",
         statement="From the ideal init, unlearned hidden units stay exactly zero (so rank θ ≤ n) "
         "for any η, λ and minibatch size m",
+        kind="identity",
+        reading=proof(
+            "Thm 4.6's proof sketch: features not learned in pretraining are not learned in "
+            "fine-tuning (the zero columns of W̄1 and rows of W̄2 get zero gradient)"
+        ),
+        uses=DEAD,
         check=check_dead_units,
+        min_instances=200,
     ),
     Claim(
         id="overtraining.lemma_a11.fixed_point",
         paper=f"{PAPER}, Lemmas A.11, A.16, A.23 (corrected)",
         statement="Learned modes converge to (σ^ft + λσ^pre)/(1 + λ), i.e. θ → U((Σ^ft + "
         "λΣ^pre)/(1+λ))_(:n)Vᵀ",
+        kind="identity",
+        reading=derived(
+            "the stationary point of the regularised fine-tuning loss (σ^ft + λσ^pre)/(1+λ), "
+            "which Lemmas A.16 and A.23 use; Lemma A.11 prints the weights swapped (twin below)"
+        ),
+        uses=FIXED,
         check=check_fixed_point,
+        min_instances=100,
         experiment=_EXPERIMENT,
     ),
     Claim(
         id="overtraining.lemma_a11.fixed_point_printed",
         paper=f"{PAPER}, Lemmas A.11 and A.28 (as printed)",
         statement="Learned modes converge to (σ^pre + λσ^ft)/(1 + λ)",
+        kind="identity",
+        reading=printed("Lemma A.11 / A.28: the limit “(σ^pre + λσ^ft)/(1 + λ)”"),
+        uses=FIXED,
         check=check_fixed_point_printed,
         expect="refuted",
+        # Mechanism: printed − corrected = (1 − λ)(σ^pre − σ^ft)/(1 + λ), non-zero for every mode
+        # unless λ = 1 or σ^pre = σ^ft (probability 0), so ≥ 95% of the modes violate; its size
+        # over Γ is |1 − λ|/(1 + λ)·|σ^pre − σ^ft|/Γ ≤ 1·(Γ − 0.3)/Γ ≤ 0.9 (σ ∈ [0.3, 3]), and
+        # with λ ~ U[0, 3] the largest of ≥ 400 modes is far above 0.05.
+        counterexample=ViolationFraction(
+            between=(0.95, 1.0), min_violation=0.05, max_violation=0.9
+        ),
+        twin="overtraining.lemma_a11.fixed_point",
+        min_instances=100,
     ),
     Claim(
         id="overtraining.lemma_a28.contraction",
@@ -420,27 +320,62 @@ CLAIMS: tuple[Claim, ...] = (
         statement="Under (λ+2)η(2max{σ^ft, σ^pre} + λ + λ√(σ^pre/σ^ft)) < 1 the iterates stay "
         "between √σ^pre and √σ^ft and |x_k − σ*| ≤ (1 − 2η min{σ^pre, σ^ft})^k|x_0 − σ*|, "
         "σ*² = (σ^ft + λσ^pre)/(1+λ)",
+        kind="bound",
+        reading=derived(
+            "Lemma A.28's contraction with the fixed point corrected to (σ^ft + λσ^pre)/(1+λ) "
+            "(the printed lemma contracts toward the swapped one: twin below)"
+        ),
+        uses=CONTRACTION,
         check=check_contraction,
+        min_instances=2000,
     ),
     Claim(
         id="overtraining.lemma_a28.contraction_printed",
         paper=f"{PAPER}, Lemma A.28 (as printed)",
         statement="The same contraction toward σ* = √((σ^pre + λσ^ft)/(1+λ))",
+        kind="bound",
+        reading=printed("Lemma A.28: contraction toward “σ* = √((σ_0² + λσ²)/(1 + λ))”"),
+        uses=CONTRACTION,
         check=check_contraction_printed,
         expect="refuted",
+        # Mechanism: x_k → the corrected σ* while ρ^k → 0, so the excess tends to
+        # |σ*_corrected − σ*_printed| > 0 unless λ = 1 or σ^pre = σ^ft: most instances violate
+        # (those with a slow contraction may not reach it within K steps); both σ* and x_k lie
+        # in [√0.05, √3], so no violation exceeds √3.
+        counterexample=ViolationFraction(
+            between=(0.5, 1.0), min_violation=0.1, max_violation=math.sqrt(3.0)
+        ),  # fmt: skip
+        twin="overtraining.lemma_a28.contraction",
+        min_instances=2000,
     ),
     Claim(
         id="overtraining.eq11.minibatch_gradient",
         paper=f"{PAPER}, eqs. (9)–(11) (corrected W2 update)",
         statement="With a minibatch covariance Σ_k the W2 step is −2ηW1ᵀ((θ − A^ft)Σ_k + "
         "λ(θ − θ0)), the gradient step of the minibatch loss",
+        kind="identity",
+        reading=derived(
+            "the gradient of eq. (9)'s minibatch loss in W2; eq. (11) prints Σ_k on the other "
+            "side of θ − A^ft (twin below)"
+        ),
+        uses=EQ11,
         check=check_minibatch_gradient,
+        min_instances=200,
     ),
     Claim(
         id="overtraining.eq11.minibatch_gradient_printed",
         paper=f"{PAPER}, eq. (11) (as printed)",
         statement="W2(k+1) = W2(k) − 2ηW1ᵀΣ_k(θ − A^ft) − 2ηλW1ᵀ(θ − θ0) is the minibatch GD step",
+        kind="identity",
+        reading=printed("eq. (11): “W2(k+1) = W2(k) − 2ηW1ᵀΣ_k(θ − A^ft) − 2ηλW1ᵀ(θ − θ0)”"),
+        uses=EQ11,
         check=check_minibatch_gradient_printed,
         expect="refuted",
+        # Mechanism: the two updates differ by 2ηW1ᵀ[Σ_k(θ − A) − (θ − A)Σ_k], a commutator
+        # that is non-zero for a finite Gaussian batch (m = 8 or 20 < ∞) at every instance with
+        # θ ≠ A^ft; relative to the step it is O(1) (‖Σ_k − I‖ ~ √(d/m)), far above 1e-2.
+        counterexample=ViolationFraction(between=(0.9, 1.0), min_violation=1e-2),
+        twin="overtraining.eq11.minibatch_gradient",
+        min_instances=200,
     ),
 )

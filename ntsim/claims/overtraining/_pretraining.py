@@ -1,8 +1,10 @@
 """Claims on pretraining by gradient flow (Springer et al. 2025, Thm 4.1 / A.1, Lemma A.6).
 
-All checks run in float64 (``with jax.enable_x64(True):``), solve the gradient flow of
-eqs. 5–6 with diffrax (:func:`ntsim.theory.overtraining.pretrain_gradient_flow`) vmapped
-over random instances (spectra, ``U, V``, ``τ``), and compile once per scale.
+Float64 throughout. The simulations (:func:`~ntsim.theory.overtraining.simulate_aligned_flow`,
+:func:`~ntsim.theory.overtraining.simulate_real_checkpoints`,
+:func:`~ntsim.theory.overtraining.simulate_real_vs_ideal_gap`) solve the gradient flow of
+eqs. 5–6 with diffrax on random instances (spectra, ``U, V``, ``τ``); the checks hold them
+against the closed forms and the bounds.
 """
 
 from __future__ import annotations
@@ -11,236 +13,216 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ntsim._validation import check_choice
-from ntsim.claims._base import SCALES, Claim, ClaimResult, combine_results, compare, vmap_instances
-from ntsim.claims.overtraining._common import (
-    PAPER,
-    haar_pair,
-    ideal_checkpoints,
-    procrustes_distance,
-    random_geometric_spectrum,
-    real_checkpoints,
-    sorted_uniform,
-)
+from ntsim.claims._contract import Claim, Simulation, ViolationFraction, derived, printed, proof
+from ntsim.claims._decisions import AtMost, Tolerance, all_of, compare, estimate_in
 from ntsim.theory import overtraining as ot
 
 __all__ = ["CLAIMS"]
 
+PAPER = "Springer et al. 2025"
 _EXPERIMENT = "overtraining/fig_incremental_learning"
 
-# Aligned init: (d, instances, τ range). τ moderate: the logistic needs no plateau.
-_ALIGNED = {"quick": (4, 200, (3.0, 8.0)), "full": (10, 200, (3.0, 12.0))}
-# Tsit5 at rtol 1e-10 / atol 1e-12: the error relative to σ_1 measured ≤ 8e-6 at the
-# default rtol 1e-8 (d = 10, τ ≤ 12), so ~1e-7 here; 1e-6 leaves ≥ 10x slack.
-_TOL_ALIGNED = 1e-6
-# Identity init: (d, instances, τ range, save points, spectrum ratio range). The flow is
-# stiff: it runs to ≈ 3·(2τ)/(4σ_d) with steps ≲ 1/σ_1, so ≈ r^(1−d) steps; at d = 10 the
-# ratio r ≥ 0.55 keeps that below ~1e4.
-_IDENTITY = {
-    "quick": (4, 16, (15.0, 16.0), 160, (0.45, 0.6)),
-    "full": (10, 200, (20.0, 21.0), 400, (0.55, 0.65)),
-}
-# ‖θ(t_n) − UΣ_{:n}Vᵀ‖_F/σ_1 measured ≤ 1.6e-3 at τ = 15 (d = 6) and ≤ 6e-5 at τ = 20
-# (d = 10), i.e. ≈ exp(−0.64τ); the tolerance 1.5·exp(−0.4τ) is ≥ 10x above both. Factors
-# carry the square root (a mode of size a has factor entries √a): tolerance √(1.5·exp(−0.4τ)).
-_TOL_FACTOR, _TOL_RATE = 1.5, 0.4
-# L_pre may rise between saved times by solver error only (rtol 1e-8 on O(σ_1) values).
-_TOL_MONOTONE = 1e-7
-# Lemma A.6: τ values reported (the claim holds at the last, the paper's "τ large"). The
-# bound σ_d²/2 shrinks like r^(2(d−1)): at d = 10 the gap/bound ratio measured 2 at τ = 20
-# (24% of instances violate) and decays ≈ exp(−0.64τ), hence τ = 26 at full scale.
-_GAP_TAUS = {"quick": (8.0, 12.0, 16.0), "full": (10.0, 18.0, 26.0)}
-_GAP_GAMMAS = (0.02, 0.05, 0.1)
+ALIGNED = Simulation(
+    "overtraining.pretraining.aligned_flow",
+    ot.simulate_aligned_flow,
+    {
+        "quick": ot.AlignedFlowSetting(d=4, instances=200, tau=(3.0, 8.0)),
+        "full": ot.AlignedFlowSetting(d=10, instances=200, tau=(3.0, 12.0)),
+    },
+    x64=True,
+    key_name="overtraining.thm4_1.logistic_closed_form",
+)
+REAL = Simulation(
+    "overtraining.pretraining.real_checkpoints",
+    ot.simulate_real_checkpoints,
+    {
+        "quick": ot.RealCheckpointSetting(
+            d=4, instances=16, tau=(15.0, 16.0), points=160, ratios=(0.45, 0.6)
+        ),
+        "full": ot.RealCheckpointSetting(
+            d=10, instances=200, tau=(20.0, 21.0), points=400, ratios=(0.55, 0.65)
+        ),
+    },  # fmt: skip
+    x64=True,
+    key_name="overtraining.thm4_1.incremental_learning",
+)
+GAP = Simulation(
+    "overtraining.pretraining.real_vs_ideal_gap",
+    ot.simulate_real_vs_ideal_gap,
+    {
+        "quick": ot.RealVsIdealGapSetting(d=4, instances=16, taus=(8.0, 12.0, 16.0)),
+        "full": ot.RealVsIdealGapSetting(
+            d=10, instances=200, taus=(10.0, 18.0, 26.0), points=400, ratios=(0.55, 0.65)
+        ),
+    },  # fmt: skip
+    x64=True,
+    key_name="overtraining.lemma_a6.real_vs_ideal_gap",
+)
+
+ODE = Tolerance(
+    "chosen", 1e-6,
+    "max |UᵀθV − diag(a(t))|/σ_1 for Tsit5 at rtol 1e-10, atol 1e-12",
+    observed="≤ 8e-6 at the solver's default rtol 1e-8 (d = 10, τ ≤ 12); at rtol 1e-10 "
+    "the quick runs stay below 1e-9 (worst margin 1.0e-6 of 1e-6 at seeds 0–2)",
+)  # fmt: skip
+# Thm A.1's exp(−Cτ) with C unspecified: the project's C = 0.4 and prefactor 1.5.
+PRODUCT = Tolerance(
+    "chosen", 0.4,
+    "‖θ(t_n) − UΣ_(:n)Vᵀ‖_F/σ_1 ≤ 1.5·exp(−0.4τ) (the rate C = 0.4 is the project's)",
+    observed="≈ exp(−0.64τ): ≤ 1.6e-3 at τ = 15 (d = 6), ≤ 6e-5 at τ = 20 (d = 10); at quick "
+    "(d = 4, τ ∈ [15, 16]) max 7.5e-4 against 2.7e-3",
+)  # fmt: skip
+SOLVER = Tolerance("round-off", 1e-7, "ODE solver rtol 1e-8 on losses of size O(σ_1²)")
+# Lemma A.6 holds "under A.2", whose constant C is not given: the τ it is checked at is chosen.
+GAP_TAU = Tolerance(
+    "chosen", 26.0,
+    "the largest τ of the setting (16 at quick, 26 at full) stands in for Assumption A.2",
+    observed="max gap/(σ_d²/2): 0.03 at τ ∈ [15, 16] (d = 4, 16 instances, quick); at d = 10 "
+    "(8 instances, seeds 0, 1): 184 and 220 at τ = 10, 2.9 and 2.7 at τ = 18, 0.10 and 0.086 "
+    "at τ = 26 — headroom ≈ 10× at full, ≈ 30× at quick",
+)  # fmt: skip
 
 
-# --------------------------------------------------------------- per-mode logistic (aligned)
-
-
-def _aligned_instance(key, d, tau_range):
-    k_s, k_uv, k_tau = jax.random.split(key, 3)
-    spectrum = sorted_uniform(k_s, d, 0.2, 4.0)
-    u, v = haar_pair(k_uv, d)
-    tau = jax.random.uniform(k_tau, minval=tau_range[0], maxval=tau_range[1])
-    # save at t = 0 and where every mode is 1%, 50% and 99% learned
-    times = jnp.concatenate(
-        [ot.checkpoint_times(spectrum, tau, factor=c) for c in (1 / 99, 1.0, 99.0)]
-    )
-    times = jnp.concatenate([jnp.zeros(1), jnp.sort(times)])
-    w1, w2 = ot.pretrain_gradient_flow(
-        ot.task_matrix(spectrum, u, v), ot.aligned_init(u, v, tau), times, rtol=1e-10, atol=1e-12
-    )
-    modes = jax.vmap(ot.mode_matrix, in_axes=(0, None, None))(w1 @ w2, u, v)
-    closed = jax.vmap(jnp.diag)(ot.logistic_modes(spectrum, tau, times))
-    return jnp.max(jnp.abs(modes - closed)) / spectrum[0]
-
-
-def check_logistic_closed_form(key, scale: str) -> ClaimResult:
+def check_logistic_closed_form(run: ot.AlignedFlowRun):
     """Aligned-init gradient flow (diffrax) vs ``a_i(t) = σ_i/(1 + (σ_i/a_0 − 1)e^{−4σ_i t})``."""
-    check_choice("check_logistic_closed_form", "scale", scale, SCALES)
-    d, count, tau_range = _ALIGNED[scale]
-    with jax.enable_x64(True):
-        errors = np.asarray(
-            vmap_instances(
-                lambda k: _aligned_instance(k, d, tau_range), jax.random.split(key, count)
-            )
-        )
+    spectrum, tau, times, modes = (np.asarray(v) for v in run)
+    closed = jax.vmap(ot.logistic_modes)(spectrum, tau, times)  # (instances, T, d)
+    diagonal = np.asarray(jax.vmap(jax.vmap(jnp.diag))(closed))
+    errors = np.abs(modes - diagonal).max(axis=(1, 2, 3)) / spectrum[:, 0]
     return compare(
-        errors,
-        _TOL_ALIGNED,
-        relation="upper_bound",
-        notes=f"max_t,ij |UᵀθV − diag(a(t))|/σ_1 (off-diagonals included: they must stay 0); "
-        f"d = {d}, {count} instances, σ ~ sorted U[0.2, 4], τ ~ U{tau_range}, Haar U, V; times "
-        f"0 and where each mode is 1%, 50%, 99% learned; max {errors.max():.1e} vs tolerance "
-        f"{_TOL_ALIGNED:g} (Tsit5, rtol 1e-10).",
-    )
-
-
-# ------------------------------------------------------ incremental learning (identity init)
-
-
-def _identity_instance(key, d, tau_range, points, ratios):
-    k_s, k_uv, k_tau = jax.random.split(key, 3)
-    spectrum = random_geometric_spectrum(k_s, d, ratios)
-    u, v = haar_pair(k_uv, d)
-    tau = jax.random.uniform(k_tau, minval=tau_range[0], maxval=tau_range[1])
-    real = real_checkpoints(spectrum, u, v, tau, points)
-    w1_bar, w2_bar = ideal_checkpoints(spectrum, u, v)
-    rotated = jax.vmap(procrustes_distance)(real["w1"], real["w2"], w1_bar, w2_bar)
-    literal = jnp.maximum(
-        jnp.linalg.norm(real["w1"] - w1_bar, axis=(1, 2)),
-        jnp.linalg.norm(real["w2"] - w2_bar, axis=(1, 2)),
-    )
-    return {
-        "theta": real["distance"] / spectrum[0],
-        "rotated": rotated / jnp.sqrt(spectrum[0]),
-        "literal": literal / jnp.sqrt(spectrum[0]),
-        "ordered": jnp.min(jnp.diff(real["index"])),
-        "monotone": real["max_loss_increase"] / spectrum[0] ** 2,
-        "tolerance": _TOL_FACTOR * jnp.exp(-_TOL_RATE * tau),
-    }
-
-
-def _identity_runs(key, scale):
-    d, count, tau_range, points, ratios = _IDENTITY[scale]
-    with jax.enable_x64(True):
-        out = vmap_instances(
-            lambda k: _identity_instance(k, d, tau_range, points, ratios),
-            jax.random.split(key, count),
-        )
-        return {name: np.asarray(value) for name, value in out.items()}, (d, count, tau_range)
-
-
-def check_incremental_learning(key, scale: str) -> ClaimResult:
-    """Thm 4.1: ``∃ t_1 < … < t_d``, ``θ(t_n) ≈ UΣ_{:n}Vᵀ``; factors ≈ ideal up to a rotation."""
-    check_choice("check_incremental_learning", "scale", scale, SCALES)
-    out, (d, count, tau_range) = _identity_runs(key, scale)
-    tol = out["tolerance"][:, None]
-    theta = compare(out["theta"], tol, relation="upper_bound", num_instances=count)
-    rotated = compare(out["rotated"], np.sqrt(tol), relation="upper_bound", num_instances=count)
-    ordered = compare(out["ordered"], 1.0, relation="lower_bound", num_instances=count)
-    monotone = compare(out["monotone"], 0.0, relation="upper_bound", atol=_TOL_MONOTONE)
-    return combine_results(
-        theta,
-        rotated,
-        ordered,
-        monotone,
-        notes=f"gradient flow from W1 = W2 = e^(−τ)I, Haar U ≠ V, σ_i = σ_1 r^(i−1) (σ_1 ~ "
-        f"U[2, 4], r ~ U{_IDENTITY[scale][4]}), τ ~ U{tau_range}, d = {d}, {count} instances; "
-        f"t_n = the saved time nearest to UΣ_(:n)Vᵀ on a {_IDENTITY[scale][3]}-point log grid. "
-        f"measured: "
-        f"‖θ(t_n) − UΣ_(:n)Vᵀ‖_F/σ_1 (max {out['theta'].max():.1e}), min_Q ‖(W1Q, QᵀW2) − "
-        f"(W̄1, W̄2)‖/√σ_1 (max {out['rotated'].max():.1e}) against 1.5·exp(−0.4τ) "
-        f"(≥ {out['tolerance'].min():.1e}) and its square root (a mode of size a has factors of "
-        f"size √a); grid indices strictly increasing (min step "
-        f"{out['ordered'].min()}); max rise of L_pre between saves "
-        f"{out['monotone'].max():.1e}·σ_1². Without the rotation Q the factors are far from "
-        f"the ideal ones (max {out['literal'].max():.2f}; claim thm4_1.factor_alignment_printed).",
-    )
-
-
-def check_factor_alignment_printed(key, scale: str) -> ClaimResult:
-    """Thm A.1 as printed: ``‖W1(t_n) − U(Σ^{pre,n})^{1/2}‖_F ≤ exp(−Cτ)`` (identity init)."""
-    check_choice("check_factor_alignment_printed", "scale", scale, SCALES)
-    out, (d, count, tau_range) = _identity_runs(key, scale)
-    result = compare(
-        out["literal"][:, 1:],
-        out["tolerance"][:, None],
-        relation="upper_bound",
-        num_instances=count,
-    )
-    return ClaimResult(
-        **{**result.__dict__, "notes": f"Refuted: measured max(‖W1(t_n) − W̄1‖_F, ‖W2(t_n) − "
-           f"W̄2‖_F)/√σ_1 for n ≥ 1 ranges over [{out['literal'][:, 1:].min():.2f}, "
-           f"{out['literal'].max():.2f}] against the same tolerance as the corrected claim "
-           f"(≥ {np.sqrt(out['tolerance']).min():.1e}) while the products match to "
-           f"{out['theta'].max():.1e}. With W1(0) = W2(0) = e^(−τ)I the hidden unit of mode n "
-           "points along ≈ (u_n + v_n)/‖u_n + v_n‖ (the growing direction of the linearised "
-           "flow), not along e_n, so W1(t_n) ≈ U(Σ^(pre,n))^(1/2)Q for an orthogonal Q ≠ I; "
-           f"up to Q the statement holds (thm4_1.incremental_learning). d = {d}, {count} "
-           f"instances, τ ~ U{tau_range}."},
+        errors, ODE.value, relation="upper_bound", tolerance=ODE,
+        diagnostics={"max error/σ_1": errors.max()},
+        notes="max_t,ij |UᵀθV − diag(a(t))|/σ_1 (off-diagonals must stay 0) at t = 0 and where "
+        "each mode is 1%, 50%, 99% learned.",
     )  # fmt: skip
 
 
-# -------------------------------------------------------------- Lemma A.6: real vs ideal
+def _ideal(run: ot.RealCheckpointRun):
+    return jax.vmap(ot.ideal_checkpoints)(run.spectrum, run.u, run.v)
 
 
-def _gap_instance(key, d, taus, points, ratios):
-    k_s, k_uv = jax.random.split(key)
-    spectrum = random_geometric_spectrum(k_s, d, ratios)
-    u, v = haar_pair(k_uv, d)
-    a_pre = ot.task_matrix(spectrum, u, v)
-    w1_bar, w2_bar = ideal_checkpoints(spectrum, u, v)
-    gammas = jnp.asarray(_GAP_GAMMAS)
-
-    def gaps_at(tau):
-        real = real_checkpoints(spectrum, u, v, tau, points)
-
-        def perturbed(w1s, w2s):  # (γ, n)
-            per_n = jax.vmap(ot.expected_perturbed_loss, in_axes=(0, 0, None, None))
-            return jax.vmap(lambda g: per_n(w1s, w2s, a_pre, g))(gammas)
-
-        return jnp.abs(perturbed(real["w1"], real["w2"]) - perturbed(w1_bar, w2_bar))
-
-    gaps = jax.vmap(gaps_at)(jnp.asarray(taus))  # (τ, γ, n)
-    return {"gaps": gaps, "bound": ot.lemma_a6_gap_bound(spectrum)}
-
-
-def check_real_vs_ideal_gap(key, scale: str) -> ClaimResult:
-    """Lemma A.6: ``|L̃(θ^n(0)) − L̃(θ̄^n(0))| ≤ σ_d²/2`` once τ is large enough (A.2)."""
-    check_choice("check_real_vs_ideal_gap", "scale", scale, SCALES)
-    d, count, _, points, ratios = _IDENTITY[scale]
-    taus = _GAP_TAUS[scale]
-    with jax.enable_x64(True):
-        out = vmap_instances(
-            lambda k: _gap_instance(k, d, taus, points, ratios), jax.random.split(key, count)
-        )
-        gaps, bound = np.asarray(out["gaps"]), np.asarray(out["bound"])
-    ratio = gaps.max(axis=(2,)) / bound[:, None, None]  # (instances, τ, γ): gap / bound
-    per_tau = ", ".join(
-        f"τ = {t:g}: max gap/bound {ratio[:, i].max():.2g}, violated in "
-        f"{np.mean(np.any(ratio[:, i] > 1, axis=1)):.0%} of instances"
-        for i, t in enumerate(taus)
+def _literal_distance(run: ot.RealCheckpointRun, w1_bar, w2_bar):
+    return np.maximum(
+        np.linalg.norm(np.asarray(run.w1) - np.asarray(w1_bar), axis=(-2, -1)),
+        np.linalg.norm(np.asarray(run.w2) - np.asarray(w2_bar), axis=(-2, -1)),
     )
+
+
+def check_incremental_learning(run: ot.RealCheckpointRun):
+    """Thm 4.1: ``∃ t_1 < … < t_d``, ``θ(t_n) ≈ UΣ_{:n}Vᵀ``; factors ≈ ideal up to a rotation."""
+    spectrum, tau = np.asarray(run.spectrum), np.asarray(run.tau)
+    w1_bar, w2_bar = _ideal(run)
+    theta = (
+        np.linalg.norm(np.asarray(run.w1 @ run.w2) - np.asarray(w1_bar @ w2_bar), axis=(-2, -1))
+        / spectrum[:, :1]
+    )
+    rotated = np.asarray(
+        jax.vmap(jax.vmap(ot.procrustes_distance))(run.w1, run.w2, w1_bar, w2_bar)
+    ) / np.sqrt(spectrum[:, :1])
+    bound = 1.5 * np.exp(-PRODUCT.value * tau)[:, None]
+    count = spectrum.shape[0]
+    monotone = np.asarray(run.max_loss_increase) / spectrum[:, 0] ** 2
+    return all_of(
+        compare(theta, bound, relation="upper_bound", tolerance=PRODUCT, num_instances=count),
+        compare(rotated, np.sqrt(bound), relation="upper_bound", tolerance=PRODUCT,
+                num_instances=count),
+        compare(np.diff(np.asarray(run.index), axis=1), 1.0, relation="lower_bound",
+                num_instances=count),
+        compare(monotone, 0.0, relation="upper_bound", atol=SOLVER.value, tolerance=SOLVER),
+        diagnostics={"max ‖θ(t_n) − UΣVᵀ‖/σ_1": theta.max(), "min bound": bound.min(),
+                     "max rotated factor distance/√σ_1": rotated.max(),
+                     "max rise of L_pre/σ_1²": monotone.max()},
+        notes="t_n = the saved time nearest to UΣ_(:n)Vᵀ; product error against 1.5·exp(−0.4τ), "
+        "factors up to a hidden-layer rotation against its square root (a mode of size a has "
+        "factors of size √a); grid indices strictly increasing; L_pre non-increasing.",
+    )  # fmt: skip
+
+
+def check_factor_alignment_printed(run: ot.RealCheckpointRun):
+    """Thm A.1 as printed, with A.2's cap: ``‖W1(t_n) − U(Σ^{pre,n})^{1/2}‖_F ≤ exp(−Cτ) ≤ 1/4``."""
+    w1_bar, w2_bar = _ideal(run)
+    literal = _literal_distance(run, w1_bar, w2_bar)[:, 1:]
     return compare(
-        gaps[:, -1].max(axis=-1),
-        bound[:, None],
-        relation="upper_bound",
-        num_instances=count,
-        notes=f"measured: max_n |L̃_real − L̃_ideal| per γ ∈ {_GAP_GAMMAS} at τ = {taus[-1]:g} "
-        f"(the claim); bound σ_d²/2 ∈ [{bound.min():.1e}, {bound.max():.1e}]. Real checkpoints "
-        f"as in thm4_1.incremental_learning; d = {d}, {count} instances, σ_i = σ_1 r^(i−1), "
-        f"r ~ U{ratios}. Where the lemma's τ condition (Assumption A.2, constant C unknown) is "
-        f"not met the bound fails — {per_tau}.",
-    )
+        literal, 0.25, relation="upper_bound", num_instances=literal.shape[0],
+        diagnostics={"min literal distance (n ≥ 1)": literal.min(),
+                     "max literal distance": literal.max()},
+        notes="max(‖W1(t_n) − W̄1‖_F, ‖W2(t_n) − W̄2‖_F) for n ≥ 1 against 1/4, the cap "
+        "Assumption A.2 puts on exp(−Cτ) whatever C is.",
+    )  # fmt: skip
+
+
+def _gap_ratio(run: ot.RealVsIdealGapRun):
+    """``max_{γ, n ≥ 1} gap / (σ_d²/2)`` per (instance, τ)."""
+    bound = np.asarray(jax.vmap(ot.lemma_a6_gap_bound)(run.spectrum))
+    return np.asarray(run.gaps)[..., 1:].max(axis=(2, 3)) / bound[:, None], bound
+
+
+def check_real_vs_ideal_gap(run: ot.RealVsIdealGapRun):
+    """Lemma A.6: ``|L̃(θ^n(0)) − L̃(θ̄^n(0))| ≤ σ_d²/2`` at the largest τ of the setting."""
+    gaps = np.asarray(run.gaps)[:, -1, :, 1:]  # (instances, γ, n ≥ 1) at the largest τ
+    ratio, bound = _gap_ratio(run)
+    return compare(
+        gaps, bound[:, None, None], relation="upper_bound", tolerance=GAP_TAU,
+        num_instances=gaps.shape[0],
+        diagnostics={f"max gap/bound at τ = {t:g}": ratio[:, i].max()
+                     for i, t in enumerate(np.asarray(run.taus))},
+        notes="|L̃(real checkpoint n) − L̃(ideal checkpoint n)| for n ≥ 1 and every γ at the "
+        "largest τ, against σ_d²/2; smaller τ (diagnostics) show where A.2 is not met.",
+    )  # fmt: skip
+
+
+def check_proof_chain(run: ot.RealVsIdealGapRun):
+    """Proof of Lemma A.6: ``gap ≤ 8dσ_1(2σ_1 + γ²)·ε`` where ``ε`` bounds the factor distance."""
+    spectrum = np.asarray(run.spectrum)
+    d, first = spectrum.shape[1], spectrum[:, 0]
+    eps = np.asarray(run.distance)[..., 1:]  # (instances, τ, n ≥ 1)
+    eps = eps.max(axis=-1)  # the proof uses one ε for every n
+    gammas = np.asarray(run.gammas)
+    chain = 8 * d * first[:, None, None] * (2 * first[:, None, None] + gammas**2) * eps[..., None]
+    gaps = np.asarray(run.gaps)[..., 1:].max(axis=-1)  # (instances, τ, γ)
+    hypothesis = eps <= np.minimum(first[:, None] / 2, 0.25)  # the proof's exp(−Cτ) cap
+    return compare(
+        gaps[hypothesis], chain[hypothesis], relation="upper_bound",
+        num_instances=int(hypothesis.any(axis=1).sum()),
+        diagnostics={"(instance, τ) pairs meeting ε ≤ min(σ_1/2, 1/4)": int(hypothesis.sum()),
+                     "max gap / chain bound": (gaps / chain)[hypothesis].max()},
+        notes="ε = max_n min_Q max(‖W1Q − W̄1‖, ‖QᵀW2 − W̄2‖) (L̃ is unchanged by the hidden-layer "
+        "rotation Q); checked where the proof's cap ε ≤ min(σ_1/2, 1/4) holds.",
+    )  # fmt: skip
+
+
+def check_gap_decays(run: ot.RealVsIdealGapRun):
+    """The real-vs-ideal gap decays with τ: mean slope of ``log max gap`` vs ``τ`` below 0."""
+    from scipy import stats
+
+    taus = np.asarray(run.taus)
+    log_gap = np.log(np.asarray(run.gaps)[..., 1:].max(axis=(2, 3)))  # (instances, τ)
+    centred = taus - taus.mean()
+    slopes = (log_gap - log_gap.mean(axis=1, keepdims=True)) @ centred / (centred @ centred)
+    mean, se = slopes.mean(), slopes.std(ddof=1) / np.sqrt(slopes.size)
+    half = stats.t.ppf(0.975, slopes.size - 1) * se
+    return estimate_in(
+        mean, (mean - half, mean + half), AtMost(0.0), num_instances=slopes.size,
+        diagnostics={"mean slope of log gap per unit τ": mean, "s.e.": se},
+        notes="least-squares slope of log max_(γ, n ≥ 1) gap over the τ values, per instance; "
+        "95% t interval over instances.",
+    )  # fmt: skip
 
 
 CLAIMS: tuple[Claim, ...] = (
     Claim(
         id="overtraining.thm4_1.logistic_closed_form",
-        paper=f"{PAPER}, Sec 4.1, eqs. 5–6 (Saxe et al. closed form; notes §1.2)",
+        paper=f"{PAPER}, Sec 4.1, eqs. 5–6 (Saxe et al. closed form)",
         statement="From the aligned init W1 = e^(−τ)U, W2 = e^(−τ)Vᵀ the gradient flow keeps "
         "UᵀθV diagonal with a_i(t) = σ_i/(1 + (σ_i e^(2τ) − 1)e^(−4σ_i t))",
+        kind="identity",
+        reading=derived(
+            "the per-mode logistic solution of Saxe et al. that Thm 4.1 cites (“Informal "
+            "statement of Saxe et al. (2018)”); the paper prints only θ(t_i) ≈ UΣ_(:i)Vᵀ"
+        ),
+        uses=ALIGNED,
         check=check_logistic_closed_form,
+        min_instances=200,
         experiment=_EXPERIMENT,
     ),
     Claim(
@@ -249,23 +231,82 @@ CLAIMS: tuple[Claim, ...] = (
         statement="Gradient flow from W1 = W2 = e^(−τ)I passes through θ(t_n) ≈ UΣ^pre_(:n)Vᵀ at "
         "increasing t_1 < … < t_d (error ≤ 1.5e^(−0.4τ)σ_1), with factors equal to the ideal "
         "ones up to a hidden-layer rotation, and L_pre non-increasing",
+        kind="bound",
+        reading=derived(
+            "Thm 4.1 prints “θ(t_i) ≈ UΣ^pre_(:i)Vᵀ” and Thm A.1 bounds the factor error by "
+            "exp(−Cτ) without giving C; the rate C = 0.4 (prefactor 1.5) and the rotation "
+            "of the hidden layer are the project's"
+        ),
+        uses=REAL,
         check=check_incremental_learning,
+        min_instances=16,
         experiment=_EXPERIMENT,
     ),
     Claim(
         id="overtraining.thm4_1.factor_alignment_printed",
-        paper=f"{PAPER}, Thm A.1 (as printed)",
+        paper=f"{PAPER}, Thm A.1 (as printed) with Assumption A.2",
         statement="‖W1(t_n) − U(Σ^(pre,n))^(1/2)‖_F, ‖W2(t_n) − (Σ^(pre,n))^(1/2)Vᵀ‖_F ≤ "
-        "exp(−Cτ) for the identity init with U ≠ V",
+        "exp(−Cτ) ≤ 1/4 for the identity init with U ≠ V (any C: A.2 caps exp(−Cτ) at 1/4)",
+        kind="bound",
+        reading=printed(
+            "Thm A.1: “‖W1(t_i) − U(Σ^pre,i)^(1/2)‖_F ≤ exp(−Cτ); ‖W2(t_i) − (Σ^pre,i)^(1/2)Vᵀ‖_F "
+            "≤ exp(−Cτ)”, with A.2's “exp(−Cτ) ≤ min{Σ_11/2, 1/4, …}”"
+        ),
+        uses=REAL,
         check=check_factor_alignment_printed,
         expect="refuted",
+        # From the mechanism: from e^(−τ)I the hidden unit of mode n points along ≈
+        # (u_n + v_n)/‖u_n + v_n‖, not e_n, so W1(t_n) ≈ UΣ^(1/2)Q with an orthogonal Q ≠ I
+        # that does not depend on τ: every checkpoint n ≥ 1 misses by ≈ √σ_1·‖(Q − I)e_1‖,
+        # O(1) (σ_1 ≥ 2); the triangle inequality caps the distance at 2√(Σσ) ≤ 2√(4d).
+        counterexample=ViolationFraction(
+            between=(0.5, 1.0), min_violation=0.5, max_violation=2 * np.sqrt(4 * 10)
+        ),  # fmt: skip
+        twin="overtraining.thm4_1.incremental_learning",
+        min_instances=16,
     ),
     Claim(
         id="overtraining.lemma_a6.real_vs_ideal_gap",
         paper=f"{PAPER}, Lemma A.6 (under Assumption A.2)",
-        statement="For τ large the perturbed loss of real and ideal checkpoints differ by at "
-        "most (σ^pre_d)²/2",
+        statement="At the largest τ of the setting (16 quick, 26 full; A.2's constant C is not "
+        "given, so this τ is chosen) the perturbed losses of real and ideal checkpoints n ≥ 1 "
+        "differ by at most (σ^pre_d)²/2",
+        kind="bound",
+        reading=printed(
+            "“Under A.2, for any n > 0, it holds that |L̃_pre(θ^n(0)) − L̃_pre(θ̄^n(0))| ≤ "
+            "(Σ^pre_d,d)²/2”"
+        ),
+        uses=GAP,
         check=check_real_vs_ideal_gap,
+        min_instances=16,
         experiment="overtraining/fig_perturbation_inflection",
+    ),
+    Claim(
+        id="overtraining.lemma_a6.proof_chain",
+        paper=f"{PAPER}, proof of Lemma A.6",
+        statement="|L̃(θ^n(0)) − L̃(θ̄^n(0))| ≤ 8dσ_1(2σ_1 + γ²)·ε at every τ, where ε is the "
+        "measured factor distance (up to the hidden-layer rotation) and ε ≤ min(σ_1/2, 1/4)",
+        kind="bound",
+        reading=proof(
+            "“|L̃_pre(θ^n(0)) − L̃_pre(θ̄^n(0))| ≤ exp(−Cτ)8dΣ_11(2Σ_11 + γ²)”, with exp(−Cτ) the "
+            "factor distance of Thm A.1, capped by “exp(−Cτ) ≤ min{Σ_11/2, 1/4}”"
+        ),
+        uses=GAP,
+        check=check_proof_chain,
+        min_instances=16,
+    ),
+    Claim(
+        id="overtraining.lemma_a6.gap_decays_with_tau",
+        paper=f"{PAPER}, Lemma A.6 with Thm A.1",
+        statement="The real-vs-ideal perturbed-loss gap decays with the init scale τ: the mean "
+        "slope of log max_(γ, n) gap against τ has its 95% CI below 0",
+        kind="rate",
+        reading=derived(
+            "the proof bounds the gap by exp(−Cτ)8dΣ_11(2Σ_11 + γ²) with C > 0 unspecified, so "
+            "the gap must decay in τ at some rate; the region 'slope < 0' claims no rate"
+        ),
+        uses=GAP,
+        check=check_gap_decays,
+        min_instances=16,
     ),
 )

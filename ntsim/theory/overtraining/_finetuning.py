@@ -5,16 +5,16 @@ Fine-tuning task ``A^ft = U Σ^ft Vᵀ`` (same ``U``, ``V`` as ``A^pre``); objec
 learning rate ``η`` on minibatches of ``m`` Gaussian inputs (eqs. 10–11), or ``m = ∞``
 (``Σ_k^(x) = I``, eqs. 16–17). In the ideal infinite-batch dynamics every learned mode evolves
 on its own by the scalar map ``f`` (Lemma A.7) and unlearned modes stay exactly 0, so the
-post-fine-tuning losses are sums over modes (closed forms of notes §1.4).
+post-fine-tuning losses are sums over modes (closed forms).
 
-Errata implemented as ``*_printed`` / corrected pairs (notes §1.4):
+Errata implemented as ``*_printed`` / corrected pairs:
 
 * eq. (18) drops the factor ``x`` in the λ term of ``f`` (``mode_step(printed=True)``);
 * Lemmas A.11 and A.28 swap pre/ft in the fixed point (:func:`fixed_point_printed`);
 * eq. (11) as printed, ``W2 ← W2 − 2ηW1ᵀΣ_k(θ − A^ft) − …``, is not the gradient of the
   minibatch loss ``Tr((θ − A)ᵀ(θ − A)Σ_k)`` (that is ``2W1ᵀ(θ − A)Σ_k``); both agree at
   ``m = ∞`` (``finetune(..., eq11="printed")`` keeps the printed form; found while
-  implementing, not in the notes).
+  implementing).
 """
 
 from __future__ import annotations
@@ -312,7 +312,7 @@ def assumption_a8_holds(gamma_max: ArrayLike, learning_rate: ArrayLike, reg: Arr
 def post_finetuning_losses(
     modes: ArrayLike, sigma_pre: ArrayLike, sigma_ft: ArrayLike
 ) -> tuple[Array, Array]:
-    r"""Pretraining and ID losses after fine-tuning checkpoints ``n = 0..d`` (notes §1.4).
+    r"""Pretraining and ID losses after fine-tuning checkpoints ``n = 0..d``.
 
     ``modes[i]`` is the value mode ``i`` reaches when it was learned (the fixed point
     :func:`fixed_point` for converged fine-tuning, ``x_K²`` from :func:`mode_trajectory` for
@@ -351,6 +351,6 @@ def finetuning_increments(sigma_pre: ArrayLike, sigma_ft: ArrayLike, reg: ArrayL
     """``L_pre(θ^n(K)) − L_pre(θ^{n−1}(K)) = ((σ^ft_n − σ^pre_n)/(1+λ))² − (σ^pre_n)²`` (A.26).
 
     Positive iff ``|σ^ft_n − σ^pre_n| > (1 + λ)σ^pre_n``; at ``λ = 0`` iff ``σ^ft_n > 2σ^pre_n``
-    (the sharp misalignment threshold, notes §1.4).
+    (the sharp misalignment threshold).
     """
     return ((sigma_ft - sigma_pre) / (1 + reg)) ** 2 - sigma_pre**2

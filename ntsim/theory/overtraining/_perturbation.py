@@ -7,13 +7,27 @@ zero model the small init approximates).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
 
 from ntsim._types import Array, ArrayLike, PRNGKey
-from ntsim._validation import check_ndim, check_nonnegative, check_positive_int
+from ntsim._validation import check_int_fields, check_ndim, check_nonnegative, check_positive_int
+from ntsim.theory.overtraining._instances import haar_pair, ideal_checkpoints, sorted_uniform
+from ntsim.theory.overtraining._pretraining import ideal_checkpoint, task_matrix
 
 __all__ = [
+    "HessianTraceRun",
+    "HessianTraceSetting",
+    "IdealPerturbationRun",
+    "IdealPerturbationSetting",
+    "PerturbedLossMonteCarloRun",
+    "PerturbedLossMonteCarloSetting",
+    "simulate_hessian_traces",
+    "simulate_ideal_perturbation",
+    "simulate_perturbed_loss_monte_carlo",
     "assumption_a2_bound",
     "expected_perturbed_loss",
     "gaussian_inflection",
@@ -87,7 +101,7 @@ def monte_carlo_perturbed_loss(
 
 
 def ideal_perturbed_losses(spectrum: ArrayLike, gamma: ArrayLike) -> Array:
-    r"""``L̃_pre(n)`` at the ideal checkpoints ``n = 0..d`` (notes §1.3, from Lemma A.4).
+    r"""``L̃_pre(n)`` at the ideal checkpoints ``n = 0..d`` (from Lemma A.4).
 
     .. math:: \tilde L(n) = \sum_{i>n}\sigma_i^2 + 2d\gamma^2\sum_{i\le n}\sigma_i + d^3\gamma^4
 
@@ -109,7 +123,7 @@ def ideal_perturbed_losses(spectrum: ArrayLike, gamma: ArrayLike) -> Array:
 def perturbed_increments(spectrum: ArrayLike, gamma: ArrayLike) -> Array:
     """``L̃(n) − L̃(n−1) = (2dγ² − σ_n)σ_n``, ``n = 1..d`` (Prop 4.3 / Lemma A.4).
 
-    The paper states ``≥``; at the ideal checkpoints it is an equality (notes §1.3).
+    The paper states ``≥``; at the ideal checkpoints it is an equality.
     """
     spectrum = jnp.asarray(spectrum)
     check_ndim("perturbed_increments", "spectrum", spectrum, 1)
@@ -167,7 +181,7 @@ def lemma_a6_gap_bound(spectrum: ArrayLike) -> Array:
 
 
 def hessian_trace(w1: ArrayLike, w2: ArrayLike) -> Array:
-    """``Tr ∇²_{W1,W2} ‖W1W2 − A‖² = 2d(‖W1‖_F² + ‖W2‖_F²)`` (notes §2, [derived]; any ``A``).
+    """``Tr ∇²_{W1,W2} ‖W1W2 − A‖² = 2d(‖W1‖_F² + ‖W2‖_F²)`` (derived here; any ``A``).
 
     The Hessian block in ``W1`` is ``2(W2W2ᵀ ⊗ I_d)`` (trace ``2d‖W2‖²``), in ``W2`` it is
     ``2(I_d ⊗ W1ᵀW1)`` (trace ``2d‖W1‖²``). With Prop D.1, ``½γ² Tr H`` is the quadratic part
@@ -195,3 +209,170 @@ def ideal_hessian_traces(spectrum: ArrayLike) -> Array:
     check_ndim("ideal_hessian_traces", "spectrum", spectrum, 1)
     d = spectrum.shape[0]
     return 4 * d * jnp.concatenate([jnp.zeros((1,), spectrum.dtype), jnp.cumsum(spectrum)])
+
+
+# ------------------------------------------------------------------ simulations the claims read
+
+
+def _random_factors(key, d):
+    """Gaussian ``W1, W2, A`` (entries ``N(0, 1/d)``) and ``γ ~ U[0.05, 0.5]/√d``."""
+    k1, k2, k3, k_g = jax.random.split(key, 4)
+    w1, w2, a = (jax.random.normal(k, (d, d)) / jnp.sqrt(d) for k in (k1, k2, k3))
+    gamma = jax.random.uniform(k_g, minval=0.05, maxval=0.5) / jnp.sqrt(d)
+    return w1, w2, a, gamma
+
+
+@dataclass(frozen=True)
+class PerturbedLossMonteCarloSetting:
+    """Exact expected Gaussian-perturbed loss vs Monte Carlo at random factors (Lemma A.5).
+
+    ``W1, W2, A`` have ``N(0, 1/d)`` entries and ``γ ~ U[0.05, 0.5]/√d`` per instance (sizes
+    the paper leaves open are ours).
+    """
+
+    d: int = 4
+    instances: int = 200
+    samples: int = 4000  # draws of (Z1, Z2) per instance
+
+    def __post_init__(self):
+        check_int_fields(self, ("d", "instances"))
+        check_int_fields(self, ("samples",), minimum=2)
+
+
+class PerturbedLossMonteCarloRun(NamedTuple):
+    """Per instance: the closed form of eq. (13) and its Monte Carlo mean and s.e."""
+
+    exact: Array  # (instances,) expected_perturbed_loss(W1, W2, A, γ)
+    mc_mean: Array  # (instances,)
+    mc_se: Array  # (instances,)
+
+
+def simulate_perturbed_loss_monte_carlo(
+    key: PRNGKey, setting: PerturbedLossMonteCarloSetting
+) -> PerturbedLossMonteCarloRun:
+    """Draw ``setting.instances`` random ``(W1, W2, A, γ)``; closed form and Monte Carlo of
+    ``E‖(W1+Z1)(W2+Z2) − A‖²`` (:func:`expected_perturbed_loss`,
+    :func:`monte_carlo_perturbed_loss`) for each."""
+    d, samples = setting.d, setting.samples
+
+    def one(k):
+        k_inst, k_mc = jax.random.split(k)
+        w1, w2, a, gamma = _random_factors(k_inst, d)
+        exact = expected_perturbed_loss(w1, w2, a, gamma)
+        mean, se = monte_carlo_perturbed_loss(k_mc, w1, w2, a, gamma, num_samples=samples)
+        return exact, mean, se
+
+    keys = jax.random.split(key, setting.instances)
+    return PerturbedLossMonteCarloRun(*jax.lax.map(jax.jit(one), keys))
+
+
+@dataclass(frozen=True)
+class IdealPerturbationSetting:
+    """Perturbed losses of the ideal checkpoints, computed from their matrices (Sec 4.2).
+
+    Per instance: ``σ^pre ~`` sorted ``U[low, high]``, Haar ``U, V``, and ``gammas`` noise
+    levels with ``2dγ²`` log-uniform in ``[σ_d/3, 3σ_1]`` (so the inflection falls anywhere
+    in ``0..d``, including "none").
+    """
+
+    d: int = 6
+    instances: int = 200
+    gammas: int = 16
+    low: float = 0.05
+    high: float = 4.0
+
+    def __post_init__(self):
+        check_int_fields(self, ("d", "instances", "gammas"))
+        if not 0 < self.low < self.high:
+            raise ValueError(f"IdealPerturbationSetting: need 0 < low < high, got {self}.")
+
+
+class IdealPerturbationRun(NamedTuple):
+    """``losses[i, j, n]`` is ``E L_pre`` of the ideal checkpoint ``n`` perturbed with
+    ``gammas[i, j]``, from the checkpoint's matrices (:func:`expected_perturbed_loss`)."""
+
+    spectrum: Array  # (instances, d), decreasing
+    gammas: Array  # (instances, gammas), increasing
+    losses: Array  # (instances, gammas, d + 1)
+
+
+def simulate_ideal_perturbation(
+    key: PRNGKey, setting: IdealPerturbationSetting
+) -> IdealPerturbationRun:
+    """Random spectra and Haar ``U, V``; the perturbed loss of every ideal checkpoint
+    ``W̄1 W̄2 = U_{:n}Σ_{:n}V_{:n}ᵀ`` (eqs. 7–8) for each γ, by the matrix route.
+
+    The spectral closed form (:func:`ideal_perturbed_losses`) is what the claims hold this
+    against; the matrices are built from the singular vectors, so the two routes share only
+    :func:`expected_perturbed_loss`.
+    """
+    d = setting.d
+
+    def one(k):
+        k_s, k_uv, k_g = jax.random.split(k, 3)
+        spectrum = sorted_uniform(k_s, d, setting.low, setting.high)
+        u, v = haar_pair(k_uv, d)
+        lo, hi = jnp.log(spectrum[-1] / 3), jnp.log(3 * spectrum[0])
+        level = jnp.exp(lo + (hi - lo) * jax.random.uniform(k_g, (setting.gammas,)))
+        gammas = jnp.sort(jnp.sqrt(level / (2 * d)))
+        a_pre = task_matrix(spectrum, u, v)
+        w1s, w2s = ideal_checkpoints(spectrum, u, v)
+        per_n = jax.vmap(expected_perturbed_loss, in_axes=(0, 0, None, None))
+        losses = jax.vmap(lambda g: per_n(w1s, w2s, a_pre, g))(gammas)
+        return spectrum, gammas, losses
+
+    return IdealPerturbationRun(*jax.vmap(one)(jax.random.split(key, setting.instances)))
+
+
+@dataclass(frozen=True)
+class HessianTraceSetting:
+    """Hessian traces by autodiff at random factors and at random ideal checkpoints (App D)."""
+
+    d: int = 4
+    instances: int = 200
+    low: float = 0.05  # σ^pre ~ sorted U[low, high]
+    high: float = 4.0
+
+    def __post_init__(self):
+        check_int_fields(self, ("d", "instances"))
+
+
+class HessianTraceRun(NamedTuple):
+    """Per instance: random factors ``(W1, W2, A, γ)``, a random ideal checkpoint ``n`` of a
+    random spectrum, and ``Tr jax.hessian(‖W1W2 − A‖²)`` at both."""
+
+    w1: Array  # (instances, d, d)
+    w2: Array
+    a: Array
+    gamma: Array  # (instances,)
+    spectrum: Array  # (instances, d)
+    n: Array  # (instances,) int
+    trace_random: Array  # (instances,) autodiff trace at (W1, W2, A)
+    trace_ideal: Array  # (instances,) autodiff trace at the ideal checkpoint n
+
+
+def simulate_hessian_traces(key: PRNGKey, setting: HessianTraceSetting) -> HessianTraceRun:
+    """``Tr ∇²‖W1W2 − A‖²`` by ``jax.hessian`` (a ``2d² × 2d²`` matrix) at random
+    ``(W1, W2, A)`` and at a random ideal checkpoint; the identity it is held against is
+    :func:`hessian_trace` / :func:`ideal_hessian_traces`."""
+    d = setting.d
+
+    def trace(w1, w2, a):
+        def loss(p):
+            w1_, w2_ = p[: d * d].reshape(d, d), p[d * d :].reshape(d, d)
+            return jnp.sum(jnp.square(w1_ @ w2_ - a))
+
+        return jnp.trace(jax.hessian(loss)(jnp.concatenate([w1.ravel(), w2.ravel()])))
+
+    def one(k):
+        k_f, k_s, k_uv, k_n = jax.random.split(k, 4)
+        w1, w2, a, gamma = _random_factors(k_f, d)
+        spectrum = sorted_uniform(k_s, d, setting.low, setting.high)
+        u, v = haar_pair(k_uv, d)
+        n = jax.random.randint(k_n, (), 0, d + 1)
+        w1_bar, w2_bar = ideal_checkpoint(spectrum, n, u, v)
+        ideal = trace(w1_bar, w2_bar, task_matrix(spectrum, u, v))
+        return w1, w2, a, gamma, spectrum, n, trace(w1, w2, a), ideal
+
+    keys = jax.random.split(key, setting.instances)
+    return HessianTraceRun(*jax.lax.map(jax.jit(one), keys))

@@ -30,7 +30,7 @@ __all__ = [
 
 
 def geometric_spectrum(d: int, first: float, ratio: float) -> Array:
-    """``σ_i = first · ratio^{i−1}``, ``i = 1..d`` (notes §7, config R: ``4·0.6^{i−1}``).
+    """``σ_i = first · ratio^{i−1}``, ``i = 1..d`` (the project's config R: ``4·0.6^{i−1}``).
 
     Examples:
       >>> geometric_spectrum(3, 4.0, 0.5).tolist()
@@ -83,7 +83,7 @@ def identity_init(d: int, tau: ArrayLike) -> tuple[Array, Array]:
 
 
 def aligned_init(u: ArrayLike, v: ArrayLike, tau: ArrayLike) -> tuple[Array, Array]:
-    """Aligned init ``W1(0) = e^{−τ}U``, ``W2(0) = e^{−τ}Vᵀ`` (notes §1.2 [derived]).
+    """Aligned init ``W1(0) = e^{−τ}U``, ``W2(0) = e^{−τ}Vᵀ`` (derived here).
 
     Every mode ``a_i = u_iᵀθv_i`` then starts at ``a_0 = e^{−2τ}`` and evolves on its own
     (:func:`logistic_modes`); with ``W1 = W2 = e^{−τ}I`` and ``U ≠ V`` the modes couple.
@@ -93,7 +93,7 @@ def aligned_init(u: ArrayLike, v: ArrayLike, tau: ArrayLike) -> tuple[Array, Arr
 
 
 def logistic_modes(spectrum: ArrayLike, tau: ArrayLike, t: ArrayLike) -> Array:
-    r"""Per-mode logistic solution of the aligned gradient flow (Saxe et al. 2014; notes §1.2).
+    r"""Per-mode logistic solution of the aligned gradient flow (Saxe et al. 2014).
 
     With ``W1 = U diag(w)``, ``W2 = diag(w)Vᵀ`` and ``a = w²``, eqs. 5–6 decouple into
     ``ȧ_i = 4a_i(σ_i − a_i)``, solved by
@@ -125,7 +125,7 @@ def logistic_modes(spectrum: ArrayLike, tau: ArrayLike, t: ArrayLike) -> Array:
 def checkpoint_times(spectrum: ArrayLike, tau: ArrayLike, factor: float = 1e3) -> Array:
     """``t_n = ln((σ_n e^{2τ} − 1)·c)/(4σ_n)``: mode ``n`` has reached ``σ_n/(1 + 1/c)``.
 
-    Exact for the aligned init (:func:`logistic_modes`), notes §1.2; ``c = factor``.
+    Exact for the aligned init (:func:`logistic_modes`); ``c = factor``.
 
     Examples:
       >>> import jax.numpy as jnp

@@ -1,0 +1,162 @@
+"""Planted bugs on the overtraining claims' own paths: each must change the outcome.
+
+Every test monkeypatches one formula a claim reads (×2, a dropped term, an off-by-one, a
+sign) and runs the claim through :func:`ntsim.claims.run_claims` at quick scale, seed 0;
+the registered claims' unpatched verdicts are checked by ``test_registered_claims``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import ntsim.theory.overtraining._perturbation as perturbation
+from ntsim.claims import get_claim, run_claims
+from ntsim.theory import overtraining as ot
+
+
+def _outcome(claim_id: str):
+    (record,) = run_claims([get_claim(claim_id)], scale="quick", seeds=(0,))
+    return record
+
+
+# ------------------------------------------------------------------------------ perturbation
+
+
+def test_doubled_increment_formula_refutes_prop4_3(monkeypatch):
+    original = ot.perturbed_increments
+    monkeypatch.setattr(ot, "perturbed_increments", lambda s, g: 2 * original(s, g))
+    record = _outcome("overtraining.prop4_3.increment")
+    assert record.verdict == "refuted" and not record.as_expected
+
+
+def test_off_by_one_inflection_formula_refutes_thm4_4(monkeypatch):
+    original = ot.gaussian_inflection
+    monkeypatch.setattr(ot, "gaussian_inflection", lambda s, g: original(s, g) + 1)
+    assert _outcome("overtraining.thm4_4.inflection").verdict == "refuted"
+
+
+def test_doubled_hessian_trace_refutes_prop_d1(monkeypatch):
+    original = ot.hessian_trace
+    monkeypatch.setattr(ot, "hessian_trace", lambda w1, w2: 2 * original(w1, w2))
+    assert _outcome("overtraining.prop_d1.hessian_trace").verdict == "refuted"
+
+
+@pytest.mark.parametrize("factor", [0.0, 2.0])
+def test_wrong_quartic_term_of_the_perturbed_loss_is_caught(monkeypatch, factor):
+    """Dropping (or doubling) the d³γ⁴ term of the closed form: the Monte Carlo claim and the
+    Prop D.1 decomposition both notice."""
+    original = perturbation.expected_perturbed_loss
+
+    def planted(w1, w2, a, gamma):
+        d = w1.shape[0]
+        return original(w1, w2, a, gamma) + (factor - 1.0) * d**3 * gamma**4
+
+    monkeypatch.setattr(perturbation, "expected_perturbed_loss", planted)
+    monkeypatch.setattr(ot, "expected_perturbed_loss", planted)
+    assert _outcome("overtraining.lemma_a5.expected_perturbed_loss").verdict == "refuted"
+    assert _outcome("overtraining.prop_d1.hessian_trace").verdict == "refuted"
+
+
+# ------------------------------------------------------------------------------- pretraining
+
+
+def test_wrong_logistic_rate_refutes_the_closed_form(monkeypatch):
+    original = ot.logistic_modes
+    monkeypatch.setattr(ot, "logistic_modes", lambda s, tau, t: original(s, tau, 0.5 * t))
+    assert _outcome("overtraining.thm4_1.logistic_closed_form").verdict == "refuted"
+
+
+def test_smaller_lemma_a6_bound_refutes_it(monkeypatch):
+    """At quick scale (τ = 16) the gap sits ≈ 100× below σ_d²/2, so only an error of that
+    size in the bound is caught here; the claim at smaller τ (diagnostics) shows the rest."""
+    original = ot.lemma_a6_gap_bound
+    monkeypatch.setattr(ot, "lemma_a6_gap_bound", lambda s: 1e-3 * original(s))
+    assert _outcome("overtraining.lemma_a6.real_vs_ideal_gap").verdict == "refuted"
+
+
+def test_swapped_singular_vectors_break_the_factor_claims(monkeypatch):
+    """Ideal checkpoints built from (V, U) instead of (U, V) (the transposed task): the
+    corrected twin of the printed factor alignment no longer holds."""
+    original = ot.ideal_checkpoints
+    monkeypatch.setattr(ot, "ideal_checkpoints", lambda s, u, v: original(s, v, u))
+    assert _outcome("overtraining.thm4_1.incremental_learning").verdict == "refuted"
+
+
+# ------------------------------------------------------------------------------ budget sweep
+
+
+def test_sign_flipped_perturbation_increase_refutes_progressive_sensitivity(monkeypatch):
+    import ntsim.theory.overtraining._budget_sweep as sweep
+
+    original = sweep.perturbation_loss_increase
+    monkeypatch.setattr(sweep, "perturbation_loss_increase", lambda *a, **k: -original(*a, **k))
+    assert _outcome("overtraining.budget.progressive_sensitivity").verdict == "refuted"
+
+
+# -------------------------------------------------------------------------------- fine-tuning
+
+
+def _expect(claim_id: str) -> tuple[str, bool]:
+    record = _outcome(claim_id)
+    return record.verdict, record.as_expected
+
+
+def test_printed_recursion_replaced_by_the_corrected_one_is_no_longer_refuted(monkeypatch):
+    original = ot.mode_trajectory
+    monkeypatch.setattr(ot, "mode_trajectory", lambda *a, printed=False, **k: original(*a, **k))
+    assert _expect("overtraining.lemma_a7.recursion_printed") == ("holds", False)
+
+
+@pytest.mark.parametrize(
+    ("planted", "verdict"),
+    [
+        (lambda p, f, r: ot.fixed_point(p, f, r), "holds"),  # the printed side "fixed"
+        (lambda p, f, r: p + r * f, "refuted"),  # the (1 + λ) dropped: too far off
+    ],
+)
+def test_printed_fixed_point_in_both_directions(monkeypatch, planted, verdict):
+    monkeypatch.setattr(ot, "fixed_point_printed", planted)
+    assert _expect("overtraining.lemma_a11.fixed_point_printed") == (verdict, False)
+
+
+def test_fixed_point_off_by_a_little_refutes_the_corrected_claims(monkeypatch):
+    original = ot.fixed_point
+    monkeypatch.setattr(ot, "fixed_point", lambda p, f, r: original(p, f, r) * (1 + 1e-6))
+    assert _outcome("overtraining.lemma_a11.fixed_point").verdict == "refuted"
+    assert _outcome("overtraining.lemma_a28.contraction").verdict == "refuted"
+
+
+def test_printed_contraction_target_replaced_by_the_corrected_one(monkeypatch):
+    monkeypatch.setattr(ot, "fixed_point_printed", ot.fixed_point)
+    assert _expect("overtraining.lemma_a28.contraction_printed") == ("holds", False)
+
+
+# ----------------------------------------------------------------------- finite-batch dynamics
+
+
+def test_dropped_growth_factor_in_lemma_a19_refutes_it(monkeypatch):
+    """The growth factor (1 + 32ηΓ)^k dropped: the real-vs-ideal gap outgrows the bound."""
+    monkeypatch.setattr(ot, "lemma_a19_bound", lambda e, g, gap, k: gap + 0 * k)
+    assert _outcome("overtraining.lemma_a19.real_vs_ideal_growth").verdict == "refuted"
+
+
+def test_smaller_one_step_bound_refutes_lemma_a15(monkeypatch):
+    original = ot.lemma_a15_bound
+    monkeypatch.setattr(ot, "lemma_a15_bound", lambda e, g, eps: 0.01 * original(e, g, eps))
+    assert _outcome("overtraining.lemma_a15.one_step_batch_gap").verdict == "refuted"
+
+
+# --------------------------------------------------------------------------- post fine-tuning
+
+
+def test_doubled_a24_bound_refutes_progressive_sensitivity(monkeypatch):
+    original = ot.a24_increment_bound
+    monkeypatch.setattr(ot, "a24_increment_bound", lambda *a: 2 * original(*a))
+    assert _outcome("overtraining.thm4_6.progressive_sensitivity").verdict == "refuted"
+
+
+def test_swapped_fixed_point_breaks_the_regularisation_pair(monkeypatch):
+    """The closed form with the printed (swapped) fixed point: the corrected ordering claim,
+    which also checks r against the closed form, is refuted."""
+    monkeypatch.setattr(ot, "fixed_point", ot.fixed_point_printed)
+    assert _outcome("overtraining.thm4_7.regularisation_delays_inflection").verdict == "refuted"
