@@ -178,8 +178,10 @@ class ClaimResult:
     @property
     def headroom(self) -> float:
         """The smallest relative margin: how far (as a fraction of its threshold) the
-        closest instance is from flipping the verdict."""
-        return float(np.min(self.relative_margins)) if self.relative_margins.size else math.nan
+        closest instance is from flipping the verdict (NaN for exact comparisons that hold
+        exactly: no threshold, no headroom to measure)."""
+        values = self.relative_margins[~np.isnan(self.relative_margins)]
+        return float(np.min(values)) if values.size else math.nan
 
     @property
     def violation_fraction(self) -> float:
@@ -203,6 +205,15 @@ def _diagnostics(diagnostics: Mapping[str, Any] | None) -> dict:
         array = np.asarray(value)
         out[name] = array.item() if array.ndim == 0 else array.tolist()
     return out
+
+
+def _relative(margins: np.ndarray, threshold: np.ndarray) -> np.ndarray:
+    """``margins / threshold``; where the threshold is 0 (an exact comparison) a margin of 0
+    has no headroom to speak of (NaN) and any other margin is ±inf."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        relative = margins / threshold
+        unbounded = np.where(margins == 0, np.nan, np.copysign(np.inf, margins))
+    return np.where(threshold == 0, unbounded, relative)
 
 
 def compare(
@@ -243,6 +254,8 @@ def compare(
       >>> r = compare([1.0, 2.0], [1.0, 2.5], relation="upper_bound")
       >>> r.outcome, r.worst_margin, r.headroom
       ('holds', 0.0, 0.0)
+      >>> compare([3.0], [3.0], relation="equal").headroom  # exact: nothing to measure
+      nan
       >>> compare([1.0], [float("nan")], relation="equal")  # doctest: +ELLIPSIS
       Traceback (most recent call last):
       ...
@@ -267,8 +280,7 @@ def compare(
         raise ValueError(
             f"compare: relation must be 'equal', 'upper_bound' or 'lower_bound', got {relation!r}."
         )
-    tiny = np.finfo(float).tiny
-    relative = np.where(threshold > 0, margins / np.maximum(threshold, tiny), np.sign(margins))
+    relative = _relative(margins, threshold)
     return ClaimResult(
         outcome="holds" if np.all(margins >= 0) else "refuted",
         measured=measured.ravel(),
