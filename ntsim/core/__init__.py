@@ -85,7 +85,15 @@ from ntsim.core._spectra import (
     stopping_time,
     stopping_time_constant_step,
 )
-from ntsim.core._statistics import loglog_slope, mean_se, spearman
+from ntsim.core._statistics import (
+    Z95,
+    bootstrap_ci,
+    loglog_slope,
+    mean_ci,
+    mean_se,
+    spearman,
+    spearman_ci,
+)
 from ntsim.core._structured_ntk import dense_leaves
 from ntsim.core._svm import SVMSolution, hard_margin_svm, soft_margin_svm, svm_primal_objective
 from ntsim.core._sweep import sweep, sweep_keys
@@ -108,6 +116,7 @@ from ntsim.core._train import (
 )
 
 __all__ = [
+    "Z95",
     "ACTIVATIONS",
     "ByteCorpus",
     "DivergenceError",
@@ -163,10 +172,12 @@ __all__ = [
     "log_log_slope",
     "logistic_gd_fused",
     "logistic_loss",
+    "bootstrap_ci",
     "loglog_slope",
     "lora",
     "masked_reconstruction_loss",
     "max_margin_regularizer",
+    "mean_ci",
     "mean_se",
     "mixout",
     "mlp",
@@ -196,6 +207,7 @@ __all__ = [
     "sign_kernel_from_jacobians",
     "soft_margin_svm",
     "spearman",
+    "spearman_ci",
     "stdlib_corpus",
     "stopping_time",
     "stopping_time_constant_step",

@@ -10,11 +10,11 @@ t-interval over replicates, whatever its sign.
 from __future__ import annotations
 
 import numpy as np
-import scipy.stats
 
 from ntsim.claims._contract import Claim, EstimateIn, Simulation, derived, figure
 from ntsim.claims._decisions import AtLeast, Interval, Tolerance, estimate_in
 from ntsim.claims.linearization._common import PAPER
+from ntsim.core import mean_ci
 from ntsim.theory import linearization as lz
 
 __all__ = ["CLAIMS", "KAPPA"]
@@ -35,9 +35,8 @@ _EFFECT = Tolerance(
 
 def _mean_ci(rho: np.ndarray):
     rho = rho[np.isfinite(rho)]
-    mean = float(rho.mean())
-    half = float(scipy.stats.t.ppf(0.975, rho.size - 1) * rho.std(ddof=1) / np.sqrt(rho.size))
-    return rho, mean, (mean - half, mean + half)
+    mean, (lo, hi) = mean_ci(rho)
+    return rho, float(mean), (float(lo), float(hi))
 
 
 def _decide(run: lz.KappaRun, predictor: str):

@@ -22,6 +22,7 @@ import numpy as np
 
 from ntsim.claims._contract import Claim, Simulation, figure
 from ntsim.claims._decisions import AtLeast, all_of, compare, estimate_in
+from ntsim.core import mean_ci
 from ntsim.theory import overtraining as ot
 
 __all__ = ["CLAIMS"]
@@ -50,17 +51,14 @@ def check_progressive_sensitivity(run: ot.BudgetSweepRun):
     Per γ, the paired contrast (the same noise draw at the last and the first budget) is
     decided on its 95% t interval over the draws: holds when the interval lies above 0.
     """
-    from scipy import stats
-
     increase = np.asarray(run.perturbed_increase)  # (budgets, γ, draws)
     gain = increase[-1] - increase[0]  # (γ, draws)
     draws = gain.shape[-1]
-    mean = gain.mean(axis=-1)
+    mean, (lo, hi) = mean_ci(gain, axis=-1)
     se = gain.std(axis=-1, ddof=1) / np.sqrt(draws)
-    half = stats.t.ppf(0.975, draws - 1) * se
     parts = [
-        estimate_in(m, (m - h, m + h), AtLeast(0.0), num_instances=draws)
-        for m, h in zip(mean, half, strict=True)
+        estimate_in(m, (low, high), AtLeast(0.0), num_instances=draws)
+        for m, low, high in zip(mean, lo, hi, strict=True)
     ]
     return all_of(
         *parts,

@@ -15,6 +15,7 @@ import numpy as np
 
 from ntsim.claims._contract import Claim, Simulation, ViolationFraction, derived, printed, proof
 from ntsim.claims._decisions import AtMost, Tolerance, all_of, compare, estimate_in
+from ntsim.core import mean_ci
 from ntsim.theory import overtraining as ot
 
 __all__ = ["CLAIMS"]
@@ -193,16 +194,14 @@ def check_proof_chain(run: ot.RealVsIdealGapRun):
 
 def check_gap_decays(run: ot.RealVsIdealGapRun):
     """The real-vs-ideal gap decays with τ: mean slope of ``log max gap`` vs ``τ`` below 0."""
-    from scipy import stats
-
     taus = np.asarray(run.taus)
     log_gap = np.log(np.asarray(run.gaps)[..., 1:].max(axis=(2, 3)))  # (instances, τ)
     centred = taus - taus.mean()
     slopes = (log_gap - log_gap.mean(axis=1, keepdims=True)) @ centred / (centred @ centred)
-    mean, se = slopes.mean(), slopes.std(ddof=1) / np.sqrt(slopes.size)
-    half = stats.t.ppf(0.975, slopes.size - 1) * se
+    mean, ci = mean_ci(slopes)
+    se = slopes.std(ddof=1) / np.sqrt(slopes.size)
     return estimate_in(
-        mean, (mean - half, mean + half), AtMost(0.0), num_instances=slopes.size,
+        mean, ci, AtMost(0.0), num_instances=slopes.size,
         diagnostics={"mean slope of log gap per unit τ": mean, "s.e.": se},
         notes="least-squares slope of log max_(γ, n ≥ 1) gap over the τ values, per instance; "
         "95% t interval over instances.",

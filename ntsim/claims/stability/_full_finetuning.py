@@ -17,7 +17,7 @@ import numpy as np
 
 from ntsim.claims._contract import Claim, Simulation, ViolationFraction, derived, printed, proof
 from ntsim.claims._decisions import AtLeast, Interval, Tolerance, all_of, compare, estimate_in
-from ntsim.claims.stability._stats import Z95, mean_ci
+from ntsim.core import Z95, mean_ci
 from ntsim.theory import stability as ff
 
 __all__ = ["CLAIMS"]
@@ -251,7 +251,7 @@ def check_scaling_lipschitz(run: ff.LipschitzScalingRun):
     fixed, retuned = np.asarray(run.fixed), np.asarray(run.retuned)
     parts = []
     for j in range(fixed.shape[1] - 1):  # paired differences between consecutive scales
-        mean, ci = mean_ci(fixed[:, j + 1] - fixed[:, j])
+        mean, ci = mean_ci(fixed[:, j + 1] - fixed[:, j], distribution="normal")
         parts.append(
             estimate_in(
                 float(mean),

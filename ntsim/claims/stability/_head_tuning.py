@@ -29,7 +29,7 @@ from ntsim.claims._contract import (
 )
 from ntsim.claims._decisions import AtLeast, AtMost, Tolerance, all_of, compare, estimate_in
 from ntsim.claims.stability._head_tuning_svm import CLAIMS as SVM_CLAIMS
-from ntsim.claims.stability._stats import bootstrap_ci, mean_ci
+from ntsim.core import bootstrap_ci, mean_ci
 from ntsim.theory import stability as ht
 
 __all__ = ["CLAIMS"]
@@ -118,7 +118,7 @@ def check_direction_converges(run: ht.SoudryRun):
     e = np.asarray(run.e_aug)
     steps = np.asarray(run.steps)
     j = int(np.argmin(np.abs(np.log(steps) - np.log(np.sqrt(steps[-1])))))
-    drop, ci = mean_ci(e[:, -1] - e[:, j])
+    drop, ci = mean_ci(e[:, -1] - e[:, j], distribution="normal")
     return estimate_in(
         float(drop), ci, AtMost(-_DROP.value), num_instances=e.shape[0], tolerance=_DROP,
         diagnostics={"t": steps, "mean e_aug(t)": e.mean(0), "KKT": kkt},

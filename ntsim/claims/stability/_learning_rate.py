@@ -26,7 +26,7 @@ from ntsim.claims._decisions import (
     compare,
     estimate_in,
 )
-from ntsim.claims.stability._stats import Z95, bootstrap_ci, mean_ci
+from ntsim.core import Z95, bootstrap_ci, mean_ci
 from ntsim.theory import stability as st
 
 __all__ = ["CLAIMS"]
@@ -170,7 +170,7 @@ def check_mmr_increases_margin(run: st.MMRRun):
     r0, r1, g0, g1 = (np.asarray(a) for a in run)
     lowered = compare(r1, r0, relation="upper_bound", num_instances=r0.size)
     log_ratio = np.log(g1 / g0)
-    mean, ci = mean_ci(log_ratio)
+    mean, ci = mean_ci(log_ratio, distribution="normal")
     gain = estimate_in(float(mean), ci, AtLeast(np.log(1 + _MARGIN_GAIN.value)),
                        num_instances=r0.size, tolerance=_MARGIN_GAIN)  # fmt: skip
     return all_of(lowered, gain, diagnostics={

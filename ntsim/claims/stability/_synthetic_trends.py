@@ -22,8 +22,7 @@ import numpy as np
 
 from ntsim.claims._contract import Claim, EstimateIn, Simulation, derived, figure
 from ntsim.claims._decisions import AtLeast, AtMost, Interval, Tolerance, all_of, estimate_in
-from ntsim.claims.stability._stats import mean_ci, spearman_ci
-from ntsim.core import loglog_slope
+from ntsim.core import loglog_slope, mean_ci, spearman_ci
 from ntsim.theory import stability as st
 
 __all__ = ["CLAIMS"]
@@ -119,7 +118,7 @@ def check_decreasing_in_steps(run: st.SyntheticPanelRun):
     log_ratio = log_ratio[from_zero]
     parts = []
     for cell in log_ratio:
-        mean, ci = mean_ci(cell)
+        mean, ci = mean_ci(cell, distribution="normal")
         parts.append(estimate_in(float(mean), ci, AtMost(np.log(1 - _STEP_DROP.value)),
                                  num_instances=cell.size, tolerance=_STEP_DROP))  # fmt: skip
     return all_of(*parts, diagnostics={
