@@ -35,7 +35,6 @@ import numpy as np
 from ntsim._validation import check_choice
 from ntsim.claims._base import SCALES, Claim, ClaimResult, cached_per_key, combine_results, compare
 from ntsim.claims.early_stopping._common import map_instances
-from ntsim.claims.early_stopping._width_scaling import fit_rate
 from ntsim.theory import early_stopping as es
 
 __all__ = ["CLAIMS"]
@@ -43,6 +42,12 @@ __all__ = ["CLAIMS"]
 _PAPER = "Sun & Raskutti 2026"
 _SLOPE_TOL = 0.15  # as the width-scaling claims (see that module's doc)
 _HALF = -0.5
+
+
+def fit_rate(axis, values) -> tuple[float, float, float]:
+    """Slope and 95% CI of :func:`ntsim.theory.early_stopping.fit_log_log_rate`."""
+    fit = es.fit_log_log_rate(axis, values)
+    return fit.slope, fit.lo, fit.hi
 
 
 def _sweep(fn, axis, keys, batch_size) -> dict:

@@ -14,9 +14,12 @@ import numpy as np
 
 from ntsim._validation import check_choice
 from ntsim.claims._base import SCALES, Claim, ClaimResult, combine_results, compare, vmap_instances
+from ntsim.claims._contract import Claim as ClaimV2
+from ntsim.claims._contract import Simulation, derived
+from ntsim.claims._decisions import Tolerance, all_of
+from ntsim.claims._decisions import compare as compare_v2
 from ntsim.claims.early_stopping._common import map_instances
 from ntsim.core import (
-    critical_radius,
     local_rademacher_complexity,
     log_log_slope,
     stopping_time,
@@ -34,12 +37,6 @@ _RADII = 64  # radius grid for the monotonicity facts
 # relative error ~1e-16; the fixed-point residual |R̂/(cϱ̂²) − 1| is then ~1e-15. 1e-10
 # leaves 1e5 slack.
 _TOL_FIXED_POINT = 1e-10
-# Exact power laws λ_k = k^{−2β}: windows [N/100, N] of sample sizes; the local slope
-# converges to −2β/(2β+1) like 1/k* with k* = N^{1/(2β+1)} eigenvalues above ϱ̂² (measured
-# gaps at N = 10^6: 0.013 (β = 0.6), 0.005 (β = 1), 0.011 (β = 2); at 10^7: 0.009, 0.002,
-# 0.008). Tolerances sit above the measured gaps of the last window.
-_RATE = {"quick": ((10**4, 10**6), 0.02), "full": ((10**5, 10**7), 0.012)}
-_BETAS = (0.6, 0.75, 1.0, 1.5, 2.0)
 # Sobolev benchmark sizes: (sample sizes, draws per size) with ≥ 200 draws in all.
 _SOBOLEV = {"quick": ((25, 50, 100, 200), 50), "full": ((100, 200, 400, 800, 1600), 40)}
 # Rate of the guarantee 12 C_H² ϱ̂² on the Sobolev kernel (β = 1): slope −2/3. Measured
@@ -335,43 +332,42 @@ def check_optimal_stopping_time(key, scale: str) -> ClaimResult:
 # ------------------------------------------------------------------------ eq. (30)
 
 
-def check_power_law_rate(key, scale: str) -> ClaimResult:
+POWER_LAW = Simulation(
+    "early_stopping.eq30.power_law",
+    es.simulate_power_law_rates,
+    {"quick": es.PowerLawRateSetting(top=10**6), "full": es.PowerLawRateSetting(top=10**7)},
+    x64=True,
+)
+#: |fitted slope − (−2β/(2β+1))| over N ∈ [top/100, top]. The local slope converges like
+#: 1/k* with k* = N^{1/(2β+1)} eigenvalues above ϱ̂² (discreteness of the spectrum at k* and
+#: its truncation at k = N), slowest for β near 1/2; no closed form for the gap is derived.
+RATE_TOL = Tolerance(
+    "chosen",
+    0.02,
+    "the pre-asymptotic gap of the local slope at N ≤ 10^7 (it shrinks with N: the second "
+    "part of the check)",
+    observed="largest gap over β ∈ {0.6, …, 2}: 0.0138 (β = 0.6) for N ∈ [10^4, 10^6], "
+    "0.009 for N ∈ [10^5, 10^7] (31% and 55% headroom)",
+)
+
+
+def check_power_law_rate(run: es.PowerLawRates):
     """λ̂_k = k^{−2β} exactly: slope of log ϱ̂_N² vs log N → −2β/(2β+1) (eq. (30))."""
-    del key  # deterministic spectra
-    check_choice("check_power_law_rate", "scale", scale, SCALES)
-    (_, top), tol = _RATE[scale]
-    c = float(es.critical_radius_coefficient(1.0))
-
-    @jax.jit
-    def radius_squared(beta, size):
-        # the first `size` eigenvalues, zero-padded to `top`: the padded mean is size/top times
-        # the true one, so R̂_padded = c·√(size/top)·ϱ² has the same root (one compilation)
-        k = jnp.arange(1, top + 1.0)
-        lam = jnp.where(k <= size, k ** (-2 * beta), 0.0)
-        return critical_radius(lam, c * jnp.sqrt(size / top)) ** 2
-
-    with jax.enable_x64(True):
-        slopes, gaps_early = [], []
-        for beta in _BETAS:
-            for end, store in ((top // 10, gaps_early), (top, slopes)):
-                sizes = np.unique(np.geomspace(end // 100, end, 5).astype(int))
-                rho2 = [radius_squared(beta, float(m)) for m in sizes]
-                slope, _ = log_log_slope(jnp.asarray(sizes, float), jnp.asarray(rho2))
-                store.append(float(slope))
-    theory = np.array([-2 * b / (2 * b + 1) for b in _BETAS])
-    slopes, gaps_early = np.array(slopes), np.abs(np.array(gaps_early) - theory)
-    rate = compare(slopes, theory, relation="equal", atol=tol)
-    converging = compare(gaps_early, np.abs(slopes - theory), relation="lower_bound")
-    return combine_results(
+    slopes, early, theory = (np.asarray(a) for a in (run.slopes, run.slopes_early, run.theory))
+    rate = compare_v2(slopes, theory, relation="equal", atol=RATE_TOL.value, tolerance=RATE_TOL)
+    # the gap shrinks from the earlier window: the slope converges to the rate
+    converging = compare_v2(np.abs(early - theory), np.abs(slopes - theory), relation="lower_bound")
+    return all_of(
         rate,
         converging,
-        notes=f"σ = 1, C_H = 1, β ∈ {_BETAS}; slopes over N ∈ [{top // 100}, {top}] (5 sizes): "
-        + ", ".join(
-            f"β={b}: {s:.4f} (theory {t:.4f})"
-            for b, s, t in zip(_BETAS, slopes, theory, strict=True)
-        )
-        + f"; tolerance {tol}. The gap also shrinks from the window ending at {top // 10} "
-        "(second half of the margins).",
+        diagnostics={
+            "β": np.asarray(run.betas),
+            "slope (late window)": slopes,
+            "slope (window 10× earlier)": early,
+            "−2β/(2β+1)": theory,
+        },
+        notes="σ = 1, C_H = 1; 5 geometric N per window; first part: the late-window slope "
+        "within the tolerance of −2β/(2β+1); second part: its gap below the earlier window's.",
     )
 
 
@@ -462,11 +458,21 @@ CLAIMS = (
         "T̂_op = T̂_max when g ≡ 0, T̂_op ≤ T̂_max, and T̂_op does not increase as g steepens.",
         check=check_optimal_stopping_time,
     ),
-    Claim(
+    ClaimV2(
         id="early_stopping.eq30.power_law_rate",
-        paper=f"{_PAPER}, eqs. (29)–(30); notes check 21",
-        statement="For λ̂_k = k^{−2β} the critical radius obeys ϱ̂_N² ≍ N^{−2β/(2β+1)}.",
+        paper=f"{_PAPER}, eqs. (29)–(30)",
+        statement="For λ̂_k = k^{−2β} the critical radius obeys ϱ̂_N² ≍ N^{−2β/(2β+1)}: the "
+        "fitted slope of log ϱ̂_N² in log N is within 0.02 of −2β/(2β+1) over N ∈ [top/100, "
+        "top] (top = 10^6 quick, 10^7 full), and closer than over the window 10× earlier.",
+        kind="rate",
+        reading=derived(
+            "eq. (30) prints the error rate O(N_2^{-2β/(2β+1)}) under the decay (29); the "
+            "project checks that the bound's own quantity ϱ̂_N² (the guarantee is 12ϱ̂_N²) "
+            "attains that rate on exact power-law spectra"
+        ),
+        uses=POWER_LAW,
         check=check_power_law_rate,
+        min_instances=5,
     ),
     Claim(
         id="early_stopping.raskutti_thm1.sobolev_guarantee",

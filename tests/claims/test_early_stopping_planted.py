@@ -1,0 +1,120 @@
+"""Planted bugs on the early-stopping claims' own paths change their outcome.
+
+Each test monkeypatches one formula a claim reads (a dropped factor, a wrong power, a
+swapped scaling) and runs the claim through :func:`ntsim.claims.run_claims` at quick scale:
+the verdict, or whether it is as expected, must change. Refuted claims are planted in both
+directions (the printed side made more and less wrong). Tests whose claim is slow at quick
+scale are marked slow like the claim.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import pytest
+
+from ntsim.claims import RunCache, get_claim, run_claims
+from ntsim.theory import early_stopping as es
+from ntsim.theory.early_stopping import _sobolev, _stopping, _width_scaling
+
+CACHE = RunCache(maxsize=4)  # the unpatched runs, shared by the tests of one simulation
+
+
+def _record(claim_id: str, *, cache=None):
+    (record,) = run_claims([get_claim(claim_id)], scale="quick", seeds=(0,), cache=cache)
+    assert record.verdict != "error", record.per_seed[0].error
+    return record
+
+
+# --- Lemma 2, eq. (3): the 1/d logit scaling ---------------------------------------------
+
+
+def test_logit_scaling_catches_a_swapped_scaling(monkeypatch):
+    claim_id = "early_stopping.lemma2.logit_scaling"
+    assert _record(claim_id).as_expected
+    real = _width_scaling.attention_logits
+
+    def sqrt_scaled(params, x, *, logit_scaling="1/d"):  # 1/√d where 1/d is asked for
+        d = params["attention"]["query"].shape[-1]
+        out = real(params, x, logit_scaling=logit_scaling)
+        return out * jnp.sqrt(d) if logit_scaling == "1/d" else out
+
+    monkeypatch.setattr(_width_scaling, "attention_logits", sqrt_scaled)
+    planted = _record(claim_id)
+    assert planted.verdict == "refuted" and not planted.as_expected
+
+
+# --- eq. (30): the rate of ϱ̂_N² on exact power laws -----------------------------------
+
+
+def test_power_law_rate_catches_a_dropped_padding_factor(monkeypatch):
+    claim_id = "early_stopping.eq30.power_law_rate"
+    assert _record(claim_id).as_expected
+
+    def unpadded(beta, size, top, coefficient):  # forgets the √(N/top) of the padded mean
+        k = jnp.arange(1, top + 1.0)
+        lam = jnp.where(k <= size, k ** (-2 * beta), 0.0)
+        return _stopping.critical_radius(lam, coefficient) ** 2
+
+    monkeypatch.setattr(_stopping, "power_law_critical_radius_squared", unpadded)
+    planted = _record(claim_id)
+    assert planted.verdict == "refuted" and not planted.as_expected
+
+
+# --- Thm 5 / Lemma 1: the width rates (the sweep is slow at quick scale) -----------------
+
+
+def _scaled_rate(factor: float):
+    real = es.fit_log_log_rate
+
+    def fit(axis, values, **kw):  # the slope of log values on log(axis^(1/factor))
+        out = real(axis, values, **kw)
+        return out._replace(
+            slope=out.slope * factor, lo=out.lo * factor, hi=out.hi * factor,
+            slopes=out.slopes * factor,
+        )  # fmt: skip
+
+    return fit
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("claim_id", [
+    "early_stopping.thm5.kernel_drift_slope_half",
+    "early_stopping.lemma1.linearisation_slope_half",
+])  # fmt: skip
+def test_exact_rate_readings_catch_a_wrong_log_scale_in_both_directions(monkeypatch, claim_id):
+    assert _record(claim_id, cache=CACHE).as_expected
+    # halved slopes (≈ −0.55): the exact-rate reading "holds" — not the counterexample
+    monkeypatch.setattr(es, "fit_log_log_rate", _scaled_rate(0.5))
+    assert not _record(claim_id, cache=CACHE).as_expected
+    # doubled slopes (≈ −2.1): still refuted, but no longer like n^{−1}
+    monkeypatch.setattr(es, "fit_log_log_rate", _scaled_rate(2.0))
+    planted = _record(claim_id, cache=CACHE)
+    assert planted.verdict == "refuted" and not planted.as_expected
+
+
+@pytest.mark.slow
+def test_kernel_drift_bound_catches_an_unnormalised_drift(monkeypatch):
+    """‖K − K_PT‖_F without dividing by ‖K_PT‖_F grows like n (SP NTK): the bound fails."""
+    monkeypatch.setattr(
+        _width_scaling, "relative_kernel_drift", lambda k, ref: jnp.linalg.norm(k - ref)
+    )
+    planted = _record("early_stopping.thm5.kernel_drift_bound")
+    assert planted.verdict != "holds" and not planted.as_expected
+
+
+# --- Sec 6.2: T̂ vs hold-out (slow at quick scale) -----------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("factor", [10.0, 0.05])
+def test_rule_vs_holdout_catches_a_wrong_stopping_time_in_both_directions(monkeypatch, factor):
+    """T̂ ×10 stops near the oracle (the rule no longer loses); T̂ ×0.05 stops at once (it
+    loses by far more than the declared counterexample)."""
+    real = _sobolev.stopping_time_constant_step
+    monkeypatch.setattr(
+        _sobolev,
+        "stopping_time_constant_step",
+        lambda *a, **kw: jnp.floor(real(*a, **kw) * factor),
+    )
+    planted = _record("early_stopping.holdout.rule_beats_holdout")
+    assert not planted.as_expected

@@ -1,0 +1,68 @@
+"""Simulations the early-stopping claims read: the Sobolev sweep and eq. (30)'s power laws.
+
+Oracles: direct calls of :func:`sobolev_benchmark` with the documented key layout, a numpy
+bisection of eq. (11) on the unpadded spectrum, and the continuum limit of eq. (30).
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import numpy as np
+import pytest
+
+from ntsim.theory import early_stopping as es
+
+
+def test_sobolev_sweep_is_the_benchmark_at_the_documented_keys(x64, key):
+    setting = es.SobolevSweepSetting(sizes=(12, 16), draws=3, max_steps=40, chunk_size=3)
+    sweep = es.simulate_sobolev_sweep(key, setting)
+    assert np.asarray(sweep.sizes).tolist() == [12, 16]
+    assert np.asarray(sweep.holdout).shape == (2, 3)
+    keys = jax.random.split(jax.random.fold_in(key, 1), 3)  # the second size, third draw
+    one = es.sobolev_benchmark(keys[2], 16, max_steps=40)
+    for name, value in one._asdict().items():
+        np.testing.assert_allclose(np.asarray(getattr(sweep, name))[1, 2], value, rtol=1e-10)
+    # the guarantee is 12 C_H² ϱ̂² (Raskutti et al. 2014, Thm 1)
+    np.testing.assert_allclose(
+        np.asarray(sweep.guarantee),
+        12 * es.SOBOLEV_TARGET_RKHS_NORM**2 * np.asarray(sweep.critical_radius) ** 2,
+        rtol=1e-12,
+    )
+
+
+@pytest.mark.parametrize("field, value", [("sizes", (5,)), ("draws", 0), ("holdout_fraction", 1)])
+def test_sobolev_sweep_setting_validates(field, value):
+    with pytest.raises(ValueError, match=field):
+        es.SobolevSweepSetting(**{field: value})
+
+
+def _numpy_radius_squared(beta: float, n: int, c: float) -> float:
+    """Bisection of R̂(ϱ) = cϱ² (eq. (11)) on λ_k = k^{−2β}, k ≤ n, without padding."""
+    lam = np.arange(1, n + 1.0) ** (-2 * beta)
+    lo, hi = 1e-8, 10.0
+    for _ in range(200):
+        mid = math.sqrt(lo * hi)
+        if math.sqrt(np.minimum(lam, mid**2).mean()) > c * mid**2:
+            lo = mid
+        else:
+            hi = mid
+    return hi**2
+
+
+def test_padded_power_law_radius_matches_an_unpadded_bisection(x64):
+    c = float(es.critical_radius_coefficient(1.0))
+    for beta, n in ((0.6, 50), (1.0, 300), (2.0, 1000)):
+        padded = float(es.power_law_critical_radius_squared(beta, float(n), 2000, c))
+        assert padded == pytest.approx(_numpy_radius_squared(beta, n, c), rel=1e-9)
+
+
+def test_power_law_slopes_approach_the_continuum_rate(x64):
+    """In the continuum limit ϱ̂² ∝ N^{−2β/(2β+1)} exactly; at N ≤ 10^5 the slopes lie close."""
+    rates = es.simulate_power_law_rates(None, es.PowerLawRateSetting(betas=(1.0, 2.0), top=10**5))
+    np.testing.assert_allclose(np.asarray(rates.theory), [-2 / 3, -0.8])
+    np.testing.assert_allclose(np.asarray(rates.slopes), np.asarray(rates.theory), atol=0.05)
+    assert np.all(np.isfinite(np.asarray(rates.slopes_early)))
+    with pytest.raises(ValueError, match="betas"):
+        es.PowerLawRateSetting(betas=(0.5,))
