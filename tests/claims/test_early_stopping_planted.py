@@ -14,7 +14,7 @@ import pytest
 
 from ntsim.claims import RunCache, get_claim, run_claims
 from ntsim.theory import early_stopping as es
-from ntsim.theory.early_stopping import _sobolev, _stopping, _width_scaling
+from ntsim.theory.early_stopping import _sobolev, _stopping, _task_vectors, _width_scaling
 
 CACHE = RunCache(maxsize=4)  # the unpatched runs, shared by the tests of one simulation
 
@@ -63,11 +63,12 @@ def test_power_law_rate_catches_a_dropped_padding_factor(monkeypatch):
 # --- Thm 5 / Lemma 1: the width rates (the sweep is slow at quick scale) -----------------
 
 
-def _scaled_rate(factor: float):
-    real = es.fit_log_log_rate
+_REAL_FIT = es.fit_log_log_rate
 
+
+def _scaled_rate(factor: float):
     def fit(axis, values, **kw):  # the slope of log values on log(axis^(1/factor))
-        out = real(axis, values, **kw)
+        out = _REAL_FIT(axis, values, **kw)
         return out._replace(
             slope=out.slope * factor, lo=out.lo * factor, hi=out.hi * factor,
             slopes=out.slopes * factor,
@@ -118,3 +119,30 @@ def test_rule_vs_holdout_catches_a_wrong_stopping_time_in_both_directions(monkey
     )
     planted = _record("early_stopping.holdout.rule_beats_holdout")
     assert not planted.as_expected
+
+
+# --- Cor 1: negation (linearised model) ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "plant",
+    [
+        lambda run: run._replace(gap_printed=run.gap_corrected),  # the printed side "correct"
+        lambda run: run._replace(gap_printed=1e4 * run.gap_printed),  # far more wrong
+    ],
+    ids=["printed_made_correct", "printed_scaled_1e4"],
+)
+def test_printed_negation_counterexample_is_two_sided(monkeypatch, plant):
+    real = _task_vectors._linear_task_instance
+    monkeypatch.setattr(
+        _task_vectors, "_linear_task_instance", lambda key, setting: plant(real(key, setting))
+    )
+    planted = _record("early_stopping.cor1.negation_gap_printed")
+    assert not planted.as_expected
+
+
+def test_negation_sanity_catches_a_doubled_eq104(monkeypatch):
+    real = _task_vectors.negation_gap
+    monkeypatch.setattr(_task_vectors, "negation_gap", lambda *a: 2 * real(*a))
+    planted = _record("early_stopping.cor1.negation_gap_corrected")
+    assert planted.verdict == "refuted" and not planted.as_expected

@@ -18,11 +18,6 @@ CACHE = RunCache(maxsize=4)
 # Legacy (v1) claims: instances the issues ask for, per claim (claims not listed need at least
 # one). A claim moved to contract v2 declares ``min_instances`` itself and leaves this table.
 MIN_INSTANCES = {
-    "early_stopping.cor1.negation_gap_corrected": 200,
-    "early_stopping.cor1.negation_gap_printed": 200,
-    "early_stopping.cor1.negation_hurts": 200,
-    "early_stopping.cor2.orthogonal_addition": 200,
-    "early_stopping.cor2.cross_kernel_cosine": 200,
     "early_stopping.lemma5.mixed_init_blocks": 200,
     **{
         f"linearization.{name}": 200
