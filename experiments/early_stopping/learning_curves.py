@@ -1,6 +1,6 @@
 """Learning curves with hold-out early stopping for tasks of different NTK decay (Fig. 2 analogue).
 
-What is plotted (Sun & Raskutti 2026, Sec 7.1, Fig. 2; notes §5): for synthetic target tasks
+What is plotted (Sun & Raskutti 2026, Sec 7.1, Fig. 2): for synthetic target tasks
 of different difficulty (token subspace dimension ``r``; smaller ``r`` gives a larger NTK
 decay exponent ``β``, see ``ntk_eigen_decay``), the test error of fine-tuning from a
 pretrained attention block against the number of samples ``N``, with hold-out early

@@ -1,7 +1,7 @@
 """The Sobolev stopping-rule figure: error vs N for T̂, oracle, hold-out and KRR.
 
 What is plotted (Raskutti, Wainwright & Yu 2014, Sec 4, Fig. 3, cited by Sun & Raskutti
-2026, Sec 6.2; setting of notes check 22): kernel GD on ``K = 𝕂/N`` with the first-order
+2026, Sec 6.2): kernel GD on ``K = 𝕂/N`` with the first-order
 Sobolev kernel ``𝕂(x, x') = 1 + min{x, x'}``, ``x ~ U[0, 1]``, target
 ``f*(x) = |x − 1/2| − 1/4``, Gaussian noise ``σ = 0.5``, ``f_0 = 0`` and constant step
 ``α = min{1, 1/λ̂_max}``. Left: the empirical error ``‖f̂ − f*‖²_N`` (mean ± std over seeds)
@@ -42,7 +42,7 @@ _LABELS = {
 
 @dataclass(frozen=True)
 class Config:
-    """Benchmark setting (notes check 22). Seeds and hold-out details are not in the paper."""
+    """Benchmark setting. Seeds and hold-out details are not in the paper."""
 
     sizes: tuple[int, ...] = (100, 200, 400, 800, 1600)  # N
     seeds: int = 20  # draws per N

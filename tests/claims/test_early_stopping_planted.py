@@ -14,7 +14,13 @@ import pytest
 
 from ntsim.claims import RunCache, get_claim, run_claims
 from ntsim.theory import early_stopping as es
-from ntsim.theory.early_stopping import _sobolev, _stopping, _task_vectors, _width_scaling
+from ntsim.theory.early_stopping import (
+    _ridge,
+    _sobolev,
+    _stopping,
+    _task_vectors,
+    _width_scaling,
+)
 
 CACHE = RunCache(maxsize=4)  # the unpatched runs, shared by the tests of one simulation
 
@@ -81,6 +87,7 @@ def _scaled_rate(factor: float):
 @pytest.mark.parametrize("claim_id", [
     "early_stopping.thm5.kernel_drift_slope_half",
     "early_stopping.lemma1.linearisation_slope_half",
+    "early_stopping.lemma5.random_init_expansion_slope_half",
 ])  # fmt: skip
 def test_exact_rate_readings_catch_a_wrong_log_scale_in_both_directions(monkeypatch, claim_id):
     assert _record(claim_id, cache=CACHE).as_expected
@@ -107,15 +114,13 @@ def test_kernel_drift_bound_catches_an_unnormalised_drift(monkeypatch):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("factor", [10.0, 0.05])
-def test_rule_vs_holdout_catches_a_wrong_stopping_time_in_both_directions(monkeypatch, factor):
-    """T̂ ×10 stops near the oracle (the rule no longer loses); T̂ ×0.05 stops at once (it
-    loses by far more than the declared counterexample)."""
+def test_rule_vs_holdout_catches_a_late_stopping_time(monkeypatch):
+    """T̂ ×10 stops near the oracle step: the rule no longer loses to hold-out. (The other
+    direction is not separable on this benchmark: even T̂ = 0 returns f_0 = 0, whose error is
+    within the declared 1.05–4× of hold-out's, so no test plants it.)"""
     real = _sobolev.stopping_time_constant_step
     monkeypatch.setattr(
-        _sobolev,
-        "stopping_time_constant_step",
-        lambda *a, **kw: jnp.floor(real(*a, **kw) * factor),
+        _sobolev, "stopping_time_constant_step", lambda *a, **kw: jnp.floor(real(*a, **kw) * 10)
     )
     planted = _record("early_stopping.holdout.rule_beats_holdout")
     assert not planted.as_expected
@@ -146,3 +151,20 @@ def test_negation_sanity_catches_a_doubled_eq104(monkeypatch):
     monkeypatch.setattr(_task_vectors, "negation_gap", lambda *a: 2 * real(*a))
     planted = _record("early_stopping.cor1.negation_gap_corrected")
     assert planted.verdict == "refuted" and not planted.as_expected
+
+
+# --- Sec 6.2: the ridge rule below eq. (27) -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [lambda eta: 1.0 / eta, lambda eta: 0.5 / eta],
+    ids=["printed_made_correct", "printed_nearly_correct"],
+)
+def test_printed_ridge_rule_counterexample_is_two_sided(monkeypatch, rule):
+    """λ = 1/η_τ in place of the printed η_τ: the sandwich holds; λ = 0.5/η_τ: it fails, but
+    by far less than the declared counterexample (violations near 1)."""
+    claim_id = "early_stopping.sec6_2.ridge_sandwich_printed"
+    assert _record(claim_id).as_expected
+    monkeypatch.setattr(_ridge, "ridge_for_steps_printed", rule)
+    assert not _record(claim_id).as_expected

@@ -111,8 +111,6 @@ MIN_INSTANCES = {
             "stopping_rule.closed_form",
             "eq36.optimal_stopping_time",
             "raskutti_thm1.sobolev_guarantee",
-            "sec6_2.ridge_sandwich_corrected",
-            "sec6_2.ridge_sandwich_printed",
         )
     },  # 4 tables × 6 methods × (mean, std)
     "stability.mmr.identity": 200,
@@ -151,8 +149,6 @@ SLOW_QUICK_CLAIMS = {
     "early_stopping.eq7.linearised_gd_is_kernel_gd",
     "linearization.lemma3.gd_to_flow_order",
     "early_stopping.lemma5.mixed_init_blocks",
-    "early_stopping.lemma5.random_init_expansion",  # pretraining at 3 widths (≈ 40 s)
-    "early_stopping.lemma5.random_init_expansion_slope_half",  # the same runs (key_id)
     "early_stopping.cor2.trained_cosine_matches_kernel",  # 2 widths × 5 trainings (≈ 50 s)
     "early_stopping.thm1.learning_curve_rate",  # NTK of 900 points, 6 hold-out runs (≈ 65 s)
     "early_stopping.thm1.learning_curve_tail_rate",  # the same runs (shared key_id)

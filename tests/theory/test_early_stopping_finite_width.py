@@ -239,3 +239,18 @@ def test_pretrain_attention_for_reads_the_setting(key):
         ravel_pytree(eta_one.params)[0],
     )
     assert not np.allclose(ravel_pytree(eta_one.params)[0], ravel_pytree(explicit.params)[0])
+
+
+@pytest.mark.slow  # one compilation per width; runs in make test-full
+def test_mixed_init_sweep_is_the_per_width_run_with_shared_seed_keys(key):
+    setting = es.WidthScalingSetting(
+        num_source=3, num_target=3, pretrain_steps=2, widths=(4, 8), num_seeds=2
+    )
+    sweep = es.simulate_mixed_init(key, setting)
+    keys = jax.random.split(key, 2)
+    for i, width in enumerate(setting.widths):
+        one = es.mixed_init_run(keys[1], width, setting)
+        for name, value in one._asdict().items():
+            np.testing.assert_allclose(
+                np.asarray(getattr(sweep, name))[i, 1], np.asarray(value), rtol=1e-5
+            )

@@ -66,3 +66,19 @@ def test_power_law_slopes_approach_the_continuum_rate(x64):
     assert np.all(np.isfinite(np.asarray(rates.slopes_early)))
     with pytest.raises(ValueError, match="betas"):
         es.PowerLawRateSetting(betas=(0.5,))
+
+
+def test_shrinkage_sandwich_simulation_matches_numpy(x64, key):
+    """Instance 1 recomputed in numpy: s_GD = 1 − (1 − αλ̂)^τ, s_KRR = λ̂/(λ̂ + λ)."""
+    setting = es.SandwichSetting(num_eigenvalues=7, num_steps=5, instances=3)
+    run = es.simulate_shrinkage_sandwich(key, setting)
+    k_lam, k_alpha, k_tau = jax.random.split(jax.random.split(key, 3)[1], 3)
+    lam = np.asarray(10 ** jax.random.uniform(k_lam, (7,), minval=-6.0, maxval=0.0))
+    alpha = float(jax.random.uniform(k_alpha, minval=0.1, maxval=1.0)) / lam.max()
+    tau = np.sort(np.round(np.asarray(10 ** jax.random.uniform(k_tau, (5,), maxval=6.0))))
+    gd = 1 - (1 - alpha * lam[None, :]) ** tau[:, None]
+    for field, ridge in (("corrected", 1 / (alpha * tau)), ("printed", alpha * tau)):
+        krr = lam[None, :] / (lam[None, :] + ridge[:, None])
+        margin = min((gd - krr).min(), (2 * krr - gd).min())
+        assert float(np.asarray(getattr(run, field))[1]) == pytest.approx(margin, abs=1e-12)
+    assert np.asarray(run.corrected).min() > -1e-13  # the sandwich (1 − e^{−x} ≥ x/(1 + x))

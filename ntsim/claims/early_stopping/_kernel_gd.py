@@ -246,7 +246,7 @@ def _bounds(key, n: int, num_taus: int):
 
 
 def check_bias_variance_bounds(key, scale: str) -> ClaimResult:
-    """B²_τ ≤ ‖Δ*‖²_H/(2eη_τ) and E V_τ ≤ σ²η_τ R̂_K(η_τ^{−1/2})² (notes checks 14–15)."""
+    """B²_τ ≤ ‖Δ*‖²_H/(2eη_τ) and E V_τ ≤ σ²η_τ R̂_K(η_τ^{−1/2})²."""
     check_choice("check_bias_variance_bounds", "scale", scale, SCALES)
     n = _CLOSED_FORM[scale][0]
     num_taus = 30
@@ -285,27 +285,27 @@ def check_bias_variance_bounds(key, scale: str) -> ClaimResult:
 CLAIMS = (
     Claim(
         id="early_stopping.eq7.linearised_gd_is_kernel_gd",
-        paper=f"{_PAPER}, eqs. (5), (7), (37); notes §1.4",
+        paper=f"{_PAPER}, eqs. (5), (7), (37)",
         statement="GD with ε = η_0/n on (1/2N)Σ(f − y)² moves the linearised SP network as "
         "f_{τ+1}(X) = f_τ(X) − η_0 K(f_τ(X) − Y) with K = JJᵀ/(N n).",
         check=check_linearised_network,
     ),
     Claim(
         id="early_stopping.kernel_gd.closed_forms",
-        paper=f"{_PAPER}, Sec 3.4, Lemma 1 (linearised); notes §1.4 [derived]",
+        paper=f"{_PAPER}, Sec 3.4, Lemma 1 (linearised)",
         statement="Kernel GD from f_PT: r_τ = (I − αK)^τ r_0 and f_τ(x) = f_PT(x) + "
         "𝕂(x, X)𝕂^{-1}[I − (I − αK)^τ](Y − f_PT(X)).",
         check=check_closed_forms,
     ),
     Claim(
         id="early_stopping.eq34.bias_variance_monte_carlo",
-        paper=f"{_PAPER}, eq. (34); notes §1.4, check 15 [derived]",
+        paper=f"{_PAPER}, eq. (34)",
         statement="E‖f_τ − f_tgt‖²_N = (1/N)‖(I − αK)^τΔ*‖² + (σ²/N)Σ_i(1 − (1 − αλ̂_i)^τ)².",
         check=check_bias_variance_monte_carlo,
     ),
     Claim(
         id="early_stopping.eq35.bias_variance_bounds",
-        paper=f"{_PAPER}, eq. (35); Raskutti et al. 2014, Lemmas 7–8; notes checks 14–15",
+        paper=f"{_PAPER}, eq. (35); Raskutti et al. 2014, Lemmas 7–8",
         statement="B²_τ ≤ ‖Δ*‖²_H/(2eη_τ) and E V_τ ≤ σ²η_τ R̂_K(η_τ^{−1/2})² for every τ.",
         check=check_bias_variance_bounds,
     ),

@@ -417,20 +417,20 @@ def check_sobolev_guarantee(key, scale: str) -> ClaimResult:
 CLAIMS = (
     Claim(
         id="early_stopping.eq10.rademacher_monotone",
-        paper=f"{_PAPER}, eq. (10); Raskutti et al. 2014, eq. (6); notes check 16",
+        paper=f"{_PAPER}, eq. (10); Raskutti et al. 2014, eq. (6)",
         statement="R̂_K(ϱ) ≤ ϱ, R̂_K(ϱ)² ≤ tr(K)/N, R̂_K non-decreasing, R̂_K(ϱ)/ϱ² non-increasing.",
         check=check_rademacher_monotone,
     ),
     Claim(
         id="early_stopping.eq11.critical_radius",
-        paper=f"{_PAPER}, eq. (11) (corrected exponent); notes check 17",
+        paper=f"{_PAPER}, eq. (11) (corrected exponent)",
         statement="The bisection ϱ̂ is the smallest ϱ with R̂_K(ϱ) ≤ ϱ²C_H/(2eσ); ϱ̂ "
         "increases with σ and decreases with C_H.",
         check=check_critical_radius,
     ),
     Claim(
         id="early_stopping.eq11.c_h_exponent_printed",
-        paper=f"{_PAPER}, eq. (11) as printed; notes typo 1",
+        paper=f"{_PAPER}, eq. (11) as printed",
         statement="The rule R̂_K(ϱ) ≤ ϱ²C_H²/(2eσ) is invariant under rescaling f − f_PT "
         "and Y − f_PT by 1/C_H (σ → σ/C_H, C_H → 1).",
         check=check_c_h_exponent_printed,
@@ -445,8 +445,7 @@ CLAIMS = (
     ),
     Claim(
         id="early_stopping.stopping_rule.closed_form",
-        paper=f"{_PAPER}, Sec 3.5, App. B.1, Sec 6.1; Raskutti et al. 2014, eq. (7); "
-        "notes checks 18–19",
+        paper=f"{_PAPER}, Sec 3.5, App. B.1, Sec 6.1; Raskutti et al. 2014, eq. (7)",
         statement="T̂ = argmin{t: R̂_K(η_t^{-1/2}) > C_H/(2eσ η_t)} − 1 equals "
         "max{t: η_t ≤ ϱ̂⁻²} (= ⌊1/(αϱ̂²)⌋ for constant α) and is non-decreasing in C_H.",
         check=check_stopping_time,
@@ -476,8 +475,7 @@ CLAIMS = (
     ),
     Claim(
         id="early_stopping.raskutti_thm1.sobolev_guarantee",
-        paper="Raskutti et al. 2014, Thm 1 and Sec 4 (cited in Sun & Raskutti 2026, Sec 6.2); "
-        "notes checks 20, 22",
+        paper="Raskutti et al. 2014, Thm 1 and Sec 4 (cited in Sun & Raskutti 2026, Sec 6.2); 22",
         statement="First-order Sobolev kernel, f* = |x − 1/2| − 1/4: ‖f_T̂ − f*‖²_N ≤ "
         "12C_H²ϱ̂² in every draw, and the bound decays as N^{−2/3}.",
         check=check_sobolev_guarantee,

@@ -16,7 +16,7 @@ expansion (eq. (97)) in :mod:`._mixed_init`; the synthetic tasks of the Sec 7 an
 (NTK eigen-decay, learning curves, task vectors) in :mod:`._synthetic_tasks`, one seed of
 the hold-out learning curves (Thm 1's rate, Fig. 2) in :mod:`._learning_curves`.
 
-Errata (``../shared/papers/notes_sun2026_early_stopping.md``), implemented as printed /
+Errata of the paper, implemented as printed /
 corrected pairs:
 
 * eq. (11) prints ``C_H²``; the rescaled Raskutti rule has ``C_H``
@@ -60,6 +60,19 @@ from ntsim.theory.early_stopping._kernel_gd import (
     squared_bias,
     variance_bound,
 )
+from ntsim.theory.early_stopping._kernel_gd_checks import (
+    BiasVarianceBounds,
+    BoundsSetting,
+    ClosedFormErrors,
+    ClosedFormSetting,
+    LinearisedGDSetting,
+    MonteCarloSetting,
+    random_kernel,
+    simulate_bias_variance_bounds,
+    simulate_bias_variance_monte_carlo,
+    simulate_kernel_closed_forms,
+    simulate_linearised_gd,
+)
 from ntsim.theory.early_stopping._learning_curves import (
     LEARNING_CURVE_TARGETS,
     LearningCurves,
@@ -69,16 +82,21 @@ from ntsim.theory.early_stopping._learning_curves import (
 from ntsim.theory.early_stopping._mixed_init import (
     MixedInitKernel,
     MixedInitRun,
+    MixedInitSweep,
     mixed_init_kernel,
     mixed_init_run,
+    simulate_mixed_init,
 )
 from ntsim.theory.early_stopping._rates import RateFit, fit_log_log_rate
 from ntsim.theory.early_stopping._ridge import (
+    SandwichMargins,
+    SandwichSetting,
     ShrinkageSandwich,
     krr_shrinkage,
     ridge_for_steps_corrected,
     ridge_for_steps_printed,
     shrinkage_sandwich,
+    simulate_shrinkage_sandwich,
 )
 from ntsim.theory.early_stopping._sobolev import (
     SOBOLEV_NOISE_STD,
@@ -161,8 +179,21 @@ from ntsim.theory.early_stopping._width_scaling import (
 )
 
 __all__ = [
+    "BiasVarianceBounds",
+    "BoundsSetting",
+    "ClosedFormErrors",
+    "ClosedFormSetting",
+    "LinearisedGDSetting",
+    "MonteCarloSetting",
+    "random_kernel",
+    "simulate_bias_variance_bounds",
+    "simulate_bias_variance_monte_carlo",
+    "simulate_kernel_closed_forms",
+    "simulate_linearised_gd",
     "MixedInitKernel",
     "MixedInitRun",
+    "MixedInitSweep",
+    "simulate_mixed_init",
     "mixed_init_kernel",
     "mixed_init_run",
     "pretrain_source",
@@ -220,7 +251,10 @@ __all__ = [
     "PowerLawRateSetting",
     "power_law_critical_radius_squared",
     "simulate_power_law_rates",
+    "SandwichMargins",
+    "SandwichSetting",
     "ShrinkageSandwich",
+    "simulate_shrinkage_sandwich",
     "SobolevErrors",
     "SobolevSweep",
     "SobolevSweepSetting",

@@ -4,9 +4,9 @@ Theorem 1 (eq. (15)): fine-tuning a wide network from ``f_PT`` by GD stopped at 
 gives ``‖f − f_tgt‖²_2 = O(N^{−1/2})`` with probability ``≥ 1 − γ − c_1e^{−c_2Nϱ̂²}``; with
 eigen-decay ``λ_k ≲ k^{−2β}`` the rate is ``N^{−2β/(2β+1)}`` (eq. (30)). Both need
 Assumption 4.1: ``f_tgt − f_PT`` lies in the RKHS of the kernel (``C_H < ∞``). The paper's
-experiments stop by hold-out validation instead (Sec 7; notes check 28).
+experiments stop by hold-out validation instead (Sec 7).
 
-:func:`holdout_learning_curves` runs one seed of the Fig. 2 analogue (notes §5): an
+:func:`holdout_learning_curves` runs one seed of the Fig. 2 analogue: an
 attention block pretrained by GD on a synthetic source task (:func:`pretrain_attention`),
 target tasks whose tokens lie on random ``r``-dimensional subspaces of ``ℝ^{d⁰}``
 (:func:`subspace_basis`), targets ``f_tgt = f_PT + Δ`` plus ``N(0, σ²)`` noise, and

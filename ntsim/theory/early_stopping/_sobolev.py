@@ -1,7 +1,7 @@
 r"""The first-order Sobolev benchmark of the stopping rule (Raskutti et al. 2014, Sec 4, Fig. 3).
 
 Sun & Raskutti 2026 (Sec 6.2) cite Raskutti et al. 2014's simulation for "the theoretical
-rule beats hold-out" without reproducing it; notes check 22 fixes the setting: inputs
+rule beats hold-out" without reproducing itfixes the setting: inputs
 ``x_i ~ U[0, 1]``, kernel ``𝕂(x, x') = 1 + min{x, x'}``, target ``f*(x) = |x − 1/2| − 1/4``,
 Gaussian noise ``σ = 0.5``, ``f_0 = 0``, constant step ``α = min{1, 1/λ̂_max}``. The kernel's
 eigenvalues decay like ``k^{−2}`` (``β = 1``), so the minimax rate is ``N^{−2/3}``.
@@ -47,7 +47,7 @@ __all__ = [
     "sobolev_target",
 ]
 
-#: Noise level of the benchmark (notes check 22; Raskutti et al. 2014, Sec 4).
+#: Noise level of the benchmark (Raskutti et al. 2014, Sec 4).
 SOBOLEV_NOISE_STD = 0.5
 #: ``‖f*‖_H = (17/16)^{1/2}`` for ``f*(x) = |x − 1/2| − 1/4`` and ``𝕂 = 1 + min`` (module doc).
 SOBOLEV_TARGET_RKHS_NORM = float(np.sqrt(17 / 16))

@@ -2,7 +2,7 @@ r"""The data-dependent stopping rule, its guarantee, ``T̂_op`` and hold-out ear
 
 Sun & Raskutti 2026, Sec 3.5, eq. (11): the critical radius ``ϱ̂_N`` is the smallest ``ϱ > 0``
 with ``R̂_K(ϱ) ≤ ϱ² C_H^p/(2eσ)``, ``C_H = ‖f_PT − f_tgt‖_H``. The paper prints ``p = 2``.
-**Erratum** (notes §1.6, typo 1): rescaling Raskutti et al. 2014's unit-ball rule
+**Erratum**: rescaling Raskutti et al. 2014's unit-ball rule
 (``‖f*‖_H ≤ 1``: ``R̂_K(ϱ) ≤ ϱ²/(2eσ)``) to a ball of radius ``C_H`` — divide ``f`` and ``Y``
 by ``C_H``, which turns ``σ`` into ``σ/C_H`` and leaves GD's stopping time unchanged — gives
 ``p = 1``. Only ``p = 1`` makes the rule invariant under this rescaling (checked in
@@ -47,7 +47,7 @@ __all__ = [
 
 #: Exponent of ``C_H`` in eq. (11) as printed (Sun & Raskutti 2026, eq. (11)).
 PRINTED_C_H_EXPONENT = 2
-#: Exponent that rescaling Raskutti et al. 2014's unit-ball rule gives (notes, typo 1).
+#: Exponent that rescaling Raskutti et al. 2014's unit-ball rule gives.
 CORRECTED_C_H_EXPONENT = 1
 #: ``‖f_T̂ − f*‖²_N ≤ 12 ϱ̂²`` w.h.p. for ``‖f*‖_H ≤ 1`` (Raskutti et al. 2014, Thm 1).
 GUARANTEE_FACTOR = 12.0
@@ -219,7 +219,7 @@ def optimal_stopping_time_printed(
 ) -> Array:
     r"""Eq. (26) as printed: ``argmax_{τ ≤ T̂_max} {C/(ετ) + g(τ)}``.
 
-    **Erratum** (notes, typo 2): the definition (36) is an argmin. The argmax is degenerate:
+    **Erratum** (typo): the definition (36) is an argmin. The argmax is degenerate:
     ``C/η_τ`` is largest at ``τ = 1``, so with a slowly growing ``g`` the printed rule stops
     after one step whatever the data.
 

@@ -3,7 +3,7 @@ r"""Task vectors in the linearised model (Sun & Raskutti 2026, Sec 5.2, Cors 1�
 A task vector is ``τ = θ_FT − θ_PT`` (eq. (22)). In the linearised model
 ``f_lin(θ, x) = f(θ_PT, x) + J(x)(θ − θ_PT)`` (Lemma 1), full-batch GD on
 ``L(θ) = (1/2N)‖f_lin(θ, X) − Y‖²`` with step ``ε`` from ``θ_PT`` moves only along the rows
-of ``J = J(X)``: every update is ``−(ε/N) Jᵀ r_t``. Hence (notes §3, [derived])
+of ``J = J(X)``: every update is ``−(ε/N) Jᵀ r_t``. Hence
 
 .. math::
 
@@ -13,7 +13,7 @@ of ``J = J(X)``: every update is ``−(ε/N) Jᵀ r_t``. Hence (notes §3, [deri
 with the eigenvalue-wise limit ``εt/N`` on ``ker G`` (:func:`task_vector_coefficients`).
 Consequences, exact in the linearised model:
 
-* **negation** (Cor 1, eq. (104), with the corrected ``θ_neg = θ_PT − τ``, notes typo 3):
+* **negation** (Cor 1, eq. (104), with the corrected ``θ_neg = θ_PT − τ``, a typo fix):
   ``MSE(θ_PT − τ) − MSE(θ_PT + τ) = (4/N_test)(Y − f_PT)ᵀ J_test τ``
   (:func:`negation_gap`). The printed ``θ_neg = θ_FT − τ`` is ``θ_PT`` itself;
 * **addition** (Cor 2, eqs. (107)–(109)): ``⟨τ_1, τ_2⟩ = c_1ᵀ J_1 J_2ᵀ c_2``, so the cosine
@@ -60,7 +60,7 @@ def task_vector_coefficients(
     .. math:: c = −Q\,\mathrm{diag}\Big(\frac{1 − (1 − εg_i/N)^t}{g_i}\Big)\,Qᵀ r_0,
        \qquad G = JJᵀ = Q\,\mathrm{diag}(g)\,Qᵀ,
 
-    (notes §3; the geometric sum of the residuals ``r_s = (I − εG/N)^s r_0``), with the
+    (the geometric sum of the residuals ``r_s = (I − εG/N)^s r_0``), with the
     limit ``εt/N`` where ``g_i = 0``. Loss ``(1/2N)Σ(f − y)²``, step ``ε``, ``N`` = rows.
 
     Args:
@@ -102,7 +102,7 @@ def task_vector(
     step_size: ArrayLike,
     steps: ArrayLike,
 ) -> Array:
-    r"""``τ = θ_FT − θ_PT = Jᵀc`` of the linearised model (eq. (22); notes §3).
+    r"""``τ = θ_FT − θ_PT = Jᵀc`` of the linearised model (eq. (22)).
 
     Args:
       jacobian: ``J``, ``(N, P)``: rows ``∇_θ f(θ_PT, x_i)``.
@@ -136,8 +136,8 @@ def negation_gap(
     r"""``(4/N_test)(Y − f_PT)ᵀ J_test τ`` (Sun & Raskutti 2026, Cor 1, eq. (104)).
 
     Equals ``MSE(θ_PT − τ) − MSE(θ_PT + τ)`` in the linearised model (the corrected
-    negation ``θ_neg = θ_PT − τ``, notes typo 3; eq. (104) is a sum, divided here by
-    ``N_test`` for a mean).
+    negation ``θ_neg = θ_PT − τ``; the printed ``θ_FT − τ`` is a typo; eq. (104) is a sum,
+    divided here by ``N_test`` for a mean).
 
     Examples:
       >>> import jax.numpy as jnp
@@ -152,7 +152,7 @@ def negation_gap(
 def task_vector_cosine(
     gram_11: ArrayLike, gram_12: ArrayLike, gram_22: ArrayLike, c_1: ArrayLike, c_2: ArrayLike
 ) -> Array:
-    r"""``cos(τ_1, τ_2)`` from kernel blocks only (notes §3, Cor 2).
+    r"""``cos(τ_1, τ_2)`` from kernel blocks only (Cor 2).
 
     .. math:: \cos(τ_1, τ_2) = \frac{c_1ᵀ G_{12} c_2}{\sqrt{c_1ᵀG_{11}c_1}\sqrt{c_2ᵀG_{22}c_2}},
        \qquad τ_i = J_iᵀ c_i,\; G_{ij} = J_iJ_jᵀ.

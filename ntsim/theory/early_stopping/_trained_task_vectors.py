@@ -5,10 +5,10 @@ fine-tuned network is ``f_PT + Σ_i ζ_i 𝕂(·, X_i) + e`` with ``‖e‖ = Õ
 (Lemma 1), so the task vector of the *trained network* should be close to the one of the
 linearised model, ``τ ≈ Jᵀc`` (:func:`task_vector_coefficients`), and its cosine with
 another task's vector close to the kernel-only prediction
-``c_sᵀG_{st}c_t/√(c_sᵀG_{ss}c_s · c_tᵀG_{tt}c_t)`` (:func:`task_vector_cosine`, notes §3,
+``c_sᵀG_{st}c_t/√(c_sᵀG_{ss}c_s · c_tᵀG_{tt}c_t)`` (:func:`task_vector_cosine`,
 checks 32–33).
 
-:func:`trained_task_vectors` runs one instance of the Sec 7.2 / Fig. 3 analogue (notes
+:func:`trained_task_vectors` runs one instance of the Sec 7.2 / Fig. 3 analogue (
 §5): an attention block pretrained by GD on a synthetic source task
 (:func:`pretrain_attention`), four target tasks whose tokens lie on subspaces of ``ℝ^{d⁰}``
 (:func:`task_vector_bases`: A and B share one subspace with different teachers, C overlaps
@@ -59,7 +59,7 @@ NUM_TASKS = 4
 class TaskVectorSetting:
     """Model, task sizes and fine-tuning of the task-vector analogue (sizes are ours).
 
-    The paper fine-tunes GPT-Neo-1.3B and reports no hyperparameters (notes §4).
+    The paper fine-tunes GPT-Neo-1.3B and reports no hyperparameters.
 
     Attributes:
       width: ``n`` (attention head width, FFN width; SP, 2 heads, ``1/d`` logits).
@@ -167,7 +167,7 @@ class TrainedTaskVectors(NamedTuple):
 def trained_task_vectors(key: PRNGKey, setting: TaskVectorSetting) -> TrainedTaskVectors:
     r"""Fine-tune a pretrained attention block on four tasks; trained vs predicted task vectors.
 
-    Sun & Raskutti 2026, Sec 7.2, Fig. 3, Cor 2; notes §3, §5, checks 32–33. Targets are
+    Sun & Raskutti 2026, Sec 7.2, Fig. 3, Cor 2, §5, checks 32–33. Targets are
     ``f_tgt = f_PT + Δ_t`` (``Δ_t`` a random tanh teacher, :func:`task_teacher`) plus
     ``N(0, σ²)`` noise on the training points. Task vectors ``τ_t = θ_FT,t − θ_PT``
     (eq. (22)) of the network trained by GD with step ``ε = η_0/n``; the prediction uses

@@ -10,7 +10,7 @@ parameterisation (SP), trained by full-batch GD with step ``ε = η_0/n`` (``n``
 * **Lemma 1, eq. (14)** — the network stays within ``Õ(n^{−1/2})`` of its linearisation at
   ``θ_PT`` trained by the same GD;
 * **Lemma 2, eq. (51)** — with ``1/d`` scaling the attention logits are ``O(n^{−1/2})`` at
-  init (``q·k = O(√n)`` divided by ``n``); with ``1/√d`` they stay ``O(1)`` (notes check 5);
+  init (``q·k = O(√n)`` divided by ``n``); with ``1/√d`` they stay ``O(1)``;
 * **Lemma 5, eqs. (93), (95)** — mixed init (pretrained backbone, fresh Gaussian head
   ``W``): the head block of the width-normalised NTK is exactly ``f_BB f_BBᵀ/n`` and the
   backbone block is ``(1/n) Wᵀ J_BB J_BBᵀ W`` (:func:`head_kernel_block`,
