@@ -15,6 +15,7 @@ import pytest
 from ntsim.claims import RunCache, get_claim, run_claims
 from ntsim.theory import early_stopping as es
 from ntsim.theory.early_stopping import (
+    _kernel_gd_checks,
     _ridge,
     _sobolev,
     _stopping,
@@ -168,3 +169,22 @@ def test_printed_ridge_rule_counterexample_is_two_sided(monkeypatch, rule):
     assert _record(claim_id).as_expected
     monkeypatch.setattr(_ridge, "ridge_for_steps_printed", rule)
     assert not _record(claim_id).as_expected
+
+
+# --- eqs. (7), (34): kernel GD ------------------------------------------------------------
+
+
+def test_linearised_gd_catches_a_kernel_without_the_width_normalisation(monkeypatch):
+    real = _kernel_gd_checks.empirical_kernel_matrix
+    monkeypatch.setattr(
+        _kernel_gd_checks, "empirical_kernel_matrix", lambda ntk, width: real(ntk, width=1.0)
+    )
+    planted = _record("early_stopping.eq7.linearised_gd_is_kernel_gd")
+    assert planted.verdict == "refuted" and not planted.as_expected
+
+
+def test_monte_carlo_catches_a_variance_off_by_ten_percent(monkeypatch):
+    real = _kernel_gd_checks.expected_variance
+    monkeypatch.setattr(_kernel_gd_checks, "expected_variance", lambda *a: 1.1 * real(*a))
+    planted = _record("early_stopping.eq34.bias_variance_monte_carlo")
+    assert planted.verdict == "refuted" and not planted.as_expected

@@ -100,10 +100,6 @@ MIN_INSTANCES = {
     **{
         f"early_stopping.{name}": 200
         for name in (
-            "eq7.linearised_gd_is_kernel_gd",
-            "kernel_gd.closed_forms",
-            "eq34.bias_variance_monte_carlo",
-            "eq35.bias_variance_bounds",
             "eq10.rademacher_monotone",
             "eq11.critical_radius",
             "eq11.c_h_exponent_printed",
@@ -146,7 +142,6 @@ def test_every_refuted_legacy_claim_has_a_corrected_twin():
 # in `make test-full` (and `ntsim verify`), not in CI, to keep CI within its 15-minute
 # budget. TODO: shrink their quick sizes and bring them back.
 SLOW_QUICK_CLAIMS = {
-    "early_stopping.eq7.linearised_gd_is_kernel_gd",
     "linearization.lemma3.gd_to_flow_order",
     "early_stopping.lemma5.mixed_init_blocks",
     "early_stopping.cor2.trained_cosine_matches_kernel",  # 2 widths × 5 trainings (≈ 50 s)
