@@ -19,6 +19,7 @@ from ntsim.theory.early_stopping import (
     _ridge,
     _sobolev,
     _stopping,
+    _stopping_checks,
     _task_vectors,
     _width_scaling,
 )
@@ -188,3 +189,16 @@ def test_monte_carlo_catches_a_variance_off_by_ten_percent(monkeypatch):
     monkeypatch.setattr(_kernel_gd_checks, "expected_variance", lambda *a: 1.1 * real(*a))
     planted = _record("early_stopping.eq34.bias_variance_monte_carlo")
     assert planted.verdict == "refuted" and not planted.as_expected
+
+
+# --- eq. (11): the C_H exponent -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("exponent", [1, 4], ids=["printed_made_correct", "printed_cubed_worse"])
+def test_printed_c_h_exponent_counterexample_is_two_sided(monkeypatch, exponent):
+    """C_H¹ in place of the printed C_H²: invariant (holds); C_H⁴: the gap exceeds the
+    declared [0.29, 0.8] (coefficients differ by C_H³, not C_H)."""
+    claim_id = "early_stopping.eq11.c_h_exponent_printed"
+    assert _record(claim_id).as_expected
+    monkeypatch.setattr(_stopping_checks, "PRINTED_C_H_EXPONENT", exponent)
+    assert not _record(claim_id).as_expected

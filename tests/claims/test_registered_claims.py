@@ -97,18 +97,6 @@ MIN_INSTANCES = {
     "overtraining.lemma_a7.dead_units": 200,
     "overtraining.lemma_a28.contraction": 2000,
     "overtraining.eq11.minibatch_gradient": 200,
-    **{
-        f"early_stopping.{name}": 200
-        for name in (
-            "eq10.rademacher_monotone",
-            "eq11.critical_radius",
-            "eq11.c_h_exponent_printed",
-            "eq11.c_h_exponent_corrected",
-            "stopping_rule.closed_form",
-            "eq36.optimal_stopping_time",
-            "raskutti_thm1.sobolev_guarantee",
-        )
-    },  # 4 tables × 6 methods × (mean, std)
     "stability.mmr.identity": 200,
     "stability.mhloss.identity": 200,
 }
@@ -149,7 +137,6 @@ SLOW_QUICK_CLAIMS = {
     "early_stopping.thm1.learning_curve_tail_rate",  # the same runs (shared key_id)
     "early_stopping.thm1.learning_curve_rate_rkhs",
     "early_stopping.thm1.learning_curve_tail_rate_rkhs",
-    "early_stopping.raskutti_thm1.sobolev_guarantee",
     "linear_teachers.cor6_2.bound",
     "linear_teachers.cor6_2.hinf_dominates_gram",
     "linear_teachers.thm4_1.closed_form",

@@ -82,3 +82,24 @@ def test_shrinkage_sandwich_simulation_matches_numpy(x64, key):
         margin = min((gd - krr).min(), (2 * krr - gd).min())
         assert float(np.asarray(getattr(run, field))[1]) == pytest.approx(margin, abs=1e-12)
     assert np.asarray(run.corrected).min() > -1e-13  # the sandwich (1 − e^{−x} ≥ x/(1 + x))
+
+
+def test_c_h_rescaling_bounds_from_the_slope_of_r_over_rho_squared(x64, key):
+    """Corrected exponent: invariant to round-off. Printed: the coefficients differ by C_H,
+    and R̂(ϱ)/ϱ² has log–log slope in [−2, −1], so |ϱ̂/ϱ̂_unit − 1| ∈ [1 − 1/√2, 1 − 1/5]."""
+    run = es.simulate_c_h_rescaling(key, es.SpectrumSetting(num_eigenvalues=30, instances=20))
+    assert np.asarray(run.corrected)[:, 0].max() < 1e-9
+    assert np.all(np.asarray(run.corrected)[:, 1] == 0)
+    printed_gap = np.asarray(run.printed)[:, 0]
+    assert printed_gap.min() >= 1 - 1 / np.sqrt(2) - 1e-9 and printed_gap.max() <= 0.8 + 1e-9
+
+
+def test_optimal_stopping_is_monotone_in_the_drift_and_capped(x64, key):
+    setting = es.SpectrumSetting(num_eigenvalues=20, instances=2, horizon=3000, batch_size=2)
+    run = es.simulate_optimal_stopping(key, setting)
+    t_max = np.asarray(run.t_max)
+    assert np.all((t_max >= 0) & (t_max < setting.horizon))
+    # T̂_op is non-increasing in the drift slope and never above T̂_max
+    t_op = np.asarray(run.t_op)
+    assert np.all(np.diff(t_op, axis=1) <= 0) and np.all(t_op <= np.maximum(t_max, 1)[:, None])
+    np.testing.assert_array_equal(t_op[:, 0], np.maximum(t_max, 1))  # no drift: T̂_max

@@ -130,6 +130,20 @@ from ntsim.theory.early_stopping._stopping import (
     raskutti_stopping_time,
     simulate_power_law_rates,
 )
+from ntsim.theory.early_stopping._stopping_checks import (
+    DRIFT_SLOPES,
+    CHRescaling,
+    CriticalRadiusRun,
+    OptimalStoppingRun,
+    SpectrumSetting,
+    StoppingTimesRun,
+    random_spectrum,
+    simulate_c_h_rescaling,
+    simulate_critical_radius,
+    simulate_optimal_stopping,
+    simulate_rademacher_facts,
+    simulate_stopping_times,
+)
 from ntsim.theory.early_stopping._synthetic_tasks import (
     PretrainedAttention,
     pretrain_attention,
@@ -179,6 +193,18 @@ from ntsim.theory.early_stopping._width_scaling import (
 )
 
 __all__ = [
+    "DRIFT_SLOPES",
+    "CHRescaling",
+    "CriticalRadiusRun",
+    "OptimalStoppingRun",
+    "SpectrumSetting",
+    "StoppingTimesRun",
+    "random_spectrum",
+    "simulate_c_h_rescaling",
+    "simulate_critical_radius",
+    "simulate_optimal_stopping",
+    "simulate_rademacher_facts",
+    "simulate_stopping_times",
     "BiasVarianceBounds",
     "BoundsSetting",
     "ClosedFormErrors",
