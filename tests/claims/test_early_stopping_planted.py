@@ -16,6 +16,7 @@ from ntsim.claims import RunCache, get_claim, run_claims
 from ntsim.theory import early_stopping as es
 from ntsim.theory.early_stopping import (
     _kernel_gd_checks,
+    _mixed_init,
     _ridge,
     _sobolev,
     _stopping,
@@ -202,3 +203,13 @@ def test_printed_c_h_exponent_counterexample_is_two_sided(monkeypatch, exponent)
     assert _record(claim_id).as_expected
     monkeypatch.setattr(_stopping_checks, "PRINTED_C_H_EXPONENT", exponent)
     assert not _record(claim_id).as_expected
+
+
+# --- Lemma 5, eq. (93): the head block --------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_mixed_init_blocks_catch_a_head_block_over_n_plus_one(monkeypatch):
+    monkeypatch.setattr(_mixed_init, "head_kernel_block", lambda f: f @ f.T / (f.shape[1] + 1))
+    planted = _record("early_stopping.lemma5.mixed_init_blocks")
+    assert planted.verdict == "refuted" and not planted.as_expected

@@ -254,3 +254,12 @@ def test_mixed_init_sweep_is_the_per_width_run_with_shared_seed_keys(key):
             np.testing.assert_allclose(
                 np.asarray(getattr(sweep, name))[i, 1], np.asarray(value), rtol=1e-5
             )
+
+
+def test_mixed_init_blocks_simulation_matches_the_lemma5_formulas(x64, key):
+    run = es.simulate_mixed_init_blocks(
+        key, es.MixedInitBlocksSetting(width=4, num_inputs=2, instances=2, batch_size=2)
+    )
+    assert np.asarray(run.head).shape == (2, 2, 2)
+    np.testing.assert_allclose(run.head, run.head_formula, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(run.backbone, run.backbone_formula, rtol=1e-10, atol=1e-14)

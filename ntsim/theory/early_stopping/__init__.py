@@ -80,12 +80,15 @@ from ntsim.theory.early_stopping._learning_curves import (
     holdout_learning_curves,
 )
 from ntsim.theory.early_stopping._mixed_init import (
+    MixedInitBlocks,
+    MixedInitBlocksSetting,
     MixedInitKernel,
     MixedInitRun,
     MixedInitSweep,
     mixed_init_kernel,
     mixed_init_run,
     simulate_mixed_init,
+    simulate_mixed_init_blocks,
 )
 from ntsim.theory.early_stopping._rates import RateFit, fit_log_log_rate
 from ntsim.theory.early_stopping._ridge import (
@@ -219,6 +222,9 @@ __all__ = [
     "MixedInitKernel",
     "MixedInitRun",
     "MixedInitSweep",
+    "MixedInitBlocks",
+    "MixedInitBlocksSetting",
+    "simulate_mixed_init_blocks",
     "simulate_mixed_init",
     "mixed_init_kernel",
     "mixed_init_run",
