@@ -22,6 +22,7 @@ from ntsim.theory.early_stopping import (
     _stopping,
     _stopping_checks,
     _task_vectors,
+    _trained_task_vectors,
     _width_scaling,
 )
 
@@ -213,3 +214,19 @@ def test_mixed_init_blocks_catch_a_head_block_over_n_plus_one(monkeypatch):
     monkeypatch.setattr(_mixed_init, "head_kernel_block", lambda f: f @ f.T / (f.shape[1] + 1))
     planted = _record("early_stopping.lemma5.mixed_init_blocks")
     assert planted.verdict == "refuted" and not planted.as_expected
+
+
+# --- Cor 2 at finite width: the kernel-predicted cosine ---------------------------------------
+
+
+@pytest.mark.slow
+def test_trained_cosine_catches_a_doubled_cross_block(monkeypatch):
+    """The cross-task block G_st counted twice in the predicted cosine."""
+    real = _trained_task_vectors.task_vector_cosine
+    monkeypatch.setattr(
+        _trained_task_vectors,
+        "task_vector_cosine",
+        lambda g11, g12, g22, c1, c2: real(g11, 2.0 * g12, g22, c1, c2),
+    )
+    planted = _record("early_stopping.cor2.trained_cosine_matches_kernel")
+    assert not planted.as_expected

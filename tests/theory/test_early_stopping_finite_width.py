@@ -263,3 +263,18 @@ def test_mixed_init_blocks_simulation_matches_the_lemma5_formulas(x64, key):
     assert np.asarray(run.head).shape == (2, 2, 2)
     np.testing.assert_allclose(run.head, run.head_formula, rtol=1e-10, atol=1e-14)
     np.testing.assert_allclose(run.backbone, run.backbone_formula, rtol=1e-10, atol=1e-14)
+
+
+@pytest.mark.slow  # one compilation per width; runs in make test-full
+def test_trained_task_vector_sweep_is_the_per_width_run(key):
+    base = es.TaskVectorSetting(
+        width=8, num_train=4, num_test=4, num_source=8, pretrain_steps=2, finetune_steps=2
+    )
+    setting = es.TaskVectorSweepSetting(base=base, widths=(8, 12), num_seeds=2)
+    sweep = es.simulate_trained_task_vectors(key, setting)
+    one = es.trained_task_vectors(jax.random.split(key, 2)[1], base)
+    np.testing.assert_allclose(
+        np.asarray(sweep.runs.cosine)[0, 1], np.asarray(one.cosine), rtol=1e-4, atol=1e-6
+    )
+    with pytest.raises(ValueError, match="widths"):
+        es.TaskVectorSweepSetting(widths=(8,))

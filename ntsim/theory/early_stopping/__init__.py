@@ -171,7 +171,10 @@ from ntsim.theory.early_stopping._task_vectors import (
 from ntsim.theory.early_stopping._trained_task_vectors import (
     NUM_TASKS,
     TaskVectorSetting,
+    TaskVectorSweepSetting,
     TrainedTaskVectors,
+    TrainedTaskVectorSweep,
+    simulate_trained_task_vectors,
     task_vector_bases,
     trained_task_vectors,
 )
@@ -241,6 +244,9 @@ __all__ = [
     "task_teacher",
     "width_normalised_ntk",
     "NUM_TASKS",
+    "TaskVectorSweepSetting",
+    "TrainedTaskVectorSweep",
+    "simulate_trained_task_vectors",
     "TaskVectorSetting",
     "TrainedTaskVectors",
     "task_vector_bases",

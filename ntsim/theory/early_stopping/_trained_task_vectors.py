@@ -44,6 +44,9 @@ from ntsim.theory.early_stopping._task_vectors import (
 )
 
 __all__ = [
+    "TaskVectorSweepSetting",
+    "TrainedTaskVectorSweep",
+    "simulate_trained_task_vectors",
     "NUM_TASKS",
     "TaskVectorSetting",
     "TrainedTaskVectors",
@@ -243,3 +246,55 @@ def trained_task_vectors(key: PRNGKey, setting: TaskVectorSetting) -> TrainedTas
         finetune_loss=ft_loss,
         max_kernel_step=lr * jnp.max(jnp.linalg.eigvalsh(diag)[:, -1]) / m,
     )
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskVectorSweepSetting:
+    """:func:`trained_task_vectors` over widths × seeds (Cor 2 at finite width; sizes ours).
+
+    Attributes:
+      base: the setting at every width (its ``width`` is replaced).
+      widths: the widths ``n``.
+      num_seeds: seeds per width; the seed keys are the same at every width.
+    """
+
+    base: TaskVectorSetting = TaskVectorSetting()
+    widths: tuple[int, ...] = (16, 32, 64, 128, 256)
+    num_seeds: int = 40
+
+    def __post_init__(self):
+        check_int_fields(self, ("num_seeds",))
+        if len(self.widths) < 2 or any(not isinstance(w, int) or w < 1 for w in self.widths):
+            raise ValueError(
+                f"TaskVectorSweepSetting.widths must hold >= 2 positive ints, got {self.widths}."
+            )
+
+
+class TrainedTaskVectorSweep(NamedTuple):
+    """``widths`` ``(W,)`` and ``runs``: :class:`TrainedTaskVectors` with every field stacked
+    to ``(W, S, ...)``."""
+
+    widths: Array
+    runs: TrainedTaskVectors
+
+
+def simulate_trained_task_vectors(
+    key: PRNGKey, setting: TaskVectorSweepSetting
+) -> TrainedTaskVectorSweep:
+    """:func:`trained_task_vectors` at every width for ``num_seeds`` seeds (keys
+    ``split(key, num_seeds)`` shared across widths; seeds mapped in vmapped batches of 4 up
+    to n = 64 and 2 above, which bound memory)."""
+    keys = jax.random.split(key, setting.num_seeds)
+    per_width = []
+    for width in setting.widths:
+        at_width = dataclasses.replace(setting.base, width=width)
+        batch = 4 if width <= 64 else 2
+        per_width.append(
+            jax.jit(
+                lambda ks, s=at_width, b=batch: jax.lax.map(
+                    lambda k: trained_task_vectors(k, s), ks, batch_size=b
+                )
+            )(keys)
+        )
+    stacked = jax.tree.map(lambda *values: jnp.stack(values), *per_width)
+    return TrainedTaskVectorSweep(jnp.asarray(setting.widths), stacked)
