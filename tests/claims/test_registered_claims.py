@@ -130,10 +130,7 @@ def test_every_refuted_legacy_claim_has_a_corrected_twin():
 # budget. TODO: shrink their quick sizes and bring them back.
 SLOW_QUICK_CLAIMS = {
     "linearization.lemma3.gd_to_flow_order",
-    "early_stopping.thm1.learning_curve_rate",  # NTK of 900 points, 6 hold-out runs (≈ 65 s)
     "early_stopping.thm1.learning_curve_tail_rate",  # the same runs (shared key_id)
-    "early_stopping.thm1.learning_curve_rate_rkhs",
-    "early_stopping.thm1.learning_curve_tail_rate_rkhs",
     "linear_teachers.cor6_2.bound",
     "linear_teachers.cor6_2.hinf_dominates_gram",
     "linear_teachers.thm4_1.closed_form",

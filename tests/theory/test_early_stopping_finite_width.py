@@ -278,3 +278,17 @@ def test_trained_task_vector_sweep_is_the_per_width_run(key):
     )
     with pytest.raises(ValueError, match="widths"):
         es.TaskVectorSweepSetting(widths=(8,))
+
+
+@pytest.mark.slow  # NTK of the largest sample per seed; runs in make test-full
+def test_learning_curve_sweep_is_the_per_seed_run(x64, key):
+    base = es.LearningCurveSetting(
+        width=8, ranks=(4,), sizes=(10, 20), num_test=5, num_source=8, pretrain_steps=2,
+        max_steps=40, beta_points=10,
+    )  # fmt: skip
+    sweep = es.simulate_learning_curves(
+        key, es.LearningCurveSweepSetting(base=base, num_seeds=2, batch_size=1)
+    )
+    one = es.holdout_learning_curves(jax.random.split(key, 2)[1], base)
+    assert np.asarray(sweep.errors).shape == (2, 1, 2)
+    np.testing.assert_allclose(np.asarray(sweep.errors)[1], np.asarray(one.errors), rtol=1e-8)

@@ -77,7 +77,9 @@ from ntsim.theory.early_stopping._learning_curves import (
     LEARNING_CURVE_TARGETS,
     LearningCurves,
     LearningCurveSetting,
+    LearningCurveSweepSetting,
     holdout_learning_curves,
+    simulate_learning_curves,
 )
 from ntsim.theory.early_stopping._mixed_init import (
     MixedInitBlocks,
@@ -235,6 +237,8 @@ __all__ = [
     "LEARNING_CURVE_TARGETS",
     "LearningCurves",
     "LearningCurveSetting",
+    "LearningCurveSweepSetting",
+    "simulate_learning_curves",
     "holdout_learning_curves",
     "PretrainedAttention",
     "pretrain_attention",
