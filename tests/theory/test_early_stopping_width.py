@@ -193,6 +193,7 @@ def test_width_sweep_is_the_per_width_run_with_shared_seed_keys(key):
         for s in range(2):
             one = es.width_scaling_run(keys[s], width, setting)
             for name, value in one._asdict().items():
-                np.testing.assert_allclose(
-                    np.asarray(getattr(sweep, name))[i, s], np.asarray(value), rtol=1e-5
-                )
+                np.testing.assert_allclose(  # float32: vmapped vs unbatched round-off
+                    np.asarray(getattr(sweep, name))[i, s], np.asarray(value), rtol=1e-4,
+                    atol=1e-7,
+                )  # fmt: skip
