@@ -1,6 +1,6 @@
 """Learning curves with hold-out early stopping for tasks of different NTK decay (Fig. 2 analogue).
 
-What is plotted (Sun & Raskutti 2026, Sec 7.1, Fig. 2; notes §5): for synthetic target tasks
+What is plotted (Sun & Raskutti 2026, Sec 7.1, Fig. 2): for synthetic target tasks
 of different difficulty (token subspace dimension ``r``; smaller ``r`` gives a larger NTK
 decay exponent ``β``, see ``ntk_eigen_decay``), the test error of fine-tuning from a
 pretrained attention block against the number of samples ``N``, with hold-out early
@@ -65,11 +65,11 @@ def run(config: Config, key) -> dict:
     """Errors per seed, task and N; fitted β; slopes of the mean curves."""
     # float64: the NTK spectra span ~10 decades (r = 1), below float32's resolution
     with jax.enable_x64(True):
-        keys = jax.random.split(key, config.seeds)
-        errors, steps, betas = (
-            np.asarray(a)
-            for a in jax.jit(jax.vmap(lambda k: es.holdout_learning_curves(k, config)))(keys)
+        # the simulation the thm1 claims read (all seeds in one vmapped batch)
+        sweep = es.LearningCurveSweepSetting(
+            base=config, num_seeds=config.seeds, batch_size=config.seeds
         )
+        errors, steps, betas = (np.asarray(a) for a in es.simulate_learning_curves(key, sweep))
     sizes = np.asarray(config.sizes, float)
     mean = errors.mean(axis=0)
     slopes = [float(log_log_slope(jnp.asarray(sizes), jnp.asarray(m))[0]) for m in mean]

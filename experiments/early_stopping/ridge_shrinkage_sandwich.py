@@ -1,6 +1,6 @@
 """Early stopping ↔ ridge: per-eigenvalue shrinkage of GD vs KRR with λ = 1/η_τ and λ = η_τ.
 
-What is plotted (Sun & Raskutti 2026, Sec 6.2, eq. (27); notes check 24). Kernel GD for
+What is plotted (Sun & Raskutti 2026, Sec 6.2, eq. (27)). Kernel GD for
 ``τ`` steps of size ``α`` shrinks the ``i``-th eigen-coordinate of the targets by
 ``s_GD = 1 − (1 − αλ̂_i)^τ``, ridge ``λ`` by ``s_KRR = λ̂_i/(λ̂_i + λ)``. Left: ``s_GD`` against
 ``x = η_τλ̂_i`` for several ``αλ̂`` (dots) inside the band ``[x/(1 + x), 2x/(1 + x)]`` that

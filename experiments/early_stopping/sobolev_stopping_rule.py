@@ -1,7 +1,7 @@
 """The Sobolev stopping-rule figure: error vs N for T̂, oracle, hold-out and KRR.
 
 What is plotted (Raskutti, Wainwright & Yu 2014, Sec 4, Fig. 3, cited by Sun & Raskutti
-2026, Sec 6.2; setting of notes check 22): kernel GD on ``K = 𝕂/N`` with the first-order
+2026, Sec 6.2): kernel GD on ``K = 𝕂/N`` with the first-order
 Sobolev kernel ``𝕂(x, x') = 1 + min{x, x'}``, ``x ~ U[0, 1]``, target
 ``f*(x) = |x − 1/2| − 1/4``, Gaussian noise ``σ = 0.5``, ``f_0 = 0`` and constant step
 ``α = min{1, 1/λ̂_max}``. Left: the empirical error ``‖f̂ − f*‖²_N`` (mean ± std over seeds)
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
-from ntsim.core import log_log_slope, sweep_keys
+from ntsim.core import log_log_slope
 from ntsim.experiment import check_int_fields
 from ntsim.theory import early_stopping as es
 
@@ -42,7 +42,7 @@ _LABELS = {
 
 @dataclass(frozen=True)
 class Config:
-    """Benchmark setting (notes check 22). Seeds and hold-out details are not in the paper."""
+    """Benchmark setting. Seeds and hold-out details are not in the paper."""
 
     sizes: tuple[int, ...] = (100, 200, 400, 800, 1600)  # N
     seeds: int = 20  # draws per N
@@ -73,35 +73,33 @@ SCALES = {
 }
 
 
+def setting(config: Config) -> es.SobolevSweepSetting:
+    """The theory setting this figure draws (the same simulation the claims read)."""
+    return es.SobolevSweepSetting(
+        sizes=tuple(int(n) for n in config.sizes),
+        draws=config.seeds,
+        noise_std=config.noise_std,
+        max_steps=config.max_steps,
+        holdout_fraction=config.holdout_fraction,
+        patience=config.patience,
+        eval_every=config.eval_every,
+        chunk_size=config.chunk_size,
+    )
+
+
 def run(config: Config, key) -> dict:
-    """Errors, radii and stopping steps of every method, per N, over ``config.seeds`` draws."""
+    """Errors, radii and stopping steps of every method, per N, over ``config.seeds`` draws
+    (:func:`ntsim.theory.early_stopping.simulate_sobolev_sweep`)."""
     results: dict = {"sizes": list(config.sizes), "seeds": config.seeds}
     per_size: dict[str, list] = {}
     with jax.enable_x64(True):
-        for index, n in enumerate(config.sizes):  # static N: one compilation each
-
-            def draw(k, n=n):
-                return es.sobolev_benchmark(
-                    k,
-                    n,
-                    noise_std=config.noise_std,
-                    max_steps=config.max_steps,
-                    holdout_fraction=config.holdout_fraction,
-                    patience=config.patience,
-                    eval_every=config.eval_every,
-                )._asdict()
-
-            out = sweep_keys(
-                draw,
-                jax.random.fold_in(key, index),
-                config.seeds,
-                chunk_size=config.chunk_size,
-                progress=False,
-            )
-            for name, values in out.items():
-                values = np.asarray(values, dtype=float)
-                per_size.setdefault(f"{name}_mean", []).append(float(values.mean()))
-                per_size.setdefault(f"{name}_std", []).append(float(values.std(ddof=1)))
+        sweep = es.simulate_sobolev_sweep(key, setting(config))
+        for name, values in sweep._asdict().items():
+            if name == "sizes":
+                continue
+            values = np.asarray(values, dtype=float)  # (sizes, draws)
+            per_size[f"{name}_mean"] = values.mean(axis=1).tolist()
+            per_size[f"{name}_std"] = values.std(axis=1, ddof=1).tolist()
         x = np.asarray(config.sizes, float)
         for name in (*_METHODS, "guarantee"):
             slope, stderr = log_log_slope(x, np.asarray(per_size[f"{name}_mean"]))

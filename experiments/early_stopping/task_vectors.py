@@ -1,6 +1,6 @@
 """Task vectors of a fine-tuned attention model: cosine heatmap and multi-task performance (Fig. 3).
 
-What is plotted (Sun & Raskutti 2026, Sec 7.2, Fig. 3, Cor 2; notes §3, §5). A small
+What is plotted (Sun & Raskutti 2026, Sec 7.2, Fig. 3, Cor 2). A small
 attention block is pretrained on a synthetic source task
 (:func:`ntsim.theory.early_stopping.pretrain_attention`) and fine-tuned separately, by
 full-batch GD with step ``η_0/n`` (the real network, not its linearisation), on four target

@@ -18,15 +18,6 @@ CACHE = RunCache(maxsize=4)
 # Legacy (v1) claims: instances the issues ask for, per claim (claims not listed need at least
 # one). A claim moved to contract v2 declares ``min_instances`` itself and leaves this table.
 MIN_INSTANCES = {
-    "early_stopping.cor1.negation_gap_corrected": 200,
-    "early_stopping.cor1.negation_gap_printed": 200,
-    "early_stopping.cor1.negation_hurts": 200,
-    "early_stopping.cor2.orthogonal_addition": 200,
-    "early_stopping.cor2.cross_kernel_cosine": 200,
-    "early_stopping.lemma5.mixed_init_blocks": 200,
-    "early_stopping.lemma2.logit_scaling": 150,
-    "early_stopping.holdout.rule_beats_holdout": 60,
-    "early_stopping.holdout.within_guarantee": 60,
     "linear_teachers.thm4_1.closed_form": 200,
     "linear_teachers.thm4_1.gd_converges": 200,
     "linear_teachers.thm4_1.risk_monte_carlo": 200,
@@ -44,24 +35,6 @@ MIN_INSTANCES = {
     "linear_teachers.fig2a.depth_helps": 100,
     "linear_teachers.fig2b.target_vs_source": 100,
     "linear_teachers.fig3.ordering": 200,
-    **{
-        f"early_stopping.{name}": 200
-        for name in (
-            "eq7.linearised_gd_is_kernel_gd",
-            "kernel_gd.closed_forms",
-            "eq34.bias_variance_monte_carlo",
-            "eq35.bias_variance_bounds",
-            "eq10.rademacher_monotone",
-            "eq11.critical_radius",
-            "eq11.c_h_exponent_printed",
-            "eq11.c_h_exponent_corrected",
-            "stopping_rule.closed_form",
-            "eq36.optimal_stopping_time",
-            "raskutti_thm1.sobolev_guarantee",
-            "sec6_2.ridge_sandwich_corrected",
-            "sec6_2.ridge_sandwich_printed",
-        )
-    },  # 4 tables × 6 methods × (mean, std)
 }
 
 
@@ -93,22 +66,7 @@ def test_every_refuted_legacy_claim_has_a_corrected_twin():
 # in `make test-full` (and `ntsim verify`), not in CI, to keep CI within its 15-minute
 # budget. TODO: shrink their quick sizes and bring them back.
 SLOW_QUICK_CLAIMS = {
-    "early_stopping.eq7.linearised_gd_is_kernel_gd",
-    "early_stopping.thm3.pretraining_distance",  # width sweep: one compilation per width
-    "early_stopping.thm5.kernel_drift_slope_half",  # the same width runs (shared key_id)
-    "early_stopping.thm5.kernel_drift_bound",
-    "early_stopping.lemma1.linearisation_slope_half",
-    "early_stopping.lemma1.linearisation_bound",
-    "early_stopping.lemma5.mixed_init_blocks",
-    "early_stopping.lemma5.random_init_expansion",  # pretraining at 3 widths (≈ 40 s)
-    "early_stopping.lemma5.random_init_expansion_slope_half",  # the same runs (key_id)
-    "early_stopping.cor2.trained_cosine_matches_kernel",  # 2 widths × 5 trainings (≈ 50 s)
-    "early_stopping.thm1.learning_curve_rate",  # NTK of 900 points, 6 hold-out runs (≈ 65 s)
     "early_stopping.thm1.learning_curve_tail_rate",  # the same runs (shared key_id)
-    "early_stopping.thm1.learning_curve_rate_rkhs",
-    "early_stopping.thm1.learning_curve_tail_rate_rkhs",
-    "early_stopping.lemma2.logit_scaling",
-    "early_stopping.raskutti_thm1.sobolev_guarantee",
     "linear_teachers.cor6_2.bound",
     "linear_teachers.cor6_2.hinf_dominates_gram",
     "linear_teachers.thm4_1.closed_form",

@@ -239,3 +239,56 @@ def test_pretrain_attention_for_reads_the_setting(key):
         ravel_pytree(eta_one.params)[0],
     )
     assert not np.allclose(ravel_pytree(eta_one.params)[0], ravel_pytree(explicit.params)[0])
+
+
+@pytest.mark.slow  # one compilation per width; runs in make test-full
+def test_mixed_init_sweep_is_the_per_width_run_with_shared_seed_keys(key):
+    setting = es.WidthScalingSetting(
+        num_source=3, num_target=3, pretrain_steps=2, widths=(4, 8), num_seeds=2
+    )
+    sweep = es.simulate_mixed_init(key, setting)
+    keys = jax.random.split(key, 2)
+    for i, width in enumerate(setting.widths):
+        one = es.mixed_init_run(keys[1], width, setting)
+        for name, value in one._asdict().items():
+            np.testing.assert_allclose(
+                np.asarray(getattr(sweep, name))[i, 1], np.asarray(value), rtol=1e-5
+            )
+
+
+def test_mixed_init_blocks_simulation_matches_the_lemma5_formulas(x64, key):
+    run = es.simulate_mixed_init_blocks(
+        key, es.MixedInitBlocksSetting(width=4, num_inputs=2, instances=2, batch_size=2)
+    )
+    assert np.asarray(run.head).shape == (2, 2, 2)
+    np.testing.assert_allclose(run.head, run.head_formula, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(run.backbone, run.backbone_formula, rtol=1e-10, atol=1e-14)
+
+
+@pytest.mark.slow  # one compilation per width; runs in make test-full
+def test_trained_task_vector_sweep_is_the_per_width_run(key):
+    base = es.TaskVectorSetting(
+        width=8, num_train=4, num_test=4, num_source=8, pretrain_steps=2, finetune_steps=2
+    )
+    setting = es.TaskVectorSweepSetting(base=base, widths=(8, 12), num_seeds=2)
+    sweep = es.simulate_trained_task_vectors(key, setting)
+    one = es.trained_task_vectors(jax.random.split(key, 2)[1], base)
+    np.testing.assert_allclose(
+        np.asarray(sweep.runs.cosine)[0, 1], np.asarray(one.cosine), rtol=1e-4, atol=1e-6
+    )
+    with pytest.raises(ValueError, match="widths"):
+        es.TaskVectorSweepSetting(widths=(8,))
+
+
+@pytest.mark.slow  # NTK of the largest sample per seed; runs in make test-full
+def test_learning_curve_sweep_is_the_per_seed_run(x64, key):
+    base = es.LearningCurveSetting(
+        width=8, ranks=(4,), sizes=(10, 20), num_test=5, num_source=8, pretrain_steps=2,
+        max_steps=40, beta_points=10,
+    )  # fmt: skip
+    sweep = es.simulate_learning_curves(
+        key, es.LearningCurveSweepSetting(base=base, num_seeds=2, batch_size=1)
+    )
+    one = es.holdout_learning_curves(jax.random.split(key, 2)[1], base)
+    assert np.asarray(sweep.errors).shape == (2, 1, 2)
+    np.testing.assert_allclose(np.asarray(sweep.errors)[1], np.asarray(one.errors), rtol=1e-8)

@@ -99,3 +99,33 @@ def test_task_vector_of_linearised_attention_model(x64, key):
     tau = jax.flatten_util.ravel_pytree(ft)[0] - flat
     expected = es.task_vector(jac, f0, y, step_size=eps, steps=steps)
     np.testing.assert_allclose(np.asarray(tau), np.asarray(expected), rtol=1e-9, atol=1e-12)
+
+
+def test_gd_task_vector_matches_numpy_gd(x64):
+    rng = np.random.default_rng(3)
+    j = rng.standard_normal((5, 9))
+    f0, y = rng.standard_normal(5), rng.standard_normal(5)
+    eps = 0.9 * 5 / np.linalg.eigvalsh(j @ j.T).max()
+    np.testing.assert_allclose(
+        np.asarray(es.gd_task_vector(j, f0, y, eps, 30)), _gd_numpy(j, f0, y, eps, 30), rtol=1e-12
+    )
+
+
+def test_linear_task_vector_simulation_closed_form_facts(x64, key):
+    """Orthogonal row spaces: cos = 0 and no interference (Assumption 5.1); the printed
+    negation (θ_PT) gives MSE(θ_PT) − MSE(θ_FT), i.e. half of eq. (104) minus ‖J_testτ‖²/N,
+    so it is never above half the formula; the scanned τ equals the closed form."""
+    small = dict(num_params=12, num_train=4, num_test=5, steps=20, instances=6, batch_size=3)
+    ortho = es.simulate_linear_task_vectors(
+        key, es.LinearTaskVectorSetting(orthogonal=True, **small)
+    )
+    assert np.abs(np.asarray(ortho.cosine)).max() < 1e-12
+    assert np.abs(np.asarray(ortho.interference)).max() < 1e-12
+    generic = es.simulate_linear_task_vectors(key, es.LinearTaskVectorSetting(**small))
+    assert np.asarray(generic.interference).shape == (6, 4)
+    assert np.asarray(generic.tau_error).max() < 1e-10
+    np.testing.assert_allclose(generic.gap_corrected, generic.gap_formula, rtol=1e-9)
+    assert np.all(np.asarray(generic.gap_printed) <= np.asarray(generic.gap_formula) / 2 + 1e-12)
+    assert np.abs(np.asarray(generic.cosine)).max() > 1e-3  # shared directions: not orthogonal
+    with pytest.raises(ValueError, match="num_params"):
+        es.LinearTaskVectorSetting(num_params=7)

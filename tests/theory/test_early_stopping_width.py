@@ -127,3 +127,73 @@ def test_width_run_orders_of_the_taylor_remainder(key):
     for run in runs:
         assert float(run.target_loss_end) < float(run.target_loss_start)
         assert float(run.pretrain_distance) > 0 and float(run.max_logit_init) > 0
+
+
+# --- sweeps and rates -----------------------------------------------------------------------
+
+
+def test_fit_log_log_rate_matches_per_seed_polyfit_and_the_t_interval():
+    from scipy import stats
+
+    rng = np.random.default_rng(0)
+    n = np.array([16.0, 32.0, 64.0, 128.0])
+    values = np.exp(rng.normal(size=(4, 7)) * 0.2) * n[:, None] ** -0.8
+    fit = es.fit_log_log_rate(n, values)
+    slopes = np.array([np.polyfit(np.log(n), np.log(v), 1)[0] for v in values.T])
+    np.testing.assert_allclose(fit.slopes, slopes, rtol=1e-12)
+    lo, hi = stats.t.interval(0.95, 6, loc=slopes.mean(), scale=stats.sem(slopes))
+    assert fit.slope == pytest.approx(slopes.mean()) and fit.interval == pytest.approx((lo, hi))
+    # exact power laws with different constants: the interval collapses onto the exponent
+    exact = es.fit_log_log_rate(n, np.stack([2 * n**-1.0, 9 * n**-1.0], axis=1))
+    assert exact.lo == pytest.approx(-1.0, abs=1e-12) and exact.hi == pytest.approx(-1.0, abs=1e-12)
+    for bad in (values[:1], values[:, :1], -values):
+        with pytest.raises(ValueError, match="fit_log_log_rate"):
+            es.fit_log_log_rate(n[: bad.shape[0]], bad)
+
+
+def test_sweep_settings_validate_widths():
+    with pytest.raises(ValueError, match="widths"):
+        es.WidthScalingSetting(widths=(64, 32))
+    with pytest.raises(ValueError, match="widths"):
+        es.InitLogitSetting(widths=(8,))
+    with pytest.raises(ValueError, match="num_seeds"):
+        es.InitLogitSetting(num_seeds=0)
+
+
+def test_init_logits_scale_exactly_by_sqrt_width_and_match_numpy(x64, key):
+    """1/√d logits are exactly √n × the 1/d logits (d = n); the 1/d ones match eq. (3)."""
+    setting = es.InitLogitSetting(widths=(4, 16), num_seeds=3)
+    run = es.simulate_init_logits(key, setting)
+    assert run.inverse.shape == run.inverse_sqrt.shape == (2, 3)
+    np.testing.assert_allclose(
+        np.asarray(run.inverse_sqrt), np.asarray(run.inverse) * np.sqrt([[4.0], [16.0]]), rtol=1e-12
+    )
+    # seed 1 at width 16, recomputed with numpy from the same keys
+    k_data, k_init = jax.random.split(jax.random.split(key, 3)[1])
+    x = np.asarray(es.source_target_data(k_data, setting.data).x_source)
+    params = es.paper_attention_model(16, num_heads=2).init(k_init, x[0])
+    attn = jax.tree.map(np.asarray, params["attention"])
+    h = x @ np.asarray(params["embed"]["w"])  # (N, T, n)
+    q = np.einsum("ntd,hde->nhte", h, attn["query"])
+    k = np.einsum("ntd,hde->nhte", h, attn["key"])
+    expected = np.abs(np.einsum("nhte,nhse->nhts", q, k) / 16).max()
+    assert float(run.inverse[1, 1]) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.slow  # > 20 s (one compilation per width); runs in make test-full
+def test_width_sweep_is_the_per_width_run_with_shared_seed_keys(key):
+    setting = es.WidthScalingSetting(
+        num_source=3, num_target=3, num_test=2, pretrain_steps=2, finetune_steps=4,
+        record_every=2, widths=(4, 8), num_seeds=2,
+    )  # fmt: skip
+    sweep = es.simulate_width_scaling(key, setting)
+    assert np.asarray(sweep.widths).tolist() == [4, 8]
+    keys = jax.random.split(key, 2)
+    for i, width in enumerate(setting.widths):
+        for s in range(2):
+            one = es.width_scaling_run(keys[s], width, setting)
+            for name, value in one._asdict().items():
+                np.testing.assert_allclose(  # float32: vmapped vs unbatched round-off
+                    np.asarray(getattr(sweep, name))[i, s], np.asarray(value), rtol=1e-4,
+                    atol=1e-7,
+                )  # fmt: skip

@@ -1,27 +1,23 @@
 """Claims on the attention model at finite width and sample size (Sun & Raskutti 2026).
 
-* Cor 2 at finite width (notes checks 32–33): the trained network's task-vector cosines
-  against the linearised-model prediction from kernel blocks at ``θ_PT``
-  (:func:`ntsim.theory.early_stopping.trained_task_vectors`), over widths × seeds.
-* Lemma 5, eq. (97) (notes check 29): pretrained backbone + fresh Gaussian head; the NTK
+* Cor 2 at finite width (contract v2): the trained network's task-vector cosines against
+  the linearised-model prediction from kernel blocks at ``θ_PT``, over widths × seeds
+  (:func:`ntsim.theory.early_stopping.simulate_trained_task_vectors`).
+* Lemma 5, eq. (97) (contract v2): pretrained backbone + fresh Gaussian head; the NTK
   minus its random-init expansion, relative to the NTK, over widths × seeds
-  (:func:`ntsim.theory.early_stopping.mixed_init_run`).
-* Thm 1, eq. (15) (notes check 28): test MSE of hold-out-stopped (linearised) fine-tuning
+  (:func:`ntsim.theory.early_stopping.simulate_mixed_init`), decided on the slope's CI.
+* Thm 1, eq. (15) (still v1 claims): test MSE of hold-out-stopped (linearised) fine-tuning
   of the pretrained attention model against ``N``
-  (:func:`ntsim.theory.early_stopping.holdout_learning_curves`), over sizes × seeds.
-
-Rates are fitted as in :mod:`._width_scaling` (:func:`fit_rate`: mean over seeds of the
-per-seed least-squares log–log slope, 95% Student-t interval over seeds; keys shared across
-the swept axis so each seed is one curve) with its tolerance: "slope ≤ about s" means
-``ŝ ≤ s + 0.15``. Widths (sizes) are a Python loop — shapes change — and seeds are mapped
-in vmapped batches that bound memory.
+  (:func:`ntsim.theory.early_stopping.holdout_learning_curves`), over sizes × seeds; "slope
+  ≤ about s" means ``ŝ ≤ s + 0.15`` on the point estimate (the next migration decides it
+  on the CI of :func:`ntsim.theory.early_stopping.fit_log_log_rate`).
 
 Outcome (full scale, measured; README): the trained cosines approach the kernel prediction
-like ``n^{−0.98}`` (mean max gap 0.065 at n = 16, 0.0043 at n = 256); Lemma 5's ``e`` decays like
-``n^{−0.99}`` — the printed ``O(√log n/√n)`` holds as a bound, the reading "slope ≈ −1/2" is
-refuted (as for the kernel drift of :mod:`._width_scaling`); the learning-curve slope over
-``N ∈ [25, 800]`` is −0.47 for a tanh teacher (holds within the tolerance) but flattens to
-−0.18 over ``N ≥ 200`` (refuted: ``Δ`` is not in the finite-width NTK's RKHS, so an
+like ``n^{−0.98}`` (mean max gap 0.065 at n = 16, 0.0043 at n = 256); Lemma 5's ``e`` decays
+like ``n^{−0.99}`` — the printed ``O(√log n/√n)`` holds as a bound, the derived exact-rate
+reading is refuted (as for the kernel drift of :mod:`._width_scaling`); the learning-curve
+slope over ``N ∈ [25, 800]`` is −0.47 for a tanh teacher (outside Assumption 4.1) but
+flattens to −0.18 over ``N ≥ 200`` (``Δ`` is not in the finite-width NTK's RKHS, so an
 approximation floor appears), while ``Δ`` in the NTK's span keeps a slope ≈ −1 throughout.
 """
 
@@ -33,9 +29,18 @@ import jax
 import numpy as np
 
 from ntsim._validation import check_choice
-from ntsim.claims._base import SCALES, Claim, ClaimResult, cached_per_key, combine_results, compare
+from ntsim.claims._base import SCALES, Claim, ClaimResult, cached_per_key, compare
+from ntsim.claims._contract import Claim as ClaimV2
+from ntsim.claims._contract import Simulation, derived, printed
+from ntsim.claims._decisions import AtMost, Interval, Tolerance, all_of, estimate_in
+from ntsim.claims._decisions import compare as compare_v2
 from ntsim.claims.early_stopping._common import map_instances
-from ntsim.claims.early_stopping._width_scaling import fit_rate
+from ntsim.claims.early_stopping._width_scaling import (
+    DECAYS_LIKE_INVERSE_N,
+    EFFECT,
+    EXACT_BAND,
+    EXACT_HALF,
+)
 from ntsim.theory import early_stopping as es
 
 __all__ = ["CLAIMS"]
@@ -45,14 +50,10 @@ _SLOPE_TOL = 0.15  # as the width-scaling claims (see that module's doc)
 _HALF = -0.5
 
 
-def _sweep(fn, axis, keys, batch_size) -> dict:
-    """``fn(key, a)`` over ``keys`` (batched ``vmap``) for each ``a`` in ``axis``: ``(A, S)``."""
-    out: dict = {}
-    for a in axis:
-        run = map_instances(lambda k, a=a: fn(k, a), keys, batch_size=batch_size(a))
-        for name, value in run._asdict().items():
-            out.setdefault(name, []).append(np.asarray(value))
-    return {name: np.stack(v) for name, v in out.items()}
+def fit_rate(axis, values) -> tuple[float, float, float]:
+    """Slope and 95% CI of :func:`ntsim.theory.early_stopping.fit_log_log_rate`."""
+    fit = es.fit_log_log_rate(axis, values)
+    return fit.slope, fit.lo, fit.hi
 
 
 def _rate(name: str, axis, values) -> tuple[float, float, float, str]:
@@ -75,132 +76,126 @@ def _slope_result(slope: float, values, note: str) -> ClaimResult:
 
 # ------------------------------------------------------------ Cor 2 at finite width
 
-_TV_WIDTHS = {"quick": (16, 64), "full": (16, 32, 64, 128, 256)}
-_TV_SEEDS = {"quick": 4, "full": 40}  # full: 5 widths × 40 seeds = 200 instances
-_TV_SETTINGS = {
-    "quick": es.TaskVectorSetting(num_train=16, num_test=32, pretrain_steps=50, finetune_steps=50),
-    "full": es.TaskVectorSetting(),
-}
-_COSINE_TOL = 0.05  # |cos_trained − cos_predicted| at the largest width; cosines span [−1, 1]
+TRAINED_TASK_VECTORS = Simulation(
+    "early_stopping.cor2.trained",
+    es.simulate_trained_task_vectors,
+    {
+        "quick": es.TaskVectorSweepSetting(
+            # η_0 = 0.8: at η_0 = 1 the prediction's step condition ε λ_max(G_tt)/N ≤ 1
+            # failed at seed 1 (1.0135)
+            base=es.TaskVectorSetting(
+                num_train=16, num_test=32, pretrain_steps=50, finetune_steps=50, eta0=0.8
+            ),
+            widths=(16, 64),
+            num_seeds=4,
+        ),
+        "full": es.TaskVectorSweepSetting(),
+    },
+    key_name="early_stopping.cor2.trained_cosine_matches_kernel",  # the v1 claim's key
+)
+COSINE_TOL = Tolerance(
+    "chosen",
+    0.05,
+    "|cos_trained − cos_predicted| at the largest width; cosines span [−1, 1]",
+    observed="max gap 0.008 at n = 64 (quick) and ≤ 0.009 at n = 256 (full), per seed",
+)
 
 
-def check_trained_cosine(key, scale: str) -> ClaimResult:
+def check_trained_cosine(run: es.TrainedTaskVectorSweep):
     """max_{s≠t}|cos(τ_s, τ_t) − predicted| ≤ 0.05 at the largest width, decreasing in n."""
-    check_choice("check_trained_cosine", "scale", scale, SCALES)
-    widths, setting = _TV_WIDTHS[scale], _TV_SETTINGS[scale]
-    keys = jax.random.split(key, _TV_SEEDS[scale])
-    out = _sweep(
-        lambda k, w: es.trained_task_vectors(k, _with_width(setting, w)),
-        widths,
-        keys,
-        lambda w: 4 if w <= 64 else 2,
-    )
+    widths = np.asarray(run.widths)
     off = ~np.eye(es.NUM_TASKS, dtype=bool)
-    gap = np.abs(out["cosine"] - out["predicted_cosine"])[..., off].max(axis=-1)  # (W, S)
-    slope, lo, hi, note = _rate("max off-diagonal |cos − predicted|", widths, gap)
-    small = compare(gap[-1], _COSINE_TOL, relation="upper_bound")
-    decreasing = compare([hi], [0.0], relation="upper_bound")  # the CI lies below 0
-    # the prediction assumes ε λ_max(G_tt)/N ≤ 1 (task_vector_coefficients)
-    valid = compare(out["max_kernel_step"], 1.0, relation="upper_bound")
-    cos = out["cosine"][..., off]
-    return dataclasses.replace(
-        combine_results(small, decreasing, valid, notes=""),
-        num_instances=gap.size,
-        notes=f"{note}. Criterion: gap ≤ {_COSINE_TOL} for every seed at n = {widths[-1]} "
-        f"(max {gap[-1].max():.3g}), the 95% CI of the slope below 0, and ε λ_max(G_tt)/N ≤ 1 "
-        f"(max {out['max_kernel_step'].max():.2f}). Trained cosines span "
-        f"[{cos.min():.2f}, {cos.max():.2f}]; normalised multi-task performance at n = "
-        f"{widths[-1]} (tasks A–D, median over seeds; a ratio, unstable where fine-tuning "
-        "barely beats θ_PT): "
-        + ", ".join(f"{v:.2f}" for v in np.median(out["normalised"][-1], axis=0))
-        + f". {_tv_note(scale)}",
-    )
-
-
-def _with_width(setting, width):
-    return dataclasses.replace(setting, width=width)
-
-
-def _tv_note(scale: str) -> str:
-    s = _TV_SETTINGS[scale]
-    return (
-        f"Widths {_TV_WIDTHS[scale]} × {_TV_SEEDS[scale]} seeds (keys shared across widths); "
-        f"attention block in SP (2 heads, 1/d logits), pretrained {s.pretrain_steps} GD steps "
-        f"on {s.num_source} source sequences; 4 tasks (A, B on one {s.subspace_dim}-dim token "
-        f"subspace, C half-overlapping, D orthogonal), {s.num_train} train points each, σ = "
-        f"{s.noise_std}, {s.finetune_steps} GD steps of η_0/n (η_0 = {s.eta0}); prediction "
-        "c_sᵀG_stc_t/√(c_sᵀG_ssc_s·c_tᵀG_ttc_t) from the NTK at θ_PT (float32)."
+    cosine, predicted = np.asarray(run.runs.cosine), np.asarray(run.runs.predicted_cosine)
+    gap = np.abs(cosine - predicted)[..., off].max(axis=-1)  # (W, S)
+    fit = es.fit_log_log_rate(widths, gap)
+    return all_of(
+        compare_v2(gap[-1], COSINE_TOL.value, relation="upper_bound", tolerance=COSINE_TOL),
+        estimate_in(
+            fit.slope,
+            fit.interval,
+            AtMost(-0.5 + EFFECT.value),
+            num_instances=gap.shape[1],
+            tolerance=EFFECT,
+        ),  # fmt: skip
+        # the prediction assumes ε λ_max(G_tt)/N ≤ 1 (task_vector_coefficients)
+        compare_v2(np.asarray(run.runs.max_kernel_step).ravel(), 1.0, relation="upper_bound"),
+        diagnostics={
+            "widths": widths,
+            "mean max gap per width": gap.mean(axis=1),
+            "slope of the gap": fit.slope,
+            "95% CI": list(fit.interval),
+            "trained cosine range": [float(cosine[..., off].min()), float(cosine[..., off].max())],
+            "median normalised multi-task performance at the largest width": np.median(
+                np.asarray(run.runs.normalised)[-1], axis=0
+            ),
+        },
+        notes="attention block in SP (2 heads, 1/d logits) pretrained on a source task, "
+        "fine-tuned by GD on 4 tasks (A, B on one token subspace, C half-overlapping, D "
+        "orthogonal); prediction c_sᵀG_stc_t/√(c_sᵀG_ssc_s·c_tᵀG_ttc_t) from the NTK at θ_PT "
+        "(float32). Criteria: gap ≤ 0.05 for every seed at the largest width; the gap's "
+        "slope CI ≤ −1/2 + 0.2 (Lemma 1's linearisation rate); ε λ_max(G_tt)/N ≤ 1.",
     )
 
 
 # ------------------------------------------------------------------- Lemma 5, eq. (97)
 
-_L5_WIDTHS = {"quick": (32, 64, 128), "full": (32, 64, 128, 256, 512)}
-_L5_SEEDS = {"quick": 6, "full": 40}  # full: 5 widths × 40 seeds = 200 instances
-_L5_SETTINGS = {
-    "quick": es.WidthScalingSetting(num_target=8, pretrain_steps=200),
-    "full": es.WidthScalingSetting(pretrain_steps=200),
-}
+MIXED_INIT = Simulation(
+    "early_stopping.lemma5.random_init",
+    es.simulate_mixed_init,
+    {
+        "quick": es.WidthScalingSetting(
+            num_target=8, pretrain_steps=200, widths=(32, 64, 128), num_seeds=12
+        ),
+        "full": es.WidthScalingSetting(pretrain_steps=200, num_seeds=40),
+    },
+    key_name="early_stopping.lemma5.random_init_runs",  # the v1 claims' key id
+)
 
 
-@cached_per_key(maxsize=2)
-def _mixed_runs(key, scale: str) -> dict:
-    """``(widths, seeds)`` fields of :func:`mixed_init_run`; shared by the two Lemma 5 claims."""
-    widths, setting = _L5_WIDTHS[scale], _L5_SETTINGS[scale]
-    keys = jax.random.split(key, _L5_SEEDS[scale])
-    return _sweep(
-        lambda k, w: es.mixed_init_run(k, w, setting),
-        widths,
-        keys,
-        lambda w: min(len(keys), 8) if w <= 128 else 2,
-    )
-
-
-def _random_init_expansion(key, scale: str, relation: str) -> ClaimResult:
-    widths, setting = _L5_WIDTHS[scale], _L5_SETTINGS[scale]
-    out = _mixed_runs(key, scale)
-    slope, _, _, note = _rate("‖e‖_F/‖Θ‖_F", widths, out["relative_error"])
-    parts = "; ".join(
-        _rate(name, widths, out[field])[3]
+def _expansion(run: es.MixedInitSweep, region: Interval, tolerance: Tolerance):
+    widths = np.asarray(run.widths)
+    fit = es.fit_log_log_rate(widths, np.asarray(run.relative_error))
+    parts = {
+        name: es.fit_log_log_rate(widths, np.asarray(getattr(run, field))).slope
         for name, field in (
-            ("head part (eq. 94)", "head_error"),
-            ("backbone part (eq. 96)", "backbone_error"),
-            ("‖θ_PT − θ_0‖", "pretrain_distance"),
+            ("slope of the head part (eq. 94)", "head_error"),
+            ("slope of the backbone part (eq. 96)", "backbone_error"),
+            ("slope of ‖θ_PT − θ_0‖", "pretrain_distance"),
         )
+    }
+    return estimate_in(
+        fit.slope,
+        fit.interval,
+        region,
+        num_instances=np.asarray(run.relative_error).shape[1],
+        tolerance=tolerance,
+        diagnostics={
+            "slope of ‖e‖_F/‖Θ‖_F": fit.slope,
+            "95% CI": list(fit.interval),
+            "widths": widths,
+            "mean ‖e‖_F/‖Θ‖_F per width": np.asarray(run.relative_error).mean(axis=1),
+            **parts,
+            "max source loss at θ_PT": float(np.max(run.source_loss)),
+        },
+        notes="Pretrained backbone + fresh head W ~ N(0, 1/n): e = Θ − (1/n)WJ_BB(θ_0)"
+        "J_BB(θ_0)ᵀWᵀ − x⁰x⁰ᵀ/n on the target inputs; mean over seeds of the per-seed "
+        "log–log slope in n, 95% Student-t CI over seeds.",
     )
-    if relation == "equal":
-        result = compare([slope], [_HALF], relation="equal", atol=_SLOPE_TOL)
-        rule = f"|slope − (−1/2)| ≤ {_SLOPE_TOL}"
-    else:
-        result = compare([slope], [_HALF], relation="upper_bound", atol=_SLOPE_TOL)
-        rule = f"slope ≤ −1/2 + {_SLOPE_TOL}"
-    return dataclasses.replace(
-        result,
-        num_instances=out["relative_error"].size,
-        notes=f"{note}. Criterion: {rule}. Parts of e relative to ‖Θ‖_F: {parts}. Source loss "
-        f"at θ_PT ≤ {out['source_loss'].max():.1e}. Widths {widths} × {_L5_SEEDS[scale]} seeds "
-        f"(keys shared across widths); attention block in SP (1 head, 1/d logits, GELU FFN, "
-        f"LN, mean pooling), pretrained {setting.pretrain_steps} GD steps of η_0/n on "
-        f"{setting.num_source} source sequences, fresh head W ~ N(0, 1/n); NTK on "
-        f"{setting.num_target} target inputs (ntsim.core per-block NTK, float32).",
-    )
 
 
-def check_random_init_expansion(key, scale: str) -> ClaimResult:
-    """‖Θ − (1/n)WJ_BB(θ_0)J_BB(θ_0)ᵀWᵀ − x⁰x⁰ᵀ/n‖_F/‖Θ‖_F decays at least like n^{−1/2}."""
-    check_choice("check_random_init_expansion", "scale", scale, SCALES)
-    return _random_init_expansion(key, scale, "upper_bound")
+def check_random_init_expansion(run: es.MixedInitSweep):
+    """‖e‖_F/‖Θ‖_F = O(√log n/√n): slope ≤ −1/2 + EFFECT (eq. (97))."""
+    return _expansion(run, AtMost(-0.5 + EFFECT.value), EFFECT)
 
 
-def check_random_init_expansion_half(key, scale: str) -> ClaimResult:
-    """The same error decays with slope ≈ −1/2 in n (refuted: ≈ −1)."""
-    check_choice("check_random_init_expansion_half", "scale", scale, SCALES)
-    return _random_init_expansion(key, scale, "equal")
+def check_random_init_expansion_half(run: es.MixedInitSweep):
+    """Derived: the slope lies in −1/2 ± 0.15 (refuted: it decays like n^{−1})."""
+    return _expansion(run, EXACT_HALF, EXACT_BAND)
 
 
 # ----------------------------------------------------------- Thm 1, learning curves
 
-_LC_SIZES = (25, 50, 100, 200, 400, 800)  # notes §5's grid
+_LC_SIZES = (25, 50, 100, 200, 400, 800)
 _LC_TAIL = 3  # the tail fit uses the three largest N (200, 400, 800)
 _LC_SEEDS = {"quick": 8, "full": 36}  # multiples of the batch
 _LC_BATCH = {"quick": 4, "full": 2}  # full: a (1000 × P) float64 Jacobian per seed
@@ -264,98 +259,183 @@ def _learning_curve(key, scale: str, target: str, tail: bool) -> ClaimResult:
     )
 
 
-def check_learning_curve_teacher(key, scale: str) -> ClaimResult:
-    """Tanh-teacher Δ (the learning_curves experiment): error slope over all N ≤ about −1/2."""
-    check_choice("check_learning_curve_teacher", "scale", scale, SCALES)
-    return _learning_curve(key, scale, "teacher", tail=False)
-
-
 def check_learning_curve_teacher_tail(key, scale: str) -> ClaimResult:
     """Tanh-teacher Δ: slope over the three largest N ≤ about −1/2 (refuted: it flattens)."""
     check_choice("check_learning_curve_teacher_tail", "scale", scale, SCALES)
     return _learning_curve(key, scale, "teacher", tail=True)
 
 
-def check_learning_curve_kernel(key, scale: str) -> ClaimResult:
-    """Δ in the NTK's span (Assumption 4.1): error slope over all N ≤ about −1/2."""
-    check_choice("check_learning_curve_kernel", "scale", scale, SCALES)
-    return _learning_curve(key, scale, "kernel", tail=False)
+def _lc_simulation(name: str, target: str, key_name: str) -> Simulation:
+    return Simulation(
+        name,
+        es.simulate_learning_curves,
+        {
+            scale: es.LearningCurveSweepSetting(
+                base=dataclasses.replace(_LC_SETTINGS[scale], target=target),
+                num_seeds=_LC_SEEDS[scale],
+                batch_size=_LC_BATCH[scale],
+            )
+            for scale in ("quick", "full")
+        },
+        x64=True,  # as the experiment: NTK spectra span many decades
+        key_name=key_name,
+    )
 
 
-def check_learning_curve_kernel_tail(key, scale: str) -> ClaimResult:
-    """Δ in the NTK's span: slope over the three largest N ≤ about −1/2."""
-    check_choice("check_learning_curve_kernel_tail", "scale", scale, SCALES)
-    return _learning_curve(key, scale, "kernel", tail=True)
+def _curve_rate(run: es.LearningCurves, tail: bool):
+    errors = np.asarray(run.errors)[:, 0]  # (seeds, sizes), the one task
+    sizes = np.asarray(_LC_SIZES, float)
+    fitted = slice(len(sizes) - _LC_TAIL, None) if tail else slice(None)
+    fit = es.fit_log_log_rate(sizes[fitted], errors[:, fitted].T)
+    beta = float(np.asarray(run.betas).mean())
+    return estimate_in(
+        fit.slope,
+        fit.interval,
+        AtMost(-0.5 + EFFECT.value),
+        num_instances=errors.shape[0],
+        tolerance=EFFECT,
+        diagnostics={
+            "N fitted": sizes[fitted],
+            "slope": fit.slope,
+            "95% CI": list(fit.interval),
+            "mean test MSE / mean Δ² per N": errors.mean(axis=0),
+            "fitted NTK decay β": beta,
+            "eq. (30) rate −2β/(2β+1)": -2 * beta / (2 * beta + 1),
+            "mean kept step per N": np.asarray(run.kept_steps)[:, 0].mean(axis=0),
+        },
+        notes="hold-out-stopped linearised fine-tuning (kernel GD on the NTK at θ_PT) of the "
+        "pretrained attention block; nested samples (keys shared across N); mean over seeds "
+        "of the per-seed log–log slope, 95% Student-t CI over seeds.",
+    )
 
 
-_L5_RUNS = "early_stopping.lemma5.random_init_runs"
+def check_curve_rate(run: es.LearningCurves):
+    """Test MSE slope over all N ≤ −1/2 + EFFECT (Thm 1's O(N^{−1/2}), on the CI)."""
+    return _curve_rate(run, tail=False)
+
+
+def check_curve_tail_rate(run: es.LearningCurves):
+    """The same over the three largest N."""
+    return _curve_rate(run, tail=True)
+
+
 _LC_TEACHER = "early_stopping.thm1.learning_curves_teacher"
 _LC_KERNEL = "early_stopping.thm1.learning_curves_kernel"
 
+LC_TEACHER = _lc_simulation("early_stopping.thm1.teacher", "teacher", _LC_TEACHER)
+LC_KERNEL = _lc_simulation("early_stopping.thm1.kernel", "kernel", _LC_KERNEL)
+
 CLAIMS = (
-    Claim(
+    ClaimV2(
         id="early_stopping.cor2.trained_cosine_matches_kernel",
-        paper=f"{_PAPER}, Cor 2, eqs. (25), (107)–(109), Lemma 1, Sec 7.2; notes checks 32–33",
+        paper=f"{_PAPER}, Cor 2, eqs. (25), (107)–(109), Lemma 1, Sec 7.2",
         statement="Attention block fine-tuned on four tasks by GD: the trained task vectors' "
         "cosines match the linearised-model prediction c_sᵀG_stc_t/(‖J_sᵀc_s‖‖J_tᵀc_t‖) from "
-        "the NTK at θ_PT to ≤ 0.05 at the largest width, and the gap decreases with n.",
+        "the NTK at θ_PT to ≤ 0.05 at the largest width, and the gap decays at least like "
+        "n^{−1/2} (slope CI ≤ −0.3).",
+        kind="trend",
+        reading=derived(
+            "Cor 2 and Lemma 1 describe task vectors through the linearised model; the project "
+            "tests that picture on the trained network's cosines (Sec 7.2's Fig. 3 quantity)"
+        ),
+        uses=TRAINED_TASK_VECTORS,
         check=check_trained_cosine,
+        min_instances=4,
+        slow_at_quick=True,
         experiment="early_stopping/task_vectors",
     ),
-    Claim(
+    ClaimV2(
         id="early_stopping.lemma5.random_init_expansion",
-        paper=f"{_PAPER}, Lemma 5, eqs. (94), (96)–(97); notes check 29",
+        paper=f"{_PAPER}, Lemma 5, eqs. (94), (96)–(97)",
         statement="Pretrained backbone + fresh head W ~ N(0, 1/n): Θ = (1/n)WJ_BB(θ_0)"
-        "J_BB(θ_0)ᵀWᵀ + x⁰x⁰ᵀ/n + e (x⁰ = f_BB(θ_0)) with ‖e‖_F/‖Θ‖_F decaying at least "
-        "like n^{−1/2}.",
+        "J_BB(θ_0)ᵀWᵀ + x⁰x⁰ᵀ/n + e (x⁰ = f_BB(θ_0)) with ‖e‖_F/‖Θ‖_F = O(√log n/√n): its "
+        "fitted slope in n is ≤ −1/2 + 0.2.",
+        kind="rate",
+        reading=printed(
+            "“the norm of error term e vanishes to 0 with rate O(√log n / n^{1/2})” (eq. (97))"
+        ),
+        uses=MIXED_INIT,
         check=check_random_init_expansion,
-        key_id=_L5_RUNS,
+        min_instances=6,
+        slow_at_quick=True,
     ),
-    Claim(
+    ClaimV2(
         id="early_stopping.lemma5.random_init_expansion_slope_half",
-        paper=f"{_PAPER}, Lemma 5, eq. (97) read as a rate; notes check 29",
-        statement="The same ‖e‖_F/‖Θ‖_F decays with slope ≈ −1/2 in n (the printed "
-        "O(√log n/√n) read as the rate).",
+        paper=f"{_PAPER}, Lemma 5, eq. (97) read as an exact rate",
+        statement="(Derived reading, stronger than the paper's upper bound.) ‖e‖_F/‖Θ‖_F "
+        "decays exactly like n^{−1/2}: its fitted slope lies in −1/2 ± 0.15.",
+        kind="rate",
+        reading=derived(
+            "the project reads the printed O(√log n/√n) as the exact rate n^{-1/2} (fitted "
+            "slope within -1/2 ± 0.15); the paper states an upper bound, so this refutes a "
+            "reading, not the paper"
+        ),
+        uses=MIXED_INIT,
         check=check_random_init_expansion_half,
         expect="refuted",
-        key_id=_L5_RUNS,
+        counterexample=DECAYS_LIKE_INVERSE_N,
+        twin="early_stopping.lemma5.random_init_expansion",
+        min_instances=6,
+        slow_at_quick=True,
     ),
-    Claim(
+    ClaimV2(
         id="early_stopping.thm1.learning_curve_rate",
-        paper=f"{_PAPER}, Thm 1, eq. (15), Sec 7.1, Fig. 2; notes check 28",
+        paper=f"{_PAPER}, Thm 1, eq. (15), Sec 7.1, Fig. 2, applied outside Assumption 4.1",
         statement="Hold-out-stopped fine-tuning of the pretrained attention block on a "
-        "tanh-teacher target f_tgt = f_PT + Δ: the test MSE decays in N ∈ [25, 800] with "
-        "log–log slope ≤ about −1/2.",
-        check=check_learning_curve_teacher,
+        "tanh-teacher target f_tgt = f_PT + Δ (Δ is NOT in the NTK's span: outside "
+        "Assumption 4.1, so outside Thm 1's hypotheses): the test MSE's fitted slope in "
+        "N ∈ [25, 800] is ≤ −1/2 + 0.2 (on its CI).",
+        kind="rate",
+        reading=derived(
+            "the project applies Thm 1's O(N^{-1/2}) to the tanh teacher of the "
+            "learning_curves figure, which violates Assumption 4.1 (Δ not in the NTK's span)"
+        ),
+        uses=LC_TEACHER,
+        check=check_curve_rate,
+        min_instances=8,
+        slow_at_quick=True,
         experiment="early_stopping/learning_curves",
-        key_id=_LC_TEACHER,
     ),
     Claim(
         id="early_stopping.thm1.learning_curve_tail_rate",
-        paper=f"{_PAPER}, Thm 1, eq. (15) read as a rate at large N; notes check 28",
-        statement="The same tanh-teacher target: the N^{−1/2} rate persists at large N (slope "
-        "over N ∈ {200, 400, 800} ≤ about −1/2).",
+        paper=f"{_PAPER}, Thm 1, eq. (15) read as a rate at large N, applied outside "
+        "Assumption 4.1",
+        statement="The same tanh-teacher target, whose Δ is outside Assumption 4.1 (not in "
+        "the NTK's span, so Thm 1 does not apply): the N^{−1/2} rate persists at large N "
+        "(slope over N ∈ {200, 400, 800} ≤ about −1/2). A reading beyond the theorem's "
+        "hypotheses, not a statement of the paper.",
         check=check_learning_curve_teacher_tail,
         expect="refuted",
         experiment="early_stopping/learning_curves",
         key_id=_LC_TEACHER,
     ),
-    Claim(
+    ClaimV2(
         id="early_stopping.thm1.learning_curve_rate_rkhs",
-        paper=f"{_PAPER}, Thm 1, eq. (15) under Assumption 4.1; notes check 28",
+        paper=f"{_PAPER}, Thm 1, eq. (15) under Assumption 4.1",
         statement="With Δ = f_tgt − f_PT in the span of the NTK at θ_PT (Assumption 4.1): the "
-        "test MSE decays in N ∈ [25, 800] with log–log slope ≤ about −1/2.",
-        check=check_learning_curve_kernel,
+        "test MSE's fitted slope in N ∈ [25, 800] is ≤ −1/2 + 0.2 (on its CI).",
+        kind="rate",
+        reading=printed(
+            "“‖f_T̂op − f_tgt‖²_2 ≤ O(N_2^{-1/2})” (eq. (15)), hold-out in place "
+            "of T̂_op as in the paper's experiments"
+        ),  # fmt: skip
+        uses=LC_KERNEL,
+        check=check_curve_rate,
+        min_instances=8,
+        slow_at_quick=True,
         experiment="early_stopping/learning_curves",
-        key_id=_LC_KERNEL,
     ),
-    Claim(
+    ClaimV2(
         id="early_stopping.thm1.learning_curve_tail_rate_rkhs",
-        paper=f"{_PAPER}, Thm 1, eq. (15) under Assumption 4.1, at large N; notes check 28",
-        statement="With Δ in the NTK's span the rate persists at large N: slope over N ∈ "
-        "{200, 400, 800} ≤ about −1/2.",
-        check=check_learning_curve_kernel_tail,
+        paper=f"{_PAPER}, Thm 1, eq. (15) under Assumption 4.1, at large N",
+        statement="With Δ in the NTK's span the rate persists at large N: the fitted slope over "
+        "N ∈ {200, 400, 800} is ≤ −1/2 + 0.2 (on its CI).",
+        kind="rate",
+        reading=printed("“‖f_T̂op − f_tgt‖²_2 ≤ O(N_2^{-1/2})” (eq. (15)) at the largest N"),
+        uses=LC_KERNEL,
+        check=check_curve_tail_rate,
+        min_instances=8,
+        slow_at_quick=True,
         experiment="early_stopping/learning_curves",
-        key_id=_LC_KERNEL,
     ),
 )

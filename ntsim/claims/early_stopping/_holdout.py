@@ -1,119 +1,148 @@
 """Claims comparing hold-out early stopping, as users run it, with the data-dependent rule T̂.
 
 Sun & Raskutti 2026 define the stopping time through ``ϱ̂_N`` (eq. (11)) but run hold-out
-early stopping in their experiments (Sec 7, "no improvement over several iterations"),
-citing Raskutti et al. 2014, whose Sobolev simulation (Sec 4, Fig. 3) reports that the
-theoretical rule beats hold-out. Both are run on that benchmark
-(:func:`ntsim.theory.early_stopping.sobolev_benchmark`: 80/20 split, validation loss every
-10 steps, patience 5, best checkpoint kept, all scored on the ``N`` design points).
+early stopping in their experiments (Sec 7, "no improvement over several iterations"), and
+expect the theoretical rule to outperform hold-out, citing the Sobolev simulation of
+Raskutti et al. 2014 (Sec 4, Fig. 3). Both are run on that benchmark
+(:func:`ntsim.theory.early_stopping.simulate_sobolev_sweep`: 80/20 split, validation loss
+every 10 steps, patience 5, best checkpoint kept, all scored on the ``N`` design points) —
+the same simulation the ``early_stopping/sobolev_stopping_rule`` figure draws.
 
-Measured (notes): the statement "T̂ is at least as accurate as hold-out on average" fails
-at every ``N`` checked (100 to 1600): T̂ stops an order of magnitude before the oracle step,
-hold-out near or after it. Hold-out stays inside the rule's own guarantee ``12 C_H² ϱ̂²``
-in every draw (by a factor ≥ 25).
+For kernel GD the kernel does not drift (``g ≡ 0`` in eq. (36)), so ``T̂_op = T̂_max = T̂``:
+the rule tested is the paper's. Measured: T̂ stops an order of magnitude before the oracle
+step, hold-out near or after it, and T̂'s error is larger on average (the comparison is
+decided on the confidence interval of the mean paired log error ratio); hold-out stays
+inside the rule's own guarantee ``12 C_H² ϱ̂²`` in every draw.
 """
 
 from __future__ import annotations
 
-import jax
+import math
+
 import numpy as np
 
-from ntsim._validation import check_choice
-from ntsim.claims._base import SCALES, Claim, ClaimResult, cached_per_key, compare
-from ntsim.claims.early_stopping._common import map_instances
+from ntsim.claims._contract import Claim, EstimateIn, Simulation, derived, printed
+from ntsim.claims._decisions import AtMost, Interval, compare, estimate_in
 from ntsim.theory import early_stopping as es
 
-__all__ = ["CLAIMS"]
+__all__ = ["CLAIMS", "SOBOLEV_HOLDOUT"]
 
 _PAPER = "Sun & Raskutti 2026"
-# (sample sizes, draws per size); hold-out settings of the Sobolev experiment
-_SIZES = {"quick": ((100, 200, 400), 20), "full": ((100, 200, 400, 800, 1600), 40)}
-_MAX_STEPS = 3000  # ≥ 3× the largest oracle step measured (≈ 200 at N = 1600)
+_EXPERIMENT = "early_stopping/sobolev_stopping_rule"
+
+SOBOLEV_HOLDOUT = Simulation(
+    "early_stopping.holdout.sobolev",
+    es.simulate_sobolev_sweep,
+    {
+        # max_steps ≥ 3× the largest oracle step (≈ 150 at N = 400, ≈ 200 at N = 1600)
+        "quick": es.SobolevSweepSetting(sizes=(100, 200, 400), draws=20, max_steps=1500),
+        "full": es.SobolevSweepSetting(draws=40),
+    },
+    x64=True,
+    key_name="early_stopping.holdout.draws",  # the v1 claims' key id
+)
+
+#: The rule loses to hold-out, by a factor in [1.05, 4] on average: T̂ = ⌊1/(αϱ̂²)⌋ with
+#: eq. (11)'s conservative 2eσ stops about 10× before the oracle step, so its error is
+#: bias-dominated and clearly above hold-out's (which stops near the oracle step); both
+#: stay within a small factor of the oracle's error, so not by an order of magnitude.
+RULE_LOSES = EstimateIn(
+    Interval(math.log(1.05), math.log(4.0)),
+    "T̂ stops ~10× before the oracle step: its error is 1.05–4× hold-out's on average",
+)
 
 
-@cached_per_key(maxsize=2)
-def _draws(key, scale: str) -> dict:
-    sizes, per_size = _SIZES[scale]
-    out = {}
-    with jax.enable_x64(True):
-        for index, n in enumerate(sizes):
-            keys = jax.random.split(jax.random.fold_in(key, index), per_size)
-            draws = map_instances(
-                lambda k, n=n: es.sobolev_benchmark(k, n, max_steps=_MAX_STEPS),
-                keys,
-                batch_size=10,
-            )
-            out[n] = jax.tree.map(np.asarray, draws)
-    return out
+def _diagnostics(run: es.SobolevSweep) -> dict:
+    return {
+        "N": np.asarray(run.sizes),
+        "mean error at T̂": np.asarray(run.stopping_rule).mean(axis=1),
+        "mean error of hold-out": np.asarray(run.holdout).mean(axis=1),
+        "mean error at the oracle step": np.asarray(run.oracle).mean(axis=1),
+        "mean T̂": np.asarray(run.stopping_time).mean(axis=1),
+        "mean hold-out step": np.asarray(run.holdout_step).mean(axis=1),
+        "mean oracle step": np.asarray(run.oracle_step).mean(axis=1),
+    }
 
 
-def _table(out: dict) -> str:
-    return "; ".join(
-        f"N={n}: T̂ {d.stopping_rule.mean():.2e}, hold-out {d.holdout.mean():.2e}, oracle "
-        f"{d.oracle.mean():.2e} (steps {d.stopping_time.mean():.0f}/{d.holdout_step.mean():.0f}/"
-        f"{d.oracle_step.mean():.0f})"
-        for n, d in out.items()
+def check_rule_beats_holdout(run: es.SobolevSweep):
+    """E log(error at T̂ / error of hold-out) ≤ 0, on the 95% CI of the paired mean."""
+    from scipy import stats
+
+    log_ratio = np.log(np.asarray(run.stopping_rule) / np.asarray(run.holdout)).ravel()
+    mean = float(log_ratio.mean())
+    half = float(stats.t.ppf(0.975, log_ratio.size - 1)) * float(
+        log_ratio.std(ddof=1) / math.sqrt(log_ratio.size)
+    )
+    per_size = np.exp(np.log(np.asarray(run.stopping_rule) / np.asarray(run.holdout)).mean(1))
+    return estimate_in(
+        mean,
+        (mean - half, mean + half),
+        AtMost(0.0),
+        num_instances=log_ratio.size,
+        diagnostics={
+            **_diagnostics(run),
+            "geometric-mean ratio T̂/hold-out per N": per_size,
+            "pooled geometric-mean ratio": math.exp(mean),
+        },
+        notes="Estimate: mean over all draws and N of log(‖f_T̂ − f*‖²_N / ‖f_hold-out − "
+        "f*‖²_N) (paired: both methods on the same draw); 95% Student-t CI over draws. The "
+        "statement (T̂ at least as accurate on average) claims ≤ 0.",
     )
 
 
-def check_rule_beats_holdout(key, scale: str) -> ClaimResult:
-    """Mean error at T̂ ≤ mean error of hold-out early stopping, at every N (refuted)."""
-    check_choice("check_rule_beats_holdout", "scale", scale, SCALES)
-    out = _draws(key, scale)
-    rule = np.array([d.stopping_rule.mean() for d in out.values()])
-    holdout = np.array([d.holdout.mean() for d in out.values()])
-    result = compare(rule, holdout, relation="upper_bound")
-    sizes, per_size = _SIZES[scale]
-    worse = [n for n, r, h in zip(sizes, rule, holdout, strict=True) if r > h]
-    return ClaimResult(
-        holds=result.holds,
-        measured=result.measured,
-        reference=result.reference,
-        margins=result.margins,
-        num_instances=len(sizes) * per_size,
-        notes=f"Sobolev benchmark (σ = 0.5, C_H = √(17/16)), {per_size} draws per N; mean "
-        f"‖f̂ − f*‖²_N and mean steps (T̂/hold-out/oracle): {_table(out)}. T̂ is worse than "
-        f"hold-out at N ∈ {worse}; ratio T̂/hold-out "
-        + ", ".join(f"{r / h:.2f}" for r, h in zip(rule, holdout, strict=True))
-        + ".",
-    )
-
-
-def check_holdout_within_guarantee(key, scale: str) -> ClaimResult:
+def check_holdout_within_guarantee(run: es.SobolevSweep):
     """Hold-out early stopping satisfies the rule's guarantee 12C_H²ϱ̂² in every draw."""
-    check_choice("check_holdout_within_guarantee", "scale", scale, SCALES)
-    out = _draws(key, scale)
-    error = np.concatenate([d.holdout for d in out.values()])
-    bound = np.concatenate([d.guarantee for d in out.values()])
+    error, bound = np.asarray(run.holdout), np.asarray(run.guarantee)
     return compare(
-        error,
-        bound,
+        error.ravel(),
+        bound.ravel(),
         relation="upper_bound",
-        notes=f"Largest hold-out error / (12C_H²ϱ̂²) ratio {np.max(error / bound):.3f}; "
-        f"{_table(out)}.",
+        diagnostics={
+            **_diagnostics(run),
+            "largest error / (12C_H²ϱ̂²)": float(np.max(error / bound)),
+        },
+        notes="Sobolev kernel 1 + min(x, x'), f* = |x − 1/2| − 1/4 (C_H = √(17/16)), σ = 0.5; "
+        "one instance per draw and N.",
     )
 
-
-_DRAWS = "early_stopping.holdout.draws"
 
 CLAIMS = (
     Claim(
         id="early_stopping.holdout.rule_beats_holdout",
-        paper="Raskutti et al. 2014, Sec 4, Fig. 3, as cited by Sun & Raskutti 2026, Sec 6.2",
-        statement="On the first-order Sobolev benchmark the data-dependent rule T̂ is at least "
-        "as accurate as hold-out early stopping (80/20 split, patience) on average, at every N.",
+        paper=f"{_PAPER}, Sec 6.2, citing Raskutti et al. 2014, Sec 4, Fig. 3",
+        statement="On the first-order Sobolev benchmark the data-dependent rule T̂ (= T̂_op for "
+        "kernel GD) is at least as accurate as hold-out early stopping (80/20 split, "
+        "patience) on average: E log(error_T̂ / error_hold-out) ≤ 0.",
+        kind="ordering",
+        reading=printed(
+            "“the optimal stopping rule proposed in the theoretical framework is expected to "
+            "outperform the hold-out method, which is supported by simulations (Figure 3) in "
+            "Raskutti et al. [2014]” (Sec 6.2)"
+        ),
+        uses=SOBOLEV_HOLDOUT,
         check=check_rule_beats_holdout,
         expect="refuted",
-        experiment="early_stopping/sobolev_stopping_rule",
-        key_id=_DRAWS,
+        counterexample=RULE_LOSES,
+        twin="early_stopping.holdout.within_guarantee",
+        min_instances=60,
+        slow_at_quick=True,
+        experiment=_EXPERIMENT,
     ),
     Claim(
         id="early_stopping.holdout.within_guarantee",
-        paper=f"{_PAPER}, Sec 7 (hold-out stopping in place of T̂_op); Raskutti et al. 2014, Thm 1",
+        paper=f"{_PAPER}, Secs 6.2, 7 (hold-out in place of T̂_op); Raskutti et al. 2014, Thm 1",
         statement="Hold-out early stopping as users run it stays within the rule's guarantee: "
         "‖f_hold-out − f*‖²_N ≤ 12C_H²ϱ̂² in every draw.",
+        kind="bound",
+        reading=derived(
+            "the paper recommends hold-out in practice (Sec 6.2) and proves its guarantee for "
+            "T̂_op; the project checks that hold-out meets the rule's guarantee 12C_H²ϱ̂² "
+            "(Raskutti et al. 2014, Thm 1)"
+        ),
+        uses=SOBOLEV_HOLDOUT,
         check=check_holdout_within_guarantee,
-        experiment="early_stopping/sobolev_stopping_rule",
-        key_id=_DRAWS,
+        min_instances=60,
+        slow_at_quick=True,
+        experiment=_EXPERIMENT,
     ),
 )

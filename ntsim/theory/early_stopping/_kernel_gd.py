@@ -9,7 +9,7 @@ divided by the width, so ``K = JJᵀ/(N n)`` (eqs. (7), (37)). Full-batch GD on
 .. math:: f_{τ+1}(X) = f_τ(X) − α K (f_τ(X) − Y), \qquad α = η_0,
 
 so ``r_τ = (I − αK)^τ r_0`` for ``r_τ = f_τ(X) − Y``, and the running step sum is
-``η_τ = ατ`` [derived, notes §1.4]. With ``Δ* = f_tgt(X) − f_PT(X)``,
+``η_τ = ατ`` [derived]. With ``Δ* = f_tgt(X) − f_PT(X)``,
 ``f_τ(X) − f_tgt(X) = −(I − αK)^τ Δ* + [I − (I − αK)^τ] w``: squared bias
 ``B²_τ = (1/N)‖(I − αK)^τ Δ*‖²`` and variance ``V_τ = (1/N)‖[I − (I − αK)^τ] w‖²`` with
 ``E V_τ = (σ²/N) Σ_i (1 − (1 − αλ̂_i)^τ)²``.
@@ -127,7 +127,7 @@ def gd_shrinkage(eigenvalues: ArrayLike, step_size: ArrayLike, steps: ArrayLike)
 def kernel_gd_residuals(
     kernel: ArrayLike, initial_residual: ArrayLike, step_size: ArrayLike, steps: ArrayLike
 ) -> Array:
-    r"""Train residuals ``r_τ = (I − αK)^τ r_0`` of kernel GD (notes §1.4, check 12).
+    r"""Train residuals ``r_τ = (I − αK)^τ r_0`` of kernel GD.
 
     Computed on the eigenbasis ``K = Q diag(λ̂) Qᵀ``: ``r_τ = Q diag((1 − αλ̂)^τ) Qᵀ r_0``.
 
@@ -180,7 +180,7 @@ def pretrained_kernel_gd(
         f_τ(X) = Y + (I − αK)^τ (f_{PT}(X) − Y), \quad
         f_τ(x) = f_{PT}(x) + 𝕂(x, X)𝕂^{-1}[I − (I − αK)^τ](Y − f_{PT}(X))
 
-    with ``K = 𝕂/N`` (notes §1.4, [derived]; the test formula needs ``K`` full rank,
+    with ``K = 𝕂/N`` ([derived]; the test formula needs ``K`` full rank,
     Assumption 4.5 — on a null eigenvalue ``[I − (I − αK)^τ]K^{-1}`` is read as its limit
     ``ατ``). It is the same dynamics as ``ntsim.core.kernel_gd_predictions`` with ``K`` as the
     kernel, ``learning_rate = α`` and ``loss_scale = 1/2``, evaluated with one ``eigh`` and
@@ -244,7 +244,7 @@ def pretrained_kernel_gd(
 def squared_bias(
     kernel: ArrayLike, target_gap: ArrayLike, step_size: ArrayLike, steps: ArrayLike
 ) -> Array:
-    r"""``B²_τ = (1/N)‖(I − αK)^τ Δ*‖²``, ``Δ* = f_tgt(X) − f_PT(X)`` (notes §1.4, eq. (34)).
+    r"""``B²_τ = (1/N)‖(I − αK)^τ Δ*‖²``, ``Δ* = f_tgt(X) − f_PT(X)`` (eq. (34)).
 
     Examples:
       >>> import jax.numpy as jnp
@@ -274,7 +274,7 @@ def expected_variance(
 
 
 def bias_bound(rkhs_norm_squared: ArrayLike, eta: ArrayLike) -> Array:
-    r"""``B²_τ ≤ ‖Δ*‖²_H/(2eη_τ)`` for ``Δ* ∈ span{𝕂(·, X_j)}`` (notes check 14, [derived]).
+    r"""``B²_τ ≤ ‖Δ*‖²_H/(2eη_τ)`` for ``Δ* ∈ span{𝕂(·, X_j)}``.
 
     With ``Δ* = Σ_j a_j 𝕂(·, X_j)``, ``‖Δ*‖²_H = aᵀ𝕂a``; each eigen-direction contributes
     ``λ̂(1 − αλ̂)^{2τ} ≤ λ̂ e^{−2η_τλ̂} ≤ 1/(2eη_τ)`` times its share of ``‖Δ*‖²_H``
@@ -290,7 +290,7 @@ def bias_bound(rkhs_norm_squared: ArrayLike, eta: ArrayLike) -> Array:
 
 
 def variance_bound(eigenvalues: ArrayLike, eta: ArrayLike, noise_std: ArrayLike) -> Array:
-    r"""``E V_τ ≤ σ² η_τ R̂_K(η_τ^{−1/2})²`` (notes check 15, [derived]).
+    r"""``E V_τ ≤ σ² η_τ R̂_K(η_τ^{−1/2})²``.
 
     ``(1 − (1 − αλ̂)^τ)² ≤ min{1, η_τλ̂}`` term by term, and
     ``(1/N)Σ min{1, ηλ̂} = η R̂_K(η^{−1/2})²`` (eq. (10)).

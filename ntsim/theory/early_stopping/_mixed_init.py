@@ -31,21 +31,35 @@ the claim ``early_stopping.lemma5.random_init_expansion``.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 
 from ntsim._types import Array, ArrayLike, Params, PRNGKey
+from ntsim._validation import check_int_fields
 from ntsim.core import Model, empirical_ntk_fn, tree_distance
 from ntsim.theory.early_stopping._width_scaling import (
     WidthScalingSetting,
     backbone_features,
+    backbone_kernel_block,
     head_kernel_block,
+    paper_attention_model,
     pretrain_source,
 )
 
-__all__ = ["MixedInitKernel", "MixedInitRun", "mixed_init_kernel", "mixed_init_run"]
+__all__ = [
+    "MixedInitBlocks",
+    "MixedInitBlocksSetting",
+    "MixedInitKernel",
+    "MixedInitRun",
+    "MixedInitSweep",
+    "mixed_init_kernel",
+    "mixed_init_run",
+    "simulate_mixed_init",
+    "simulate_mixed_init_blocks",
+]
 
 
 class MixedInitKernel(NamedTuple):
@@ -148,3 +162,108 @@ def mixed_init_run(key: PRNGKey, width: int, setting: WidthScalingSetting) -> Mi
         pretrain_distance=tree_distance(params_pt, params0),
         source_loss=0.5 * jnp.mean((source - data.y_source) ** 2),
     )
+
+
+class MixedInitSweep(NamedTuple):
+    """:class:`MixedInitRun` over widths × seeds: every field ``(W, S)``, plus ``widths``."""
+
+    widths: Array
+    relative_error: Array
+    head_error: Array
+    backbone_error: Array
+    pretrain_distance: Array
+    source_loss: Array
+
+
+def simulate_mixed_init(key: PRNGKey, setting: WidthScalingSetting) -> MixedInitSweep:
+    """:func:`mixed_init_run` at every width of ``setting.widths`` for ``num_seeds`` seeds.
+
+    The seed keys are ``split(key, num_seeds)``, the same at every width (one curve per
+    seed); per width, seeds are mapped in vmapped batches (8 up to n = 128, 2 above) that
+    bound the memory of the per-block NTKs. Lemma 5, eq. (97): the claims fit
+    ``log(relative_error)`` on ``log n``.
+    """
+    keys = jax.random.split(key, setting.num_seeds)
+    per_width = []
+    for width in setting.widths:
+        batch = min(setting.num_seeds, 8) if width <= 128 else 2
+        per_width.append(
+            jax.jit(
+                lambda ks, w=width, b=batch: jax.lax.map(
+                    lambda k: mixed_init_run(k, w, setting), ks, batch_size=b
+                )
+            )(keys)
+        )
+    stacked = jax.tree.map(lambda *values: jnp.stack(values), *per_width)
+    return MixedInitSweep(jnp.asarray(setting.widths), *stacked)
+
+
+@dataclasses.dataclass(frozen=True)
+class MixedInitBlocksSetting:
+    """Lemma 5, eqs. (93), (95) on random instances of the attention model (sizes ours).
+
+    Attributes:
+      width: ``n`` (2 heads, ``1/d`` logits, SP).
+      num_inputs: inputs of 4 tokens of dimension 6.
+      instances: independent instances (``split(key, instances)``).
+      batch_size: instances vmapped at once.
+    """
+
+    width: int = 32
+    num_inputs: int = 8
+    instances: int = 200
+    batch_size: int = 50
+
+    def __post_init__(self):
+        check_int_fields(self, ("width", "num_inputs", "instances", "batch_size"))
+
+
+class MixedInitBlocks(NamedTuple):
+    """Per instance, ``(instances, N, N)``: the head block of the width-normalised NTK from
+    the per-parameter NTK (``head``) and eq. (93)'s ``f_BB f_BBᵀ/n`` (``head_formula``); the
+    sum of all backbone blocks (``backbone``) and eq. (95)'s ``(1/n)WᵀJ_BBJ_BBᵀW`` from the
+    multi-output backbone NTK (``backbone_formula``)."""
+
+    head: Array
+    head_formula: Array
+    backbone: Array
+    backbone_formula: Array
+
+
+def simulate_mixed_init_blocks(key: PRNGKey, setting: MixedInitBlocksSetting) -> MixedInitBlocks:
+    """A "pretrained" backbone (``θ_0`` plus a random perturbation of size ``O(n^{−1/2})`` per
+    leaf: eqs. (93), (95) hold for any backbone) and a fresh head ``W ~ N(0, 1/n)``; blocks by
+    ``ntsim.core.empirical_ntk_fn(per_block=True)`` against the two formulas. Float64."""
+    width, num_inputs = setting.width, setting.num_inputs
+
+    def instance(k):
+        k_init, k_bb, k_head, k_x = jax.random.split(k, 4)
+        model = paper_attention_model(width, num_heads=2)
+        x = jax.random.normal(k_x, (num_inputs, 4, 6))
+        params0 = model.init(k_init, x[0])
+        leaves, treedef = jax.tree.flatten(params0)
+        noise = jax.random.split(k_bb, len(leaves))
+        leaves = [
+            leaf + jax.random.normal(kk, leaf.shape) / jnp.sqrt(leaf.size)
+            for leaf, kk in zip(leaves, noise, strict=True)
+        ]
+        params = jax.tree.unflatten(treedef, leaves)
+        head = jax.random.normal(k_head, (width, 1)) / jnp.sqrt(width)
+        params = {**params, "head": {"w": head}}
+        head_block, backbone = _head_and_backbone_blocks(model, params, x)
+
+        def features(p, xi):  # f_BB(x) as a function of the backbone parameters
+            return backbone_features(model, {**p, "head": params["head"]}, xi[None])[0]
+
+        backbone_ntk = empirical_ntk_fn(features, trace_axes=())(
+            x, None, {kk: v for kk, v in params.items() if kk != "head"}
+        )
+        return MixedInitBlocks(
+            head_block,
+            head_kernel_block(backbone_features(model, params, x)),
+            backbone,
+            backbone_kernel_block(backbone_ntk, head),
+        )
+
+    keys = jax.random.split(key, setting.instances)
+    return jax.jit(lambda ks: jax.lax.map(instance, ks, batch_size=setting.batch_size))(keys)

@@ -8,7 +8,7 @@ ridge regression shrinks the ``i``-th eigen-coordinate of ``Y − f_PT(X)`` by
 
 .. math:: s_{KRR}(λ = 1/η_τ) \le s_{GD} \le 2\, s_{KRR}(λ = 1/η_τ),
 
-the Raskutti et al. 2014 correspondence ``λ ≍ 1/η_τ``. **Erratum** (notes, typo 4): the
+the Raskutti et al. 2014 correspondence ``λ ≍ 1/η_τ``. **Erratum** (typo): the
 paper states ``λ = εT̂_op`` (``= η_τ``), the inverse; with it the shrinkages go in opposite
 directions as ``τ`` grows (GD fits more, ridge fits less), so no constant-factor sandwich
 holds. Both rules are here as :func:`ridge_for_steps_corrected` and
@@ -17,15 +17,20 @@ holds. Both rules are here as :func:`ridge_for_steps_corrected` and
 
 from __future__ import annotations
 
+import dataclasses
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 
-from ntsim._types import Array, ArrayLike
-from ntsim._validation import check_ndim, check_nonnegative, check_positive
+from ntsim._types import Array, ArrayLike, PRNGKey
+from ntsim._validation import check_int_fields, check_ndim, check_nonnegative, check_positive
 from ntsim.theory.early_stopping._kernel_gd import gd_shrinkage
 
 __all__ = [
+    "SandwichMargins",
+    "SandwichSetting",
+    "simulate_shrinkage_sandwich",
     "ShrinkageSandwich",
     "krr_shrinkage",
     "ridge_for_steps_corrected",
@@ -100,3 +105,60 @@ def shrinkage_sandwich(
     eta = jnp.asarray(step_size, gd.dtype) * steps.astype(gd.dtype)
     rule = ridge_for_steps_printed if printed else ridge_for_steps_corrected
     return ShrinkageSandwich(gd, krr_shrinkage(eigenvalues, rule(eta)))
+
+
+@dataclasses.dataclass(frozen=True)
+class SandwichSetting:
+    """Random spectra and step counts for the shrinkage sandwich (sizes are ours).
+
+    Per instance: ``λ̂`` log-uniform on ``[1e-6, 1]``, ``α ~ U[0.1, 1]/λ̂_max`` (so
+    ``αλ̂ ≤ 1``), ``τ`` log-uniform on ``[1, 1e6]`` (rounded, sorted).
+    """
+
+    num_eigenvalues: int = 400
+    num_steps: int = 200
+    instances: int = 200
+
+    def __post_init__(self):
+        check_int_fields(self, ("num_eigenvalues", "num_steps", "instances"))
+
+
+class SandwichMargins(NamedTuple):
+    """Per instance, ``min over (λ̂, τ)`` of ``min(s_GD − s_KRR, 2 s_KRR − s_GD)`` (``≥ 0``:
+    the sandwich holds) and the range of ``s_GD/s_KRR``, for both ridge rules.
+
+    Attributes:
+      corrected, printed: the margins with ``λ = 1/η_τ`` and with the printed ``λ = η_τ``.
+      corrected_ratio, printed_ratio: ``(min, max)`` of ``s_GD/s_KRR``, ``(instances, 2)``.
+    """
+
+    corrected: Array
+    printed: Array
+    corrected_ratio: Array
+    printed_ratio: Array
+
+
+def simulate_shrinkage_sandwich(key: PRNGKey, setting: SandwichSetting) -> SandwichMargins:
+    """The sandwich ``s_KRR ≤ s_GD ≤ 2 s_KRR`` on random spectra, for both ridge rules.
+
+    Instance keys ``split(key, instances)``; each instance draws its spectrum, step size
+    and step counts (:class:`SandwichSetting`) and evaluates :func:`shrinkage_sandwich` with
+    ``printed=False`` and ``printed=True`` on the same draw. Run it in float64.
+    """
+
+    def instance(k):
+        k_lam, k_alpha, k_tau = jax.random.split(k, 3)
+        lam = 10 ** jax.random.uniform(k_lam, (setting.num_eigenvalues,), minval=-6.0, maxval=0.0)
+        alpha = jax.random.uniform(k_alpha, minval=0.1, maxval=1.0) / jnp.max(lam)
+        steps = jnp.sort(
+            jnp.round(10 ** jax.random.uniform(k_tau, (setting.num_steps,), maxval=6.0))
+        )
+        out = []
+        for printed in (False, True):
+            pair = shrinkage_sandwich(lam, alpha, steps, printed=printed)
+            margin = jnp.minimum(jnp.min(pair.gd - pair.krr), jnp.min(2 * pair.krr - pair.gd))
+            ratio = pair.gd / pair.krr
+            out.append((margin, jnp.stack([jnp.min(ratio), jnp.max(ratio)])))
+        return SandwichMargins(out[0][0], out[1][0], out[0][1], out[1][1])
+
+    return jax.jit(jax.vmap(instance))(jax.random.split(key, setting.instances))

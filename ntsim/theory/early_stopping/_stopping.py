@@ -2,7 +2,7 @@ r"""The data-dependent stopping rule, its guarantee, ``T̂_op`` and hold-out ear
 
 Sun & Raskutti 2026, Sec 3.5, eq. (11): the critical radius ``ϱ̂_N`` is the smallest ``ϱ > 0``
 with ``R̂_K(ϱ) ≤ ϱ² C_H^p/(2eσ)``, ``C_H = ‖f_PT − f_tgt‖_H``. The paper prints ``p = 2``.
-**Erratum** (notes §1.6, typo 1): rescaling Raskutti et al. 2014's unit-ball rule
+**Erratum**: rescaling Raskutti et al. 2014's unit-ball rule
 (``‖f*‖_H ≤ 1``: ``R̂_K(ϱ) ≤ ϱ²/(2eσ)``) to a ball of radius ``C_H`` — divide ``f`` and ``Y``
 by ``C_H``, which turns ``σ`` into ``σ/C_H`` and leaves GD's stopping time unchanged — gives
 ``p = 1``. Only ``p = 1`` makes the rule invariant under this rescaling (checked in
@@ -12,6 +12,7 @@ by ``C_H``, which turns ``σ`` into ``σ/C_H`` and leaves GD's stopping time unc
 
 from __future__ import annotations
 
+import dataclasses
 from typing import NamedTuple
 
 import jax
@@ -20,10 +21,14 @@ import numpy as np
 
 from ntsim._types import Array, ArrayLike
 from ntsim._validation import check_ndim, check_positive, check_positive_int
-from ntsim.core import critical_radius, stopping_time
+from ntsim.core import critical_radius, log_log_slope, stopping_time
 from ntsim.theory.early_stopping._kernel_gd import pretrained_kernel_gd
 
 __all__ = [
+    "PowerLawRateSetting",
+    "PowerLawRates",
+    "power_law_critical_radius_squared",
+    "simulate_power_law_rates",
     "CORRECTED_C_H_EXPONENT",
     "GUARANTEE_FACTOR",
     "PRINTED_C_H_EXPONENT",
@@ -42,7 +47,7 @@ __all__ = [
 
 #: Exponent of ``C_H`` in eq. (11) as printed (Sun & Raskutti 2026, eq. (11)).
 PRINTED_C_H_EXPONENT = 2
-#: Exponent that rescaling Raskutti et al. 2014's unit-ball rule gives (notes, typo 1).
+#: Exponent that rescaling Raskutti et al. 2014's unit-ball rule gives.
 CORRECTED_C_H_EXPONENT = 1
 #: ``‖f_T̂ − f*‖²_N ≤ 12 ϱ̂²`` w.h.p. for ``‖f*‖_H ≤ 1`` (Raskutti et al. 2014, Thm 1).
 GUARANTEE_FACTOR = 12.0
@@ -214,7 +219,7 @@ def optimal_stopping_time_printed(
 ) -> Array:
     r"""Eq. (26) as printed: ``argmax_{τ ≤ T̂_max} {C/(ετ) + g(τ)}``.
 
-    **Erratum** (notes, typo 2): the definition (36) is an argmin. The argmax is degenerate:
+    **Erratum** (typo): the definition (36) is an argmin. The argmax is degenerate:
     ``C/η_τ`` is largest at ``τ = 1``, so with a slowly growing ``g`` the printed rule stops
     after one step whatever the data.
 
@@ -360,3 +365,83 @@ def holdout_early_stopping(
     kept, stopped = patience_stopping(losses, patience)
     kept_predictions = None if kernel_eval_train is None else predictions[kept, n_val:]
     return HoldoutResult(evaluated[kept], evaluated[stopped], losses, evaluated, kept_predictions)
+
+
+@dataclasses.dataclass(frozen=True)
+class PowerLawRateSetting:
+    """Eq. (30) on exact power-law spectra ``λ̂_k = k^{−2β}``, ``k = 1..N`` (sizes are ours).
+
+    Attributes:
+      betas: decay exponents ``β > 1/2`` (eq. (29)).
+      top: the largest ``N``; slopes are fitted over ``N ∈ [top/100, top]`` and, to see the
+        convergence, over the earlier window ``[top/1000, top/10]``.
+      sizes_per_window: geometrically spaced ``N`` per window.
+      noise_std: ``σ``; ``rkhs_distance``: ``C_H`` (``c = C_H/(2eσ)``, eq. (11) corrected).
+    """
+
+    betas: tuple[float, ...] = (0.6, 0.75, 1.0, 1.5, 2.0)
+    top: int = 10**7
+    sizes_per_window: int = 5
+    noise_std: float = 1.0
+    rkhs_distance: float = 1.0
+
+    def __post_init__(self):
+        where = "PowerLawRateSetting"
+        if not self.betas or any(not b > 0.5 for b in self.betas):
+            raise ValueError(f"{where}.betas must be non-empty, each > 1/2, got {self.betas}.")
+        check_positive_int(where, "top", self.top)
+        check_positive_int(where, "sizes_per_window", self.sizes_per_window)
+        if self.top < 1000 or self.sizes_per_window < 2:
+            raise ValueError(f"{where}: need top >= 1000 and sizes_per_window >= 2.")
+
+
+class PowerLawRates(NamedTuple):
+    """Fitted slopes of ``log ϱ̂_N²`` on ``log N`` per ``β``, ``(B,)`` each.
+
+    Attributes:
+      betas: the exponents.
+      slopes: over ``N ∈ [top/100, top]``.
+      slopes_early: over ``N ∈ [top/1000, top/10]``.
+      theory: eq. (30)'s ``−2β/(2β+1)``.
+    """
+
+    betas: Array
+    slopes: Array
+    slopes_early: Array
+    theory: Array
+
+
+def power_law_critical_radius_squared(beta, size, top: int, coefficient) -> Array:
+    """``ϱ̂_N²`` of eq. (11) for ``λ̂_k = k^{−2β}``, ``k ≤ N = size``, computed on ``top`` slots.
+
+    The spectrum is zero-padded to ``top`` entries so that one compilation serves every
+    ``N``: the padded mean is ``N/top`` times the true one, so ``R̂_padded(ϱ) =
+    √(N/top)·R̂(ϱ)`` and the root of ``R̂ = c·ϱ²`` is that of ``R̂_padded = c√(N/top)·ϱ²``.
+    """
+    k = jnp.arange(1, top + 1.0)
+    lam = jnp.where(k <= size, k ** (-2 * beta), 0.0)
+    return critical_radius(lam, coefficient * jnp.sqrt(size / top)) ** 2
+
+
+def simulate_power_law_rates(key, setting: PowerLawRateSetting) -> PowerLawRates:
+    """Slopes of ``log ϱ̂_N²`` in ``N`` on exact power laws (eq. (30)); ``key`` is unused.
+
+    Deterministic: the spectra are exact. Run it in float64 (``N`` up to ``10^7``).
+    """
+    del key
+    c = critical_radius_coefficient(setting.noise_std, setting.rkhs_distance)
+    top = setting.top
+    radius = jax.jit(lambda beta, size: power_law_critical_radius_squared(beta, size, top, c))
+    out = {top // 10: [], top: []}
+    for beta in setting.betas:
+        for end in out:
+            sizes = np.unique(np.geomspace(end // 100, end, setting.sizes_per_window).astype(int))
+            rho2 = jnp.stack([radius(beta, float(m)) for m in sizes])
+            out[end].append(log_log_slope(jnp.asarray(sizes, rho2.dtype), rho2)[0])
+    betas = jnp.asarray(setting.betas, dtype=c.dtype)
+    return PowerLawRates(
+        betas=betas,
+        slopes=jnp.stack(out[top]),
+        slopes_early=jnp.stack(out[top // 10]),
+        theory=-2 * betas / (2 * betas + 1),
+    )

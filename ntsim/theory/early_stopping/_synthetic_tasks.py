@@ -3,7 +3,7 @@ r"""Synthetic fine-tuning tasks on a pretrained attention model (Sun & Raskutti 
 The paper fine-tunes GPT-Neo on STS/SemRel/GLUE-type tasks and measures (App. A.2–A.3) the
 eigen-decay of the ``100 × 100`` empirical NTK at ``f_PT``, learning curves with hold-out
 early stopping (Fig. 2) and task vectors (Fig. 3). Offline and on a CPU we substitute
-(notes §6): a small attention block pretrained by GD on a synthetic source task, and
+a small attention block pretrained by GD on a synthetic source task, and
 target tasks whose token embeddings live on a random ``r``-dimensional subspace of
 ``ℝ^{d⁰}`` — smaller ``r`` gives a faster NTK eigen-decay (a "simpler" task, larger ``β``).
 Targets are ``f_tgt = f_PT + Δ`` with ``Δ`` a random tanh teacher (Assumption 4.1 analogue:

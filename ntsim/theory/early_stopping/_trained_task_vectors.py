@@ -5,10 +5,10 @@ fine-tuned network is ``f_PT + Σ_i ζ_i 𝕂(·, X_i) + e`` with ``‖e‖ = Õ
 (Lemma 1), so the task vector of the *trained network* should be close to the one of the
 linearised model, ``τ ≈ Jᵀc`` (:func:`task_vector_coefficients`), and its cosine with
 another task's vector close to the kernel-only prediction
-``c_sᵀG_{st}c_t/√(c_sᵀG_{ss}c_s · c_tᵀG_{tt}c_t)`` (:func:`task_vector_cosine`, notes §3,
+``c_sᵀG_{st}c_t/√(c_sᵀG_{ss}c_s · c_tᵀG_{tt}c_t)`` (:func:`task_vector_cosine`,
 checks 32–33).
 
-:func:`trained_task_vectors` runs one instance of the Sec 7.2 / Fig. 3 analogue (notes
+:func:`trained_task_vectors` runs one instance of the Sec 7.2 / Fig. 3 analogue (
 §5): an attention block pretrained by GD on a synthetic source task
 (:func:`pretrain_attention`), four target tasks whose tokens lie on subspaces of ``ℝ^{d⁰}``
 (:func:`task_vector_bases`: A and B share one subspace with different teachers, C overlaps
@@ -44,6 +44,9 @@ from ntsim.theory.early_stopping._task_vectors import (
 )
 
 __all__ = [
+    "TaskVectorSweepSetting",
+    "TrainedTaskVectorSweep",
+    "simulate_trained_task_vectors",
     "NUM_TASKS",
     "TaskVectorSetting",
     "TrainedTaskVectors",
@@ -59,7 +62,7 @@ NUM_TASKS = 4
 class TaskVectorSetting:
     """Model, task sizes and fine-tuning of the task-vector analogue (sizes are ours).
 
-    The paper fine-tunes GPT-Neo-1.3B and reports no hyperparameters (notes §4).
+    The paper fine-tunes GPT-Neo-1.3B and reports no hyperparameters.
 
     Attributes:
       width: ``n`` (attention head width, FFN width; SP, 2 heads, ``1/d`` logits).
@@ -167,7 +170,7 @@ class TrainedTaskVectors(NamedTuple):
 def trained_task_vectors(key: PRNGKey, setting: TaskVectorSetting) -> TrainedTaskVectors:
     r"""Fine-tune a pretrained attention block on four tasks; trained vs predicted task vectors.
 
-    Sun & Raskutti 2026, Sec 7.2, Fig. 3, Cor 2; notes §3, §5, checks 32–33. Targets are
+    Sun & Raskutti 2026, Sec 7.2, Fig. 3, Cor 2, §5, checks 32–33. Targets are
     ``f_tgt = f_PT + Δ_t`` (``Δ_t`` a random tanh teacher, :func:`task_teacher`) plus
     ``N(0, σ²)`` noise on the training points. Task vectors ``τ_t = θ_FT,t − θ_PT``
     (eq. (22)) of the network trained by GD with step ``ε = η_0/n``; the prediction uses
@@ -243,3 +246,55 @@ def trained_task_vectors(key: PRNGKey, setting: TaskVectorSetting) -> TrainedTas
         finetune_loss=ft_loss,
         max_kernel_step=lr * jnp.max(jnp.linalg.eigvalsh(diag)[:, -1]) / m,
     )
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskVectorSweepSetting:
+    """:func:`trained_task_vectors` over widths × seeds (Cor 2 at finite width; sizes ours).
+
+    Attributes:
+      base: the setting at every width (its ``width`` is replaced).
+      widths: the widths ``n``.
+      num_seeds: seeds per width; the seed keys are the same at every width.
+    """
+
+    base: TaskVectorSetting = TaskVectorSetting()
+    widths: tuple[int, ...] = (16, 32, 64, 128, 256)
+    num_seeds: int = 40
+
+    def __post_init__(self):
+        check_int_fields(self, ("num_seeds",))
+        if len(self.widths) < 2 or any(not isinstance(w, int) or w < 1 for w in self.widths):
+            raise ValueError(
+                f"TaskVectorSweepSetting.widths must hold >= 2 positive ints, got {self.widths}."
+            )
+
+
+class TrainedTaskVectorSweep(NamedTuple):
+    """``widths`` ``(W,)`` and ``runs``: :class:`TrainedTaskVectors` with every field stacked
+    to ``(W, S, ...)``."""
+
+    widths: Array
+    runs: TrainedTaskVectors
+
+
+def simulate_trained_task_vectors(
+    key: PRNGKey, setting: TaskVectorSweepSetting
+) -> TrainedTaskVectorSweep:
+    """:func:`trained_task_vectors` at every width for ``num_seeds`` seeds (keys
+    ``split(key, num_seeds)`` shared across widths; seeds mapped in vmapped batches of 4 up
+    to n = 64 and 2 above, which bound memory)."""
+    keys = jax.random.split(key, setting.num_seeds)
+    per_width = []
+    for width in setting.widths:
+        at_width = dataclasses.replace(setting.base, width=width)
+        batch = 4 if width <= 64 else 2
+        per_width.append(
+            jax.jit(
+                lambda ks, s=at_width, b=batch: jax.lax.map(
+                    lambda k: trained_task_vectors(k, s), ks, batch_size=b
+                )
+            )(keys)
+        )
+    stacked = jax.tree.map(lambda *values: jnp.stack(values), *per_width)
+    return TrainedTaskVectorSweep(jnp.asarray(setting.widths), stacked)

@@ -10,7 +10,7 @@ parameterisation (SP), trained by full-batch GD with step ``ε = η_0/n`` (``n``
 * **Lemma 1, eq. (14)** — the network stays within ``Õ(n^{−1/2})`` of its linearisation at
   ``θ_PT`` trained by the same GD;
 * **Lemma 2, eq. (51)** — with ``1/d`` scaling the attention logits are ``O(n^{−1/2})`` at
-  init (``q·k = O(√n)`` divided by ``n``); with ``1/√d`` they stay ``O(1)`` (notes check 5);
+  init (``q·k = O(√n)`` divided by ``n``); with ``1/√d`` they stay ``O(1)``;
 * **Lemma 5, eqs. (93), (95)** — mixed init (pretrained backbone, fresh Gaussian head
   ``W``): the head block of the width-normalised NTK is exactly ``f_BB f_BBᵀ/n`` and the
   backbone block is ``(1/n) Wᵀ J_BB J_BBᵀ W`` (:func:`head_kernel_block`,
@@ -18,9 +18,12 @@ parameterisation (SP), trained by full-batch GD with step ``ε = η_0/n`` (``n``
 
 This module holds the setting (:class:`WidthScalingSetting`), the model
 (:func:`paper_attention_model`, ``ntsim.core.attention_model`` in SP), the synthetic source
-and target tasks (:func:`source_target_data`) and one pure run per width and seed
-(:func:`width_scaling_run`, ``vmap``-able over keys; widths change shapes, so a sweep over
-widths is a Python loop in the caller). Fitting the slopes is the claims' job.
+and target tasks (:func:`source_target_data`), one pure run per width and seed
+(:func:`width_scaling_run`, ``vmap``-able over keys) and the sweep over widths × seeds that
+the claims read (:func:`simulate_width_scaling`; widths change shapes, so widths are a
+Python loop and seeds are vmapped); the logits at init over widths × seeds, under both
+logit scalings, are :func:`simulate_init_logits`. Rates are fitted by
+:func:`ntsim.theory.early_stopping.fit_log_log_rate`.
 """
 
 from __future__ import annotations
@@ -47,9 +50,12 @@ from ntsim.core import (
 )
 
 __all__ = [
+    "InitLogits",
+    "InitLogitSetting",
     "TaskData",
     "WidthScalingRun",
     "WidthScalingSetting",
+    "WidthScalingSweep",
     "attention_logits",
     "backbone_features",
     "backbone_kernel_block",
@@ -57,6 +63,8 @@ __all__ = [
     "paper_attention_model",
     "pretrain_source",
     "relative_kernel_drift",
+    "simulate_init_logits",
+    "simulate_width_scaling",
     "source_target_data",
     "width_scaling_run",
 ]
@@ -152,6 +160,8 @@ class WidthScalingSetting:
       record_every: fine-tuning steps between kernel/linearisation records.
       num_heads: attention heads ``H`` (finite).
       logit_scaling: ``"1/d"`` (the paper's) or ``"1/sqrt(d)"``.
+      widths: the widths ``n`` of a sweep (:func:`simulate_width_scaling`).
+      num_seeds: seeds per width of a sweep; data and init keys are shared across widths.
     """
 
     seq_len: int = 4
@@ -165,6 +175,8 @@ class WidthScalingSetting:
     record_every: int = 50
     num_heads: int = 1
     logit_scaling: str = "1/d"
+    widths: tuple[int, ...] = (32, 64, 128, 256, 512)
+    num_seeds: int = 8
 
     def __post_init__(self):
         check_int_fields(
@@ -179,8 +191,10 @@ class WidthScalingSetting:
                 "finetune_steps",
                 "record_every",
                 "num_heads",
+                "num_seeds",
             ),
         )
+        _check_widths("WidthScalingSetting", self.widths)
         if not self.eta0 > 0:
             raise ValueError(f"WidthScalingSetting.eta0 must be positive, got {self.eta0}.")
         if self.logit_scaling not in LOGIT_SCALINGS:
@@ -188,6 +202,19 @@ class WidthScalingSetting:
                 f"WidthScalingSetting.logit_scaling must be one of {LOGIT_SCALINGS}, got "
                 f"{self.logit_scaling!r}."
             )
+
+
+def _check_widths(where: str, widths) -> None:
+    if (
+        not isinstance(widths, tuple)
+        or len(widths) < 2
+        or any(not isinstance(w, int) or w < 1 for w in widths)
+        or list(widths) != sorted(set(widths))
+    ):
+        raise ValueError(
+            f"{where}.widths must be a tuple of at least 2 increasing positive ints, got "
+            f"{widths!r}."
+        )
 
 
 def _teacher(key: PRNGKey, x: Array, hidden: int = 8) -> Array:
@@ -344,4 +371,102 @@ def width_scaling_run(key: PRNGKey, width: int, setting: WidthScalingSetting) ->
         source_loss=source_loss(params_pt),
         target_loss_start=target_loss(params_pt),
         target_loss_end=target_loss(ft.params),
+    )
+
+
+class WidthScalingSweep(NamedTuple):
+    """:class:`WidthScalingRun` over widths × seeds: every field ``(W, S)``, plus ``widths``.
+
+    Seed ``s`` uses the same data and init key at every width, so each column is one curve.
+    """
+
+    widths: Array
+    pretrain_distance: Array
+    kernel_drift: Array
+    linearisation_error: Array
+    max_logit_init: Array
+    source_loss: Array
+    target_loss_start: Array
+    target_loss_end: Array
+
+
+def simulate_width_scaling(key: PRNGKey, setting: WidthScalingSetting) -> WidthScalingSweep:
+    """:func:`width_scaling_run` at every width of ``setting.widths`` for ``num_seeds`` seeds.
+
+    The seed keys are ``jax.random.split(key, num_seeds)``, the same at every width (one
+    curve per seed); each width is one compiled, seed-vmapped program (shapes change with
+    the width). Sun & Raskutti 2026, Thms 3, 5 and Lemma 1: the claims fit
+    ``log(field)`` on ``log n`` per seed (:func:`fit_log_log_rate`).
+    """
+    keys = jax.random.split(key, setting.num_seeds)
+    per_width = [
+        jax.jit(jax.vmap(lambda k, w=width: width_scaling_run(k, w, setting)))(keys)
+        for width in setting.widths
+    ]
+    stacked = jax.tree.map(lambda *values: jnp.stack(values), *per_width)
+    return WidthScalingSweep(jnp.asarray(setting.widths), *stacked)
+
+
+@dataclasses.dataclass(frozen=True)
+class InitLogitSetting:
+    """Attention logits at the SP init over widths × seeds (Lemma 2, eq. (51); sizes ours).
+
+    Attributes:
+      widths: widths ``n`` (``head_dim = n``).
+      num_seeds: seeds per width (data and init keys shared across widths).
+      num_heads: attention heads; the maximum is over heads, token pairs and inputs.
+      data: the source inputs are those of :func:`source_target_data` under this setting.
+    """
+
+    widths: tuple[int, ...] = (32, 64, 128, 256, 512, 1024)
+    num_seeds: int = 50
+    num_heads: int = 2
+    data: WidthScalingSetting = WidthScalingSetting()
+
+    def __post_init__(self):
+        check_int_fields(self, ("num_seeds", "num_heads"))
+        _check_widths("InitLogitSetting", self.widths)
+
+
+class InitLogits(NamedTuple):
+    """``max |S_h|`` at init, ``(W, S)``, under ``1/d`` and ``1/√d`` logit scaling."""
+
+    widths: Array
+    inverse: Array
+    inverse_sqrt: Array
+
+
+def simulate_init_logits(key: PRNGKey, setting: InitLogitSetting) -> InitLogits:
+    """``max |S_h|`` over heads, token pairs and the source inputs at ``θ_0``, per width and seed.
+
+    Per seed key: ``k_data, k_init = split(key)``; inputs from :func:`source_target_data`,
+    ``θ_0`` from :func:`paper_attention_model` (SP), logits by :func:`attention_logits`
+    under both scalings (the init does not depend on the scaling). Lemma 2, eq. (51):
+    ``q·k = O(√n)``, so ``1/d`` logits are ``O(n^{−1/2})`` and ``1/√d`` logits ``O(1)``.
+    """
+    keys = jax.random.split(key, setting.num_seeds)
+
+    def at_width(width: int):
+        model = paper_attention_model(width, num_heads=setting.num_heads)
+
+        def max_logits(k):
+            k_data, k_init = jax.random.split(k)
+            x = source_target_data(k_data, setting.data).x_source
+            params = model.init(k_init, x[0])
+            return tuple(
+                jnp.max(
+                    jnp.abs(
+                        jax.vmap(lambda xi, s=s: attention_logits(params, xi, logit_scaling=s))(x)
+                    )
+                )
+                for s in ("1/d", "1/sqrt(d)")
+            )
+
+        return jax.jit(jax.vmap(max_logits))(keys)
+
+    per_width = [at_width(w) for w in setting.widths]
+    return InitLogits(
+        jnp.asarray(setting.widths),
+        jnp.stack([p[0] for p in per_width]),
+        jnp.stack([p[1] for p in per_width]),
     )

@@ -1,0 +1,232 @@
+"""Planted bugs on the early-stopping claims' own paths change their outcome.
+
+Each test monkeypatches one formula a claim reads (a dropped factor, a wrong power, a
+swapped scaling) and runs the claim through :func:`ntsim.claims.run_claims` at quick scale:
+the verdict, or whether it is as expected, must change. Refuted claims are planted in both
+directions (the printed side made more and less wrong). Tests whose claim is slow at quick
+scale are marked slow like the claim.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import pytest
+
+from ntsim.claims import RunCache, get_claim, run_claims
+from ntsim.theory import early_stopping as es
+from ntsim.theory.early_stopping import (
+    _kernel_gd_checks,
+    _mixed_init,
+    _ridge,
+    _sobolev,
+    _stopping,
+    _stopping_checks,
+    _task_vectors,
+    _trained_task_vectors,
+    _width_scaling,
+)
+
+CACHE = RunCache(maxsize=4)  # the unpatched runs, shared by the tests of one simulation
+
+
+def _record(claim_id: str, *, cache=None):
+    (record,) = run_claims([get_claim(claim_id)], scale="quick", seeds=(0,), cache=cache)
+    assert record.verdict != "error", record.per_seed[0].error
+    return record
+
+
+# --- Lemma 2, eq. (3): the 1/d logit scaling ---------------------------------------------
+
+
+def test_logit_scaling_catches_a_swapped_scaling(monkeypatch):
+    claim_id = "early_stopping.lemma2.logit_scaling"
+    assert _record(claim_id).as_expected
+    real = _width_scaling.attention_logits
+
+    def sqrt_scaled(params, x, *, logit_scaling="1/d"):  # 1/√d where 1/d is asked for
+        d = params["attention"]["query"].shape[-1]
+        out = real(params, x, logit_scaling=logit_scaling)
+        return out * jnp.sqrt(d) if logit_scaling == "1/d" else out
+
+    monkeypatch.setattr(_width_scaling, "attention_logits", sqrt_scaled)
+    planted = _record(claim_id)
+    assert planted.verdict == "refuted" and not planted.as_expected
+
+
+# --- eq. (30): the rate of ϱ̂_N² on exact power laws -----------------------------------
+
+
+def test_power_law_rate_catches_a_dropped_padding_factor(monkeypatch):
+    claim_id = "early_stopping.eq30.power_law_rate"
+    assert _record(claim_id).as_expected
+
+    def unpadded(beta, size, top, coefficient):  # forgets the √(N/top) of the padded mean
+        k = jnp.arange(1, top + 1.0)
+        lam = jnp.where(k <= size, k ** (-2 * beta), 0.0)
+        return _stopping.critical_radius(lam, coefficient) ** 2
+
+    monkeypatch.setattr(_stopping, "power_law_critical_radius_squared", unpadded)
+    planted = _record(claim_id)
+    assert planted.verdict == "refuted" and not planted.as_expected
+
+
+# --- Thm 5 / Lemma 1: the width rates (the sweep is slow at quick scale) -----------------
+
+
+_REAL_FIT = es.fit_log_log_rate
+
+
+def _scaled_rate(factor: float):
+    def fit(axis, values, **kw):  # the slope of log values on log(axis^(1/factor))
+        out = _REAL_FIT(axis, values, **kw)
+        return out._replace(
+            slope=out.slope * factor, lo=out.lo * factor, hi=out.hi * factor,
+            slopes=out.slopes * factor,
+        )  # fmt: skip
+
+    return fit
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("claim_id", [
+    "early_stopping.thm5.kernel_drift_slope_half",
+    "early_stopping.lemma1.linearisation_slope_half",
+    "early_stopping.lemma5.random_init_expansion_slope_half",
+])  # fmt: skip
+def test_exact_rate_readings_catch_a_wrong_log_scale_in_both_directions(monkeypatch, claim_id):
+    assert _record(claim_id, cache=CACHE).as_expected
+    # halved slopes (≈ −0.55): the exact-rate reading "holds" — not the counterexample
+    monkeypatch.setattr(es, "fit_log_log_rate", _scaled_rate(0.5))
+    assert not _record(claim_id, cache=CACHE).as_expected
+    # doubled slopes (≈ −2.1): still refuted, but no longer like n^{−1}
+    monkeypatch.setattr(es, "fit_log_log_rate", _scaled_rate(2.0))
+    planted = _record(claim_id, cache=CACHE)
+    assert planted.verdict == "refuted" and not planted.as_expected
+
+
+@pytest.mark.slow
+def test_kernel_drift_bound_catches_an_unnormalised_drift(monkeypatch):
+    """‖K − K_PT‖_F without dividing by ‖K_PT‖_F grows like n (SP NTK): the bound fails."""
+    monkeypatch.setattr(
+        _width_scaling, "relative_kernel_drift", lambda k, ref: jnp.linalg.norm(k - ref)
+    )
+    planted = _record("early_stopping.thm5.kernel_drift_bound")
+    assert planted.verdict != "holds" and not planted.as_expected
+
+
+# --- Sec 6.2: T̂ vs hold-out (slow at quick scale) -----------------------------------------
+
+
+@pytest.mark.slow
+def test_rule_vs_holdout_catches_a_late_stopping_time(monkeypatch):
+    """T̂ ×10 stops near the oracle step: the rule no longer loses to hold-out. (The other
+    direction is not separable on this benchmark: even T̂ = 0 returns f_0 = 0, whose error is
+    within the declared 1.05–4× of hold-out's, so no test plants it.)"""
+    real = _sobolev.stopping_time_constant_step
+    monkeypatch.setattr(
+        _sobolev, "stopping_time_constant_step", lambda *a, **kw: jnp.floor(real(*a, **kw) * 10)
+    )
+    planted = _record("early_stopping.holdout.rule_beats_holdout")
+    assert not planted.as_expected
+
+
+# --- Cor 1: negation (linearised model) ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "plant",
+    [
+        lambda run: run._replace(gap_printed=run.gap_corrected),  # the printed side "correct"
+        lambda run: run._replace(gap_printed=1e4 * run.gap_printed),  # far more wrong
+    ],
+    ids=["printed_made_correct", "printed_scaled_1e4"],
+)
+def test_printed_negation_counterexample_is_two_sided(monkeypatch, plant):
+    real = _task_vectors._linear_task_instance
+    monkeypatch.setattr(
+        _task_vectors, "_linear_task_instance", lambda key, setting: plant(real(key, setting))
+    )
+    planted = _record("early_stopping.cor1.negation_gap_printed")
+    assert not planted.as_expected
+
+
+def test_negation_sanity_catches_a_doubled_eq104(monkeypatch):
+    real = _task_vectors.negation_gap
+    monkeypatch.setattr(_task_vectors, "negation_gap", lambda *a: 2 * real(*a))
+    planted = _record("early_stopping.cor1.negation_gap_corrected")
+    assert planted.verdict == "refuted" and not planted.as_expected
+
+
+# --- Sec 6.2: the ridge rule below eq. (27) -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [lambda eta: 1.0 / eta, lambda eta: 0.5 / eta],
+    ids=["printed_made_correct", "printed_nearly_correct"],
+)
+def test_printed_ridge_rule_counterexample_is_two_sided(monkeypatch, rule):
+    """λ = 1/η_τ in place of the printed η_τ: the sandwich holds; λ = 0.5/η_τ: it fails, but
+    by far less than the declared counterexample (violations near 1)."""
+    claim_id = "early_stopping.sec6_2.ridge_sandwich_printed"
+    assert _record(claim_id).as_expected
+    monkeypatch.setattr(_ridge, "ridge_for_steps_printed", rule)
+    assert not _record(claim_id).as_expected
+
+
+# --- eqs. (7), (34): kernel GD ------------------------------------------------------------
+
+
+def test_linearised_gd_catches_a_kernel_without_the_width_normalisation(monkeypatch):
+    real = _kernel_gd_checks.empirical_kernel_matrix
+    monkeypatch.setattr(
+        _kernel_gd_checks, "empirical_kernel_matrix", lambda ntk, width: real(ntk, width=1.0)
+    )
+    planted = _record("early_stopping.eq7.linearised_gd_is_kernel_gd")
+    assert planted.verdict == "refuted" and not planted.as_expected
+
+
+def test_monte_carlo_catches_a_variance_off_by_ten_percent(monkeypatch):
+    real = _kernel_gd_checks.expected_variance
+    monkeypatch.setattr(_kernel_gd_checks, "expected_variance", lambda *a: 1.1 * real(*a))
+    planted = _record("early_stopping.eq34.bias_variance_monte_carlo")
+    assert planted.verdict == "refuted" and not planted.as_expected
+
+
+# --- eq. (11): the C_H exponent -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("exponent", [1, 4], ids=["printed_made_correct", "printed_cubed_worse"])
+def test_printed_c_h_exponent_counterexample_is_two_sided(monkeypatch, exponent):
+    """C_H¹ in place of the printed C_H²: invariant (holds); C_H⁴: the gap exceeds the
+    declared [0.29, 0.8] (coefficients differ by C_H³, not C_H)."""
+    claim_id = "early_stopping.eq11.c_h_exponent_printed"
+    assert _record(claim_id).as_expected
+    monkeypatch.setattr(_stopping_checks, "PRINTED_C_H_EXPONENT", exponent)
+    assert not _record(claim_id).as_expected
+
+
+# --- Lemma 5, eq. (93): the head block --------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_mixed_init_blocks_catch_a_head_block_over_n_plus_one(monkeypatch):
+    monkeypatch.setattr(_mixed_init, "head_kernel_block", lambda f: f @ f.T / (f.shape[1] + 1))
+    planted = _record("early_stopping.lemma5.mixed_init_blocks")
+    assert planted.verdict == "refuted" and not planted.as_expected
+
+
+# --- Cor 2 at finite width: the kernel-predicted cosine ---------------------------------------
+
+
+@pytest.mark.slow
+def test_trained_cosine_catches_a_doubled_cross_block(monkeypatch):
+    """The cross-task block G_st counted twice in the predicted cosine."""
+    real = _trained_task_vectors.task_vector_cosine
+    monkeypatch.setattr(
+        _trained_task_vectors,
+        "task_vector_cosine",
+        lambda g11, g12, g22, c1, c2: real(g11, 2.0 * g12, g22, c1, c2),
+    )
+    planted = _record("early_stopping.cor2.trained_cosine_matches_kernel")
+    assert not planted.as_expected
