@@ -23,6 +23,7 @@ import numpy as np
 
 from ntsim.claims._contract import Claim, EstimateIn, Simulation, derived, printed
 from ntsim.claims._decisions import AtMost, Interval, compare, estimate_in
+from ntsim.core import mean_ci
 from ntsim.theory import early_stopping as es
 
 __all__ = ["CLAIMS", "SOBOLEV_HOLDOUT"]
@@ -66,17 +67,13 @@ def _diagnostics(run: es.SobolevSweep) -> dict:
 
 def check_rule_beats_holdout(run: es.SobolevSweep):
     """E log(error at T̂ / error of hold-out) ≤ 0, on the 95% CI of the paired mean."""
-    from scipy import stats
-
     log_ratio = np.log(np.asarray(run.stopping_rule) / np.asarray(run.holdout)).ravel()
-    mean = float(log_ratio.mean())
-    half = float(stats.t.ppf(0.975, log_ratio.size - 1)) * float(
-        log_ratio.std(ddof=1) / math.sqrt(log_ratio.size)
-    )
+    mean, ci = mean_ci(log_ratio)
+    mean = float(mean)
     per_size = np.exp(np.log(np.asarray(run.stopping_rule) / np.asarray(run.holdout)).mean(1))
     return estimate_in(
         mean,
-        (mean - half, mean + half),
+        ci,
         AtMost(0.0),
         num_instances=log_ratio.size,
         diagnostics={

@@ -10,12 +10,11 @@ Gaussian head. Float64 throughout.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ntsim.claims._contract import Claim, Simulation, ViolationFraction, printed, proof
 from ntsim.claims._decisions import AtLeast, Tolerance, all_of, compare, estimate_in
+from ntsim.core import mean_ci
 from ntsim.theory import early_stopping as es
 
 __all__ = ["CLAIMS", "LINEAR_TASKS", "LINEAR_TASKS_ORTHOGONAL"]
@@ -105,14 +104,11 @@ PRINTED_NEGATION_MISSES = ViolationFraction(between=(0.95, 1.0), min_violation=0
 
 def check_negation_positive(run: es.LinearTaskVectorRun):
     """Cor 1, eq. (24): test targets from the fine-tuned task ⇒ E[MSE(θ_neg) − MSE(θ_FT)] > 0."""
-    from scipy import stats
-
     gap = np.asarray(run.gap_same_task)
-    mean, se = float(gap.mean()), float(gap.std(ddof=1) / math.sqrt(gap.size))
-    half = float(stats.t.ppf(0.975, gap.size - 1)) * se
+    mean, ci = mean_ci(gap)
     return estimate_in(
-        mean,
-        (mean - half, mean + half),
+        float(mean),
+        ci,
         AtLeast(0.0),
         num_instances=gap.size,
         diagnostics={"positive gaps": int(np.sum(gap > 0)), "sd of the gap": float(gap.std())},

@@ -11,10 +11,11 @@ slopes. Plain numpy: no ``jax``, no ``ntsim.core``.
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import numpy as np
+
+from ntsim.core import mean_ci
 
 __all__ = ["RateFit", "fit_log_log_rate"]
 
@@ -58,8 +59,6 @@ def fit_log_log_rate(axis, values, *, level: float = 0.95) -> RateFit:
       >>> round(fit.slope, 12), round(fit.lo, 12), round(fit.hi, 12)
       (-0.5, -0.5, -0.5)
     """
-    from scipy import stats  # scikit-learn's dependency; imported lazily (slow import)
-
     x = np.asarray(axis, float)
     y = np.asarray(values, float)
     if x.ndim != 1 or y.ndim != 2 or y.shape[0] != x.size:
@@ -77,7 +76,5 @@ def fit_log_log_rate(axis, values, *, level: float = 0.95) -> RateFit:
     log_x = np.log(x) - np.log(x).mean()
     log_y = np.log(y)
     slopes = log_x @ (log_y - log_y.mean(axis=0)) / (log_x @ log_x)
-    mean = float(slopes.mean())
-    quantile = float(stats.t.ppf(0.5 + level / 2, slopes.size - 1))
-    half = quantile * float(slopes.std(ddof=1)) / math.sqrt(slopes.size)
-    return RateFit(mean, mean - half, mean + half, slopes, level)
+    mean, (lo, hi) = mean_ci(slopes, level=level)
+    return RateFit(float(mean), float(lo), float(hi), slopes, level)
