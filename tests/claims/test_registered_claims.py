@@ -66,8 +66,6 @@ MIN_INSTANCES = {
     "linear_teachers.sigma_identity.expected_risk": 200,
     "linear_teachers.thm5_2.root_equation": 200,
     "linear_teachers.thm5_3.aligned": 200,
-    "linear_teachers.thm5_4.bounds": 200,
-    "linear_teachers.thm5_4.scale_invariance": 200,
     "linear_teachers.cor6_2.bound": 200,
     "linear_teachers.cor6_2.derived_bound": 200,
     "linear_teachers.fig2a.depth_helps": 100,

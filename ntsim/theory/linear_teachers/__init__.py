@@ -67,6 +67,12 @@ from ntsim.theory.linear_teachers._deep import (
     random_projection_bounds,
     unit_pair_at_distance,
 )
+from ntsim.theory.linear_teachers._random_projection import (
+    CONSTRUCTED_ANGLES_DEG,
+    RandomProjectionRun,
+    RandomProjectionSetting,
+    simulate_random_projection,
+)
 from ntsim.theory.linear_teachers._regression import (
     fine_tuned_linear,
     fine_tuned_linear_pinv,
@@ -98,6 +104,10 @@ from ntsim.theory.linear_teachers._relu import (
 )
 
 __all__ = [
+    "CONSTRUCTED_ANGLES_DEG",
+    "RandomProjectionRun",
+    "RandomProjectionSetting",
+    "simulate_random_projection",
     "COR6_2_FACTOR",
     "COR6_3_FACTOR",
     "DERIVED_FACTOR",

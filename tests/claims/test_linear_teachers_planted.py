@@ -1,0 +1,52 @@
+"""Planted bugs on the formulas the linear-teachers claims check: each must change the
+claim's verdict or make it not as expected (run through ``run_claims`` at quick scale)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ntsim.claims import get_claim, run_claims
+from ntsim.theory.linear_teachers import _deep
+
+
+def _record(claim_id: str):
+    (record,) = run_claims([get_claim(claim_id)], scale="quick", seeds=(0,))
+    assert record.verdict != "error", record.per_seed[0].error
+    return record
+
+
+def _patch_bounds(monkeypatch, change):
+    original = _deep.random_projection_bounds
+
+    def planted(x, theta_source, theta_target):
+        bounds = original(x, theta_source, theta_target)
+        n, d = x.shape
+        return change(bounds, (d - n) / d)
+
+    monkeypatch.setattr(_deep, "random_projection_bounds", planted)
+
+
+@pytest.mark.parametrize(
+    "name, change",
+    [
+        # the issue's planted bug: (9) made smaller by flipping the sign of its ζ² term
+        ("zeta² sign flipped", lambda b, frac: b._replace(eq9=b.eq9 - 2 * frac * b.zeta**2)),
+        # the opposite direction: (9) made larger by doubling its ζ² term
+        ("zeta² doubled", lambda b, frac: b._replace(eq9=b.eq9 + frac * b.zeta**2)),
+        # a dropped (1 + ε)² on the leading term
+        ("(1+ε)² dropped", lambda b, frac: b._replace(
+            eq9=(b.eq9 - frac * b.zeta**2) / (1 + b.epsilon) ** 2 + frac * b.zeta**2)),
+    ],
+)  # fmt: skip
+def test_printed_bound9_is_two_sided(monkeypatch, name, change):
+    assert _record("linear_teachers.thm5_4.bound9_printed").as_expected
+    _patch_bounds(monkeypatch, change)
+    record = _record("linear_teachers.thm5_4.bound9_printed")
+    assert record.verdict == "refuted", name  # still violated ...
+    assert not record.as_expected, name  # ... but no longer by the declared counterexample
+
+
+def test_corrected_bound9_catches_a_dropped_factor(monkeypatch):
+    _patch_bounds(monkeypatch, lambda b, frac: b._replace(eq9_corrected=b.eq9_corrected / 4))
+    record = _record("linear_teachers.thm5_4.bounds")
+    assert record.verdict == "refuted" and not record.as_expected
