@@ -50,3 +50,26 @@ def test_corrected_bound9_catches_a_dropped_factor(monkeypatch):
     _patch_bounds(monkeypatch, lambda b, frac: b._replace(eq9_corrected=b.eq9_corrected / 4))
     record = _record("linear_teachers.thm5_4.bounds")
     assert record.verdict == "refuted" and not record.as_expected
+
+
+def test_fig3_frozen_expectation_catches_a_wrong_coefficient(monkeypatch):
+    original = _deep.frozen_first_layer_coefficient
+    monkeypatch.setattr(_deep, "frozen_first_layer_coefficient",
+                        lambda x, y, theta: 1.1 * original(x, y, theta))  # fmt: skip
+    record = _record("linear_teachers.fig3.frozen_expectation")
+    assert record.verdict == "refuted" and not record.as_expected
+
+
+def test_fig3_ordering_catches_swapped_models(monkeypatch):
+    """Frozen and fine-tuned limits swapped (a wiring error) must refute the ordering."""
+    from ntsim.theory.linear_teachers import _freezing
+
+    original = _freezing._limits
+
+    def swapped(*args):
+        out = original(*args)
+        return {**out, "frozen": out["finetune"], "finetune": out["frozen"]}
+
+    monkeypatch.setattr(_freezing, "_limits", swapped)
+    record = _record("linear_teachers.fig3.ordering")
+    assert record.verdict == "refuted" and not record.as_expected

@@ -70,7 +70,6 @@ MIN_INSTANCES = {
     "linear_teachers.cor6_2.derived_bound": 200,
     "linear_teachers.fig2a.depth_helps": 100,
     "linear_teachers.fig2b.target_vs_source": 100,
-    "linear_teachers.fig3.ordering": 200,
     **{
         f"stability.{name}": 200
         for name in (
@@ -180,8 +179,6 @@ SLOW_QUICK_CLAIMS = {
     "linear_teachers.thm5_2.gd_converges",
     "linear_teachers.thm5_2.null_space_first_layer",
     "linear_teachers.thm5_2.root_equation",
-    "linear_teachers.thm5_5.frozen_floor",
-    "linear_teachers.thm5_5.frozen_parallel",
     "linear_teachers.thm6_1.hinf_empirical_gram",
     "linear_teachers.thm6_1.kernel_regime",
     "linear_teachers.thm6_1.risk_main_term",

@@ -67,6 +67,15 @@ from ntsim.theory.linear_teachers._deep import (
     random_projection_bounds,
     unit_pair_at_distance,
 )
+from ntsim.theory.linear_teachers._freezing import (
+    FreezingRun,
+    FreezingSetting,
+    FreezingTraining,
+    FrozenFirstLayerRun,
+    FrozenFirstLayerSetting,
+    simulate_freezing,
+    simulate_frozen_first_layer,
+)
 from ntsim.theory.linear_teachers._random_projection import (
     CONSTRUCTED_ANGLES_DEG,
     RandomProjectionRun,
@@ -108,6 +117,13 @@ __all__ = [
     "RandomProjectionRun",
     "RandomProjectionSetting",
     "simulate_random_projection",
+    "FreezingRun",
+    "FreezingSetting",
+    "FreezingTraining",
+    "FrozenFirstLayerRun",
+    "FrozenFirstLayerSetting",
+    "simulate_freezing",
+    "simulate_frozen_first_layer",
     "COR6_2_FACTOR",
     "COR6_3_FACTOR",
     "DERIVED_FACTOR",
