@@ -73,3 +73,21 @@ def test_fig3_ordering_catches_swapped_models(monkeypatch):
     monkeypatch.setattr(_freezing, "_limits", swapped)
     record = _record("linear_teachers.fig3.ordering")
     assert record.verdict == "refuted" and not record.as_expected
+
+
+def test_fig2b_catches_swapped_settings(monkeypatch):
+    """Scale target and scale source swapped: the figure's reading is refuted and the
+    universal reading no longer matches its counterexample."""
+    from ntsim.theory.linear_teachers import _scale
+
+    original = _scale._scale_draw
+
+    def swapped(key, setting):
+        out = original(key, setting)
+        return {"scale_target": out["scale_source"], "scale_source": out["scale_target"]}
+
+    monkeypatch.setattr(_scale, "_scale_draw", swapped)
+    figure = _record("linear_teachers.fig2b.target_vs_source")
+    assert figure.verdict == "refuted" and not figure.as_expected
+    universal = _record("linear_teachers.fig2b.target_vs_source_every_n")
+    assert not universal.as_expected

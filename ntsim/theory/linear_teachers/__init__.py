@@ -111,6 +111,11 @@ from ntsim.theory.linear_teachers._relu import (
     train_two_layer_relu,
     unit_norm_inputs,
 )
+from ntsim.theory.linear_teachers._scale import (
+    ScaleRun,
+    ScaleSetting,
+    simulate_scale_target_vs_source,
+)
 
 __all__ = [
     "CONSTRUCTED_ANGLES_DEG",
@@ -124,6 +129,9 @@ __all__ = [
     "FrozenFirstLayerSetting",
     "simulate_freezing",
     "simulate_frozen_first_layer",
+    "ScaleRun",
+    "ScaleSetting",
+    "simulate_scale_target_vs_source",
     "COR6_2_FACTOR",
     "COR6_3_FACTOR",
     "DERIVED_FACTOR",
