@@ -91,3 +91,22 @@ def test_fig2b_catches_swapped_settings(monkeypatch):
     assert figure.verdict == "refuted" and not figure.as_expected
     universal = _record("linear_teachers.fig2b.target_vs_source_every_n")
     assert not universal.as_expected
+
+
+@pytest.mark.parametrize("name", ["hinf_norm", "kernel_predictor"])
+def test_kernel_regime_catches_a_wrong_closed_form(monkeypatch, name):
+    """√(ỹᵀ(H^∞)⁻¹ỹ) × 1.5, or the kernel predictor's correction × 1.5, must refute it."""
+    from ntsim.theory.linear_teachers import _relu
+
+    original = getattr(_relu, name)
+    if name == "hinf_norm":
+        planted = lambda hinf, residual: 1.5 * original(hinf, residual)  # noqa: E731
+    else:
+
+        def planted(x_test, x, f_source, residual):
+            base = original(x_test, x, f_source, 0.0 * residual)
+            return base + 1.5 * (original(x_test, x, f_source, residual) - base)
+
+    monkeypatch.setattr(_relu, name, planted)
+    record = _record("linear_teachers.thm6_1.kernel_regime")
+    assert record.verdict == "refuted" and not record.as_expected

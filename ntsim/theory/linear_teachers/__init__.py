@@ -76,6 +76,11 @@ from ntsim.theory.linear_teachers._freezing import (
     simulate_freezing,
     simulate_frozen_first_layer,
 )
+from ntsim.theory.linear_teachers._kernel_regime import (
+    KernelRegimeRun,
+    KernelRegimeSetting,
+    simulate_kernel_regime,
+)
 from ntsim.theory.linear_teachers._random_projection import (
     CONSTRUCTED_ANGLES_DEG,
     RandomProjectionRun,
@@ -129,6 +134,9 @@ __all__ = [
     "FrozenFirstLayerSetting",
     "simulate_freezing",
     "simulate_frozen_first_layer",
+    "KernelRegimeRun",
+    "KernelRegimeSetting",
+    "simulate_kernel_regime",
     "ScaleRun",
     "ScaleSetting",
     "simulate_scale_target_vs_source",
