@@ -110,3 +110,22 @@ def test_kernel_regime_catches_a_wrong_closed_form(monkeypatch, name):
     monkeypatch.setattr(_relu, name, planted)
     record = _record("linear_teachers.thm6_1.kernel_regime")
     assert record.verdict == "refuted" and not record.as_expected
+
+
+@pytest.mark.parametrize(
+    "claim_id, name, factor",
+    [
+        # (3) itself is loose (worst R/bound ≈ 0.08 at quick): a × 0.5 there is invisible,
+        # but the Davis–Kahan step is tight to ≈ 0.75
+        ("linear_teachers.thm4_2.deterministic", "null_space_top_overlap", 2.0),
+        # the slope of log c is scale-invariant: only the absolute anchor c ≤ 4 sees × 2
+        ("linear_teachers.thm4_2.implied_constant", "implied_constant", 2.0),
+    ],
+)
+def test_thm4_2_catches_a_wrong_factor(monkeypatch, claim_id, name, factor):
+    from ntsim.theory.linear_teachers import _bounds
+
+    original = getattr(_bounds, name)
+    monkeypatch.setattr(_bounds, name, lambda *a, **k: factor * original(*a, **k))
+    record = _record(claim_id)
+    assert record.verdict == "refuted" and not record.as_expected

@@ -33,6 +33,15 @@ from ntsim.theory.linear_teachers._alignment import (
     nested_prefix_risks,
     risk_curve_nested,
 )
+from ntsim.theory.linear_teachers._bound_simulations import (
+    IdentityRiskRun,
+    ImpliedConstantRun,
+    SizesSetting,
+    Thm42Run,
+    simulate_identity_risk,
+    simulate_implied_constant,
+    simulate_thm4_2_deterministic,
+)
 from ntsim.theory.linear_teachers._bounds import (
     bartlett_bias_bound,
     bound_thm4_2,
@@ -134,6 +143,13 @@ __all__ = [
     "FrozenFirstLayerSetting",
     "simulate_freezing",
     "simulate_frozen_first_layer",
+    "IdentityRiskRun",
+    "ImpliedConstantRun",
+    "SizesSetting",
+    "Thm42Run",
+    "simulate_identity_risk",
+    "simulate_implied_constant",
+    "simulate_thm4_2_deterministic",
     "KernelRegimeRun",
     "KernelRegimeSetting",
     "simulate_kernel_regime",
