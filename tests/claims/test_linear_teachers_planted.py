@@ -129,3 +129,14 @@ def test_thm4_2_catches_a_wrong_factor(monkeypatch, claim_id, name, factor):
     monkeypatch.setattr(_bounds, name, lambda *a, **k: factor * original(*a, **k))
     record = _record(claim_id)
     assert record.verdict == "refuted" and not record.as_expected
+
+
+def test_thm4_1_risk_catches_a_transposed_covariance_root(monkeypatch):
+    """eq. (2) with Σ replaced by Σ² (a square-root slip) must refute the Monte Carlo claim."""
+    from ntsim.theory.linear_teachers import _regression
+
+    original = _regression.risk_thm4_1
+    monkeypatch.setattr(_regression, "risk_thm4_1",
+                        lambda x, ts, tt, sigma: original(x, ts, tt, sigma @ sigma))  # fmt: skip
+    record = _record("linear_teachers.thm4_1.risk_monte_carlo")
+    assert record.verdict == "refuted" and not record.as_expected

@@ -104,6 +104,15 @@ from ntsim.theory.linear_teachers._regression import (
     population_risk,
     risk_thm4_1,
 )
+from ntsim.theory.linear_teachers._regression_simulations import (
+    ClosedFormRun,
+    GDRun,
+    MonteCarloRun,
+    Thm41Setting,
+    simulate_thm4_1_closed_form,
+    simulate_thm4_1_gd,
+    simulate_thm4_1_monte_carlo,
+)
 from ntsim.theory.linear_teachers._relu import (
     COR6_2_FACTOR,
     COR6_3_FACTOR,
@@ -143,6 +152,13 @@ __all__ = [
     "FrozenFirstLayerSetting",
     "simulate_freezing",
     "simulate_frozen_first_layer",
+    "ClosedFormRun",
+    "GDRun",
+    "MonteCarloRun",
+    "Thm41Setting",
+    "simulate_thm4_1_closed_form",
+    "simulate_thm4_1_gd",
+    "simulate_thm4_1_monte_carlo",
     "IdentityRiskRun",
     "ImpliedConstantRun",
     "SizesSetting",
