@@ -129,19 +129,12 @@ def _risk(x, theta_s, theta_t, depth):
     return jnp.sum((theta_t - beta) ** 2)
 
 
-def _fig2a_theory(key, d: int, depths, alphas):
-    """One seed: R/‖θ_S‖² for every (depth, α); X is shared, so one QR per depth."""
-    n = d // 10
-    k_x, k_s, k_e = jax.random.split(key, 3)
-    x = jax.random.normal(k_x, (n, d))
-    theta_s = 2.0 * jax.random.normal(k_s, (d,))
-    eps = jax.random.normal(k_e, (d,))
-    scale = theta_s @ theta_s
-
-    def per_alpha(depth):
-        return jax.vmap(lambda a: _risk(x, theta_s, a * theta_s + eps, depth) / scale)(alphas)
-
-    return jnp.stack([per_alpha(jnp.asarray(depth)) for depth in depths])  # (depths, α)
+def fig2a_setting(config: Config) -> lt.DepthSetting:
+    """Panel (a) theory as a :func:`~ntsim.theory.linear_teachers.simulate_depth_and_alpha`
+    setting (the Fig 2a claim calls the same function)."""
+    alphas = tuple(float(a) for a in _alphas(config))
+    return lt.DepthSetting(d=config.d, depths=tuple(config.depths), alphas=alphas,
+                           draws=config.seeds)  # fmt: skip
 
 
 def _fig2a_gd(key, config: Config, alphas):
@@ -209,20 +202,17 @@ def run(config: Config, key) -> dict:
     k_a, k_gd, k_b = jax.random.split(key, 3)
     alphas = _alphas(config)
     with jax.enable_x64(True):
-        a_grid = jnp.asarray(alphas)
-        theory = sweep_keys(
-            _fig2a_theory, k_a, config.seeds, progress=True, description="fig2a theory",
-            d=config.d, depths=config.depths, alphas=a_grid,
-        )  # fmt: skip
+        theory = lt.simulate_depth_and_alpha(k_a, fig2a_setting(config), progress=True).risk
         gd = sweep_keys(
             _fig2a_gd, k_gd, config.gd_seeds, progress=True, description="fig2a GD",
             config=config, alphas=jnp.asarray(config.gd_alphas),
         )  # fmt: skip
-        gd_dense = sweep_keys(
-            lambda k: _fig2a_theory(k, config.d_gd, tuple(map(float, config.gd_depths)), a_grid),
-            k_gd,
-            config.gd_seeds,
-        )  # fmt: skip  (eq. (5) at d_gd on the dense α grid, other draws: the marker reference)
+        # eq. (5) at d_gd on the dense α grid (the marker reference)
+        dense = lt.DepthSetting(
+            d=config.d_gd, depths=tuple(map(float, config.gd_depths)),
+            alphas=tuple(map(float, alphas)), draws=config.gd_seeds,
+        )  # fmt: skip
+        gd_dense = lt.simulate_depth_and_alpha(k_gd, dense).risk
         sim = lt.simulate_scale_target_vs_source(k_b, fig2b_setting(config), progress=True)
         fig2b = {"scale_target": sim.scale_target, "scale_source": sim.scale_source}
         theory = np.asarray(theory)  # (seeds, depths, α)

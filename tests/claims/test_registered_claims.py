@@ -61,7 +61,6 @@ MIN_INSTANCES = {
     "linear_teachers.thm5_3.aligned": 200,
     "linear_teachers.cor6_2.bound": 200,
     "linear_teachers.cor6_2.derived_bound": 200,
-    "linear_teachers.fig2a.depth_helps": 100,
     **{
         f"stability.{name}": 200
         for name in (

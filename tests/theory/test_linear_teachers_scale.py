@@ -56,3 +56,18 @@ def test_alpha_one_is_the_same_task_pair(x64):
 def test_setting_is_validated():
     with pytest.raises(ValueError, match="sample_ratios"):
         lt.ScaleSetting(sample_ratios=(1.2,))
+
+
+def test_depth_one_risk_matches_numpy(x64):
+    setting = lt.DepthSetting(d=30, depths=(1.0, math.inf), alphas=(1.0, 3.0), draws=3)
+    run = lt.simulate_depth_and_alpha(jax.random.PRNGKey(7), setting)
+    key = jax.random.split(jax.random.PRNGKey(7), 3)[0]
+    k_x, k_s, k_e = jax.random.split(key, 3)
+    x = np.asarray(jax.random.normal(k_x, (3, 30)))
+    ts = 2.0 * np.asarray(jax.random.normal(k_s, (30,)))
+    eps = np.asarray(jax.random.normal(k_e, (30,)))
+    p_perp = np.eye(30) - x.T @ np.linalg.pinv(x @ x.T) @ x
+    for j, a in enumerate(setting.alphas):
+        want = np.sum((p_perp @ ((a - 1) * ts + eps)) ** 2) / (ts @ ts)
+        assert float(run.risk[0, 0, j]) == pytest.approx(want, rel=1e-9)
+    assert run.risk.shape == (3, 2, 2) and run.n == 3

@@ -135,8 +135,11 @@ from ntsim.theory.linear_teachers._relu import (
     unit_norm_inputs,
 )
 from ntsim.theory.linear_teachers._scale import (
+    DepthRun,
+    DepthSetting,
     ScaleRun,
     ScaleSetting,
+    simulate_depth_and_alpha,
     simulate_scale_target_vs_source,
 )
 
@@ -169,6 +172,9 @@ __all__ = [
     "KernelRegimeRun",
     "KernelRegimeSetting",
     "simulate_kernel_regime",
+    "DepthRun",
+    "DepthSetting",
+    "simulate_depth_and_alpha",
     "ScaleRun",
     "ScaleSetting",
     "simulate_scale_target_vs_source",

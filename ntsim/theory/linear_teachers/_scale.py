@@ -1,11 +1,12 @@
-"""Fig 2b of Shachaf et al. 2021: scaling the target vs scaling the source (eq. (5)).
+"""Fig 2 of Shachaf et al. 2021: depth (2a) and scaling the target vs the source (2b), eq. (5).
 
-:func:`simulate_scale_target_vs_source` draws unit ``θ̂_S, θ̂_T`` at exactly
+:func:`simulate_depth_and_alpha` draws Fig 2a: ``R(β_L)/‖θ_S‖²`` for ``θ_T = αθ_S + ε`` per
+depth and ``α``. :func:`simulate_scale_target_vs_source` draws unit ``θ̂_S, θ̂_T`` at exactly
 ``‖θ̂_T − θ̂_S‖ = angle`` and one Gaussian design per draw, and evaluates the population risk
 of the depth-``L`` gradient-flow limit (eq. (5); ``L = ∞``: eq. (6)) for "scale target"
 (``θ_T = αθ̂_T``, ``θ_S = θ̂_S``) and "scale source" (``θ_S = αθ̂_S``, ``θ_T = θ̂_T``) at each
 ``n = round(ratio·d)`` (nested prefixes of the design) and each ``α``. The experiment
-``linear_teachers/fig2_depth_and_scale`` (panel b) and the Fig 2b claims call it.
+``linear_teachers/fig2_depth_and_scale`` (both panels) and the Fig 2 claims call them.
 """
 
 from __future__ import annotations
@@ -21,7 +22,14 @@ from ntsim._types import Array, PRNGKey
 from ntsim.core import sweep_keys
 from ntsim.theory.linear_teachers import _deep
 
-__all__ = ["ScaleRun", "ScaleSetting", "simulate_scale_target_vs_source"]
+__all__ = [
+    "DepthRun",
+    "DepthSetting",
+    "ScaleRun",
+    "ScaleSetting",
+    "simulate_depth_and_alpha",
+    "simulate_scale_target_vs_source",
+]
 
 
 @dataclass(frozen=True)
@@ -116,3 +124,72 @@ def simulate_scale_target_vs_source(
         alphas=tuple(setting.alphas),
         depth=float(setting.depth),
     )
+
+
+# ------------------------------------------------------------------------------- Fig 2a
+
+
+@dataclass(frozen=True)
+class DepthSetting:
+    """Fig 2a of Shachaf et al. 2021 (``Σ = I``): ``θ_T = αθ_S + ε``, ``θ_S ~ N(0, 4I)``,
+    ``ε ~ N(0, I)``, ``n = d/10`` (the paper's words); ``d``, the grids and ``draws`` are ours.
+
+    Attributes:
+      d: input dimension (``n = d // 10``).
+      depths: depths ``L ≥ 1`` (``math.inf``: eq. (6)).
+      alphas: values of ``α``.
+      draws: independent draws of ``(X, θ_S, ε)``.
+    """
+
+    d: int = 1000
+    depths: tuple[float, ...] = (1.0, 2.0, 3.0, 5.0, 7.0, math.inf)
+    alphas: tuple[float, ...] = (1.0, 2.0, 5.0, 10.0)
+    draws: int = 100
+
+    def __post_init__(self):
+        if self.d < 10 or not self.depths or min(self.depths) < 1 or self.draws < 1:
+            raise ValueError("DepthSetting: need d >= 10, depths >= 1 and draws >= 1.")
+
+
+class DepthRun(NamedTuple):
+    """``R(β_L)/‖θ_S‖²`` per ``(draw, depth, α)`` (eq. (5); ``L = ∞``: eq. (6))."""
+
+    risk: Array
+    depths: tuple[float, ...]
+    alphas: tuple[float, ...]
+    n: int
+
+
+def _depth_draw(key, setting: DepthSetting):
+    d = setting.d
+    k_x, k_s, k_e = jax.random.split(key, 3)
+    x = jax.random.normal(k_x, (d // 10, d))
+    theta_s = 2.0 * jax.random.normal(k_s, (d,))
+    eps = jax.random.normal(k_e, (d,))
+    scale = theta_s @ theta_s
+    alphas = jnp.asarray(setting.alphas, x.dtype)
+    rows = []
+    for depth in setting.depths:  # static: X is shared, one QR per depth
+        depth = jnp.inf if math.isinf(depth) else depth
+
+        def one(a, depth=depth):
+            return _risk(x, theta_s, a * theta_s + eps, depth) / scale
+
+        rows.append(jax.vmap(one)(alphas))
+    return jnp.stack(rows)
+
+
+def simulate_depth_and_alpha(
+    key: PRNGKey, setting: DepthSetting, *, progress: bool = False
+) -> DepthRun:
+    """Fig 2a risks (eq. (5)) for every depth and ``α``, swept over ``setting.draws`` keys.
+
+    Examples:
+      >>> import jax
+      >>> run = simulate_depth_and_alpha(jax.random.PRNGKey(0), DepthSetting(d=20, draws=2))
+      >>> run.risk.shape
+      (2, 6, 4)
+    """
+    risk = sweep_keys(_depth_draw, key, setting.draws, progress=progress,
+                      description="fig2a draws", setting=setting)  # fmt: skip
+    return DepthRun(risk, tuple(setting.depths), tuple(setting.alphas), setting.d // 10)
