@@ -9,7 +9,8 @@ samples of ``y = Xθ_T``, against ``n``:
 * "Finetune": both layers trained from the pretrained weights.
 
 Pretraining is GD from ``N(0, σ₀²)`` (δ-approximately balanced) on ``n_S ≥ d`` samples of the
-source ``θ_S`` (``‖θ_S‖ = 1``); ``θ_T = θ_S + 0.5·ξ/√d``, ``ξ ~ N(0, I)`` (notes' defaults).
+source ``θ_S`` (``‖θ_S‖ = 1``); ``θ_T = θ_S + 0.5·ξ/√d``, ``ξ ~ N(0, I)`` (our defaults;
+the paper gives no sizes).
 Overlays: Vanilla ``((d − n)/d)‖θ_T‖²`` (min-norm interpolation, in expectation) and the
 min-norm risk ``‖P_⊥θ_T‖²`` of the same draws; Finetune
 eq. (5) with ``L = 2`` (:func:`~ntsim.theory.linear_teachers.deep_risk`, with the pretrained
@@ -23,7 +24,7 @@ zeroed (they add nothing to the loss or its gradient). The step size is
 ``η = eta_scale/λ_max(XᵀX/n)``.
 
 Caveat (found here): Thm 5.5 needs a rank-one frozen ``W_1``; pretraining from
-``N(0, σ₀²)`` leaves the init ``W_1(0)`` (``‖W_1(0)‖_F² ≈ σ₀²d²``, i.e. ≈ 1 at the notes'
+``N(0, σ₀²)`` leaves the init ``W_1(0)`` (``‖W_1(0)‖_F² ≈ σ₀²d²``, i.e. ≈ 1 at the default
 σ₀ = 0.01, d = 100) in the frozen layer, and long GD on ``w_2`` then fits the target through
 those small directions: the Frozen risk drifts below the floor as ``n`` grows.
 ``--set init_scale=0.001`` makes ``W_1`` rank one to ~1% and the Frozen curve flat.
@@ -44,7 +45,7 @@ from ntsim.theory import linear_teachers as lt
 
 @dataclass(frozen=True)
 class Config:
-    """E5 / Fig 3 setting (notes' defaults; d, steps and step sizes are not in the paper)."""
+    """Fig 3 setting (ours: d, n, steps and step sizes are not in the paper)."""
 
     d: int = 100  # input dimension = hidden width
     n_values: tuple[int, ...] = tuple(range(5, 100, 5))  # target sample sizes (n < d)
