@@ -140,3 +140,13 @@ def test_thm4_1_risk_catches_a_transposed_covariance_root(monkeypatch):
                         lambda x, ts, tt, sigma: original(x, ts, tt, sigma @ sigma))  # fmt: skip
     record = _record("linear_teachers.thm4_1.risk_monte_carlo")
     assert record.verdict == "refuted" and not record.as_expected
+
+
+def test_cor6_2_catches_a_smaller_constant(monkeypatch):
+    """Cor. 6.2 with 1 in place of 3 (the bound × 1/3) must be refuted."""
+    from ntsim.theory.linear_teachers import _relu
+
+    original = _relu.hinf_norm_bound_cor6_2
+    monkeypatch.setattr(_relu, "hinf_norm_bound_cor6_2", lambda s, t: original(s, t) / 3)
+    record = _record("linear_teachers.cor6_2.bound")
+    assert record.verdict == "refuted" and not record.as_expected

@@ -59,8 +59,6 @@ MIN_INSTANCES = {
     "linear_teachers.fig1.crossing": 20,
     "linear_teachers.thm5_2.root_equation": 200,
     "linear_teachers.thm5_3.aligned": 200,
-    "linear_teachers.cor6_2.bound": 200,
-    "linear_teachers.cor6_2.derived_bound": 200,
     **{
         f"stability.{name}": 200
         for name in (
@@ -161,8 +159,6 @@ SLOW_QUICK_CLAIMS = {
     "early_stopping.thm1.learning_curve_tail_rate_rkhs",
     "early_stopping.lemma2.logit_scaling",
     "early_stopping.raskutti_thm1.sobolev_guarantee",
-    "linear_teachers.cor6_2.bound",
-    "linear_teachers.cor6_2.hinf_dominates_gram",
     "linear_teachers.thm5_2.approximately_balanced",
     "linear_teachers.thm5_2.gd_converges",
     "linear_teachers.thm5_2.null_space_first_layer",

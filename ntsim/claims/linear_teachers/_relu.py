@@ -23,7 +23,7 @@ import ntsim
 from ntsim._validation import check_choice
 from ntsim.claims._base import SCALES, Claim, ClaimResult, cached_per_key, compare, vmap_instances
 from ntsim.claims._contract import Claim as V2Claim
-from ntsim.claims._contract import Simulation, proof
+from ntsim.claims._contract import Simulation, derived, printed, proof
 from ntsim.claims._decisions import Tolerance, all_of
 from ntsim.claims._decisions import compare as compare_v2
 from ntsim.core import (
@@ -144,105 +144,59 @@ def check_hinf_neural_tangents(key, scale: str) -> ClaimResult:
 
 # ------------------------------------------------------------- H^∞ ⪰ XXᵀ/4 and Cor. 6.2
 
-# (d, sample sizes, instances per size). n > d is allowed for the PSD check (no rank
-# assumption is needed) but Cor. 6.2's derived bound uses P_∥ and needs n < d (Ass. 3.1).
-_PSD = {"quick": (10, (5, 20, 40), 70), "full": (20, (5, 20, 80), 100)}
-_COR62 = {"quick": (30, (5, 15, 29), 70), "full": (100, (10, 50, 99), 100)}
+# n > d is allowed for the PSD check (no rank assumption is needed) but Cor. 6.2's derived
+# bound uses P_∥ and needs n < d (Ass. 3.1). Same keys as the v1 claims.
+HINF_PSD = Simulation(
+    "linear_teachers.cor6_2.hinf_dominates_gram",
+    relu.simulate_hinf_psd,
+    {"quick": relu.NTKSizes(d=10, n_values=(5, 20, 40), draws_per_n=70),
+     "full": relu.NTKSizes(d=20, n_values=(5, 20, 80), draws_per_n=100)},
+    x64=True,
+)  # fmt: skip
+COR62 = Simulation(
+    "linear_teachers.cor6_2.bound",
+    relu.simulate_cor6_2,
+    {"quick": relu.NTKSizes(d=30, n_values=(5, 15, 29), draws_per_n=70),
+     "full": relu.NTKSizes(d=100, n_values=(10, 50, 99), draws_per_n=100)},
+    x64=True,
+)  # fmt: skip
 # λ_min(H^∞ − XXᵀ/4)/λ_max(H^∞) ≥ −1e-12: eigvalsh's backward error is ~n·eps·‖H‖ ≈ 1e-14.
-_TOL_PSD = 1e-12
-# The bounds are inequalities with no slack needed beyond round-off of the solve (~1e-14).
-_TOL_BOUND = 1e-10
+_TOL_PSD = Tolerance("round-off", 1e-12, "eigvalsh backward error ~n·eps relative to ‖H^∞‖")
+# The bounds need no slack beyond round-off of the Cholesky solve (~1e-14).
+_TOL_BOUND = Tolerance("round-off", 1e-10, "on ratios of O(1); Cholesky solve in float64")
 
 
-def _psd_margin(x):
-    gap = two_layer_relu_hinf(x) - x @ x.T / 4
-    return jnp.linalg.eigvalsh(gap)[0] / jnp.linalg.eigvalsh(two_layer_relu_hinf(x))[-1]
+def check_hinf_dominates_gram(margins):
+    """λ_min(H^∞ − XXᵀ/4) ≥ 0 (up to round-off) for random unit-norm X."""
+    return compare_v2(
+        margins, 0.0, relation="lower_bound", atol=_TOL_PSD.value, tolerance=_TOL_PSD,
+        diagnostics={"min λ_min(H^∞ − XXᵀ/4)/λ_max(H^∞)": margins.min()},
+        notes="n > d gives singular XXᵀ: the gap is then strictly positive only through the "
+        "arcsin terms.",
+    )  # fmt: skip
 
 
-def check_hinf_dominates_gram(key, scale: str) -> ClaimResult:
-    """λ_min(H^∞ − XXᵀ/4) ≥ 0 (up to round-off) for random unit-norm X (notes [derived])."""
-    check_choice("check_hinf_dominates_gram", "scale", scale, SCALES)
-    d, ns, per_n = _PSD[scale]
-    out = []
-    with jax.enable_x64(True):
-        for j, n in enumerate(ns):
-            keys = jax.random.split(jax.random.fold_in(key, j), per_n)
-            out.append(np.asarray(vmap_instances(lambda k, n=n: _psd_margin(
-                relu.unit_norm_inputs(k, n, d)), keys)))  # fmt: skip
-    measured = np.concatenate(out)
-    return compare(
-        measured,
-        0.0,
-        relation="lower_bound",
-        atol=_TOL_PSD,
-        notes=f"measured = λ_min(H^∞ − XXᵀ/4)/λ_max(H^∞); d = {d}, n ∈ {ns}, {per_n} each; "
-        f"min {measured.min():.2e} (n > d gives singular XXᵀ: the gap is then strictly "
-        f"positive only through the arcsin terms); round-off slack {_TOL_PSD:g}.",
-    )
-
-
-def _cor62_instance(key, n, d):
-    k_x, k_s, k_v, k_scale = jax.random.split(key, 4)
-    x = relu.unit_norm_inputs(k_x, n, d)
-    theta_s = jax.random.normal(k_s, (d,))
-    # ‖v‖ log-uniform in [0.01, 10]: the statements are 1-homogeneous in v.
-    v = jax.random.normal(k_v, (d,))
-    v = v / jnp.linalg.norm(v) * 10 ** jax.random.uniform(k_scale, minval=-2, maxval=1)
-    theta_t = theta_s + v
-    residual = x @ theta_t - x @ theta_s  # perfect pretraining: f(x; Θ_S) = xᵀθ_S
-    hinf = two_layer_relu_hinf(x)
-    norm = relu.hinf_norm(hinf, residual)
-    # Independent oracle of ‖P_∥v‖ for the report: ‖Qᵀv‖ with the QR basis.
-    return {
-        "norm": norm,
-        "printed": relu.hinf_norm_bound_cor6_2(theta_s, theta_t),
-        "derived": relu.hinf_norm_bound_derived(x, theta_s, theta_t),
-        "p_par": jnp.linalg.norm(relu.row_space_projector(x) @ v),
-    }
-
-
-def _cor62(key, scale):
-    d, ns, per_n = _COR62[scale]
-    out = []
-    with jax.enable_x64(True):
-        for j, n in enumerate(ns):
-            keys = jax.random.split(jax.random.fold_in(key, j), per_n)
-            out.append(vmap_instances(lambda k, n=n: _cor62_instance(k, n, d), keys))
-        out = {name: np.concatenate([np.asarray(o[name]) for o in out]) for name in out[0]}
-    return out, d, ns, per_n
-
-
-def check_cor6_2_printed(key, scale: str) -> ClaimResult:
+def check_cor6_2_printed(run: relu.Cor62Run):
     """Cor. 6.2: √(ỹᵀ(H^∞)⁻¹ỹ) ≤ 3‖θ_T − θ_S‖ with ỹ = X(θ_T − θ_S)."""
-    check_choice("check_cor6_2_printed", "scale", scale, SCALES)
-    out, d, ns, per_n = _cor62(key, scale)
-    ratio = out["norm"] / out["printed"]
-    return compare(
-        ratio,
-        1.0,
-        relation="upper_bound",
-        atol=_TOL_BOUND,
-        notes=f"measured = √(ỹᵀ(H^∞)⁻¹ỹ)/(3‖θ_T − θ_S‖); unit-norm X, d = {d}, n ∈ {ns}, "
-        f"{per_n} each, ‖θ_T − θ_S‖ log-uniform in [0.01, 10]; max ratio {ratio.max():.3f} "
-        "(≤ 2/3 is implied by the derived bound).",
-    )
+    ratio = run.norm / run.printed
+    return compare_v2(
+        ratio, 1.0, relation="upper_bound", atol=_TOL_BOUND.value, tolerance=_TOL_BOUND,
+        diagnostics={"max √(ỹᵀ(H^∞)⁻¹ỹ)/(3‖v‖)": ratio.max()},
+        notes="≤ 2/3 is implied by the derived bound 2‖P_∥v‖.",
+    )  # fmt: skip
 
 
-def check_cor6_2_derived(key, scale: str) -> ClaimResult:
+def check_cor6_2_derived(run: relu.Cor62Run):
     """Tighter: √(ỹᵀ(H^∞)⁻¹ỹ) ≤ 2‖P_∥(θ_T − θ_S)‖ (from H^∞ ⪰ XXᵀ/4)."""
-    check_choice("check_cor6_2_derived", "scale", scale, SCALES)
-    out, d, ns, per_n = _cor62(key, scale)
-    ratio = out["norm"] / out["derived"]
-    oracle_gap = np.max(np.abs(out["derived"] - 2 * out["p_par"]) / out["derived"])
-    return compare(
-        ratio,
-        1.0,
-        relation="upper_bound",
-        atol=_TOL_BOUND,
-        notes=f"measured = √(ỹᵀ(H^∞)⁻¹ỹ)/(2‖P_∥(θ_T − θ_S)‖); unit-norm X, d = {d}, "
-        f"n ∈ {ns}, {per_n} each; max ratio {ratio.max():.3f}, median "
-        f"{np.median(ratio):.3f}; bound vs QR oracle max rel. diff {oracle_gap:.1e}.",
-    )
+    ratio = run.norm / run.derived
+    return all_of(
+        compare_v2(ratio, 1.0, relation="upper_bound", atol=_TOL_BOUND.value,
+                   tolerance=_TOL_BOUND),
+        compare_v2(run.derived, 2 * run.p_par, relation="equal", rtol=_TOL_BOUND.value,
+                   tolerance=_TOL_BOUND),
+        diagnostics={"max ratio": ratio.max(), "median ratio": float(np.median(ratio))},
+        notes="Second part: the bound against an independent ‖P_∥v‖ (row-space projector).",
+    )  # fmt: skip
 
 
 # -------------------------------------------------- Thm 6.1: fine-tuning in the kernel regime
@@ -425,23 +379,38 @@ CLAIMS: tuple = (
         experiment=_EXPERIMENT,
         key_id=_RISK_KEY,
     ),
-    Claim(
+    V2Claim(
         id="linear_teachers.cor6_2.hinf_dominates_gram",
-        paper=f"{_PAPER}, Cor. 6.2; notes [derived]",
+        paper=f"{_PAPER}, Cor. 6.2 (a step of its proof, derived here)",
         statement="H^∞ − XXᵀ/4 ⪰ 0 for unit-norm X ((π − arccos t)/(2π) = 1/4 + arcsin t/(2π))",
+        kind="bound",
+        reading=derived(
+            "(π − arccos t)/(2π) = 1/4 + arcsin t/(2π) and the arcsin kernel is PSD, "
+            "so H^∞ ⪰ XXᵀ/4; the step that gives Cor. 6.2 its constant"
+        ),
+        uses=HINF_PSD,
         check=check_hinf_dominates_gram,
+        min_instances=200,
     ),
-    Claim(
+    V2Claim(
         id="linear_teachers.cor6_2.bound",
         paper=f"{_PAPER}, Cor. 6.2",
         statement="√(ỹᵀ(H^∞)⁻¹ỹ) ≤ 3‖θ_T − θ_S‖ for ỹ = X(θ_T − θ_S), unit-norm X",
+        kind="bound",
+        reading=printed("Cor. 6.2: √(ỹᵀ(H^∞)⁻¹ỹ) ≤ 3‖θ_T − θ_S‖ (perfect pretraining)"),
+        uses=COR62,
         check=check_cor6_2_printed,
+        min_instances=200,
     ),
-    Claim(
+    V2Claim(
         id="linear_teachers.cor6_2.derived_bound",
-        paper=f"{_PAPER}, Cor. 6.2; notes [derived]",
+        paper=f"{_PAPER}, Cor. 6.2 (tighter form, derived here)",
         statement="√(ỹᵀ(H^∞)⁻¹ỹ) ≤ 2‖P_∥(θ_T − θ_S)‖ (tighter than Cor. 6.2)",
+        kind="bound",
+        reading=derived("from H^∞ ⪰ XXᵀ/4: ỹᵀ(H^∞)⁻¹ỹ ≤ 4ỹᵀ(XXᵀ)⁻¹ỹ = 4‖P_∥v‖²"),
+        uses=COR62,
         check=check_cor6_2_derived,
+        min_instances=200,
     ),
     Claim(
         id="linear_teachers.cor6_3.risk_main_term",

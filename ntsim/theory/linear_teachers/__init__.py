@@ -90,6 +90,12 @@ from ntsim.theory.linear_teachers._kernel_regime import (
     KernelRegimeSetting,
     simulate_kernel_regime,
 )
+from ntsim.theory.linear_teachers._ntk_bounds import (
+    Cor62Run,
+    NTKSizes,
+    simulate_cor6_2,
+    simulate_hinf_psd,
+)
 from ntsim.theory.linear_teachers._random_projection import (
     CONSTRUCTED_ANGLES_DEG,
     RandomProjectionRun,
@@ -155,6 +161,10 @@ __all__ = [
     "FrozenFirstLayerSetting",
     "simulate_freezing",
     "simulate_frozen_first_layer",
+    "Cor62Run",
+    "NTKSizes",
+    "simulate_cor6_2",
+    "simulate_hinf_psd",
     "ClosedFormRun",
     "GDRun",
     "MonteCarloRun",
