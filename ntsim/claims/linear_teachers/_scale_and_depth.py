@@ -158,6 +158,9 @@ CLAIMS: tuple = (
         uses=FIG2A,
         check=check_fig2a_depth,
         min_instances=200,
+        # 200 draws × 6 depths × 4 α of eq. (5) at d = 1000: 15–40 s per seed idle, 130–165 s
+        # on 2 shared cores; 100 draws left the spread's CI within 0.007 of its bound.
+        slow_at_quick=True,
         experiment="linear_teachers/fig2_depth_and_scale",
     ),
     V2Claim(
