@@ -150,3 +150,14 @@ def test_cor6_2_catches_a_smaller_constant(monkeypatch):
     monkeypatch.setattr(_relu, "hinf_norm_bound_cor6_2", lambda s, t: original(s, t) / 3)
     record = _record("linear_teachers.cor6_2.bound")
     assert record.verdict == "refuted" and not record.as_expected
+
+
+def test_thm6_1_risk_catches_a_dropped_factor(monkeypatch):
+    """eq. (11)'s main term without its √ (ỹᵀ(H^∞)⁻¹ỹ/n instead of its root) is refuted."""
+    from ntsim.theory.linear_teachers import _relu
+
+    original = _relu.risk_bound_thm6_1
+    monkeypatch.setattr(_relu, "risk_bound_thm6_1",
+                        lambda *a, **k: original(*a, **k) ** 2 / 4)  # fmt: skip
+    record = _record("linear_teachers.thm6_1.risk_main_term")
+    assert record.verdict == "refuted" and not record.as_expected

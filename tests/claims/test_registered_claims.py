@@ -164,7 +164,6 @@ SLOW_QUICK_CLAIMS = {
     "linear_teachers.thm5_2.null_space_first_layer",
     "linear_teachers.thm5_2.root_equation",
     "linear_teachers.thm6_1.hinf_empirical_gram",
-    "linear_teachers.thm6_1.risk_main_term",
     "overtraining.caveat.long_finetuning_erases",
     "stability.a4_1.convexity",
     "stability.cor2_5.lambda_svm_gap",

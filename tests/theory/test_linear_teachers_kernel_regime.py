@@ -42,3 +42,17 @@ def test_wide_network_approaches_the_kernel_closed_forms(run):
 def test_setting_is_validated():
     with pytest.raises(ValueError, match="widths"):
         lt.KernelRegimeSetting(widths=(1024, 512))
+
+
+def test_risk_runs_map_the_single_draw_function():
+    setting = lt.ReluRiskSetting(n_values=(5,), gap_norms=(0.3, 1.0), width=64, repeats=2,
+                                 pretrain_steps=20, fine_tune_steps=20, num_test=50)  # fmt: skip
+    out = lt.simulate_relu_risk_runs(jax.random.PRNGKey(3), setting)
+    assert out["network_risk"].shape == (2, 1, 2)
+    one = lt.simulate_relu_fine_tuning(
+        jax.random.split(jax.random.PRNGKey(3), 2)[1], d=10, n_source=40, n_values=(5,),
+        gap_norms=(0.3, 1.0), width=64, init_scale=0.1, pretrain_steps=20, fine_tune_steps=20,
+        num_test=50,
+    )  # fmt: skip
+    np.testing.assert_allclose(out["cor6_3_bound"][1], one["cor6_3_bound"], rtol=1e-6)
+    np.testing.assert_allclose(out["network_risk"][1], one["network_risk"], rtol=1e-4)

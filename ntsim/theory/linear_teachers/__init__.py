@@ -88,7 +88,9 @@ from ntsim.theory.linear_teachers._freezing import (
 from ntsim.theory.linear_teachers._kernel_regime import (
     KernelRegimeRun,
     KernelRegimeSetting,
+    ReluRiskSetting,
     simulate_kernel_regime,
+    simulate_relu_risk_runs,
 )
 from ntsim.theory.linear_teachers._ntk_bounds import (
     Cor62Run,
@@ -182,6 +184,8 @@ __all__ = [
     "KernelRegimeRun",
     "KernelRegimeSetting",
     "simulate_kernel_regime",
+    "ReluRiskSetting",
+    "simulate_relu_risk_runs",
     "DepthRun",
     "DepthSetting",
     "simulate_depth_and_alpha",

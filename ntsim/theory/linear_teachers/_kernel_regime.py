@@ -31,7 +31,13 @@ from ntsim._types import Array, PRNGKey
 from ntsim.core import Record, random_signs, two_layer_relu, two_layer_relu_hinf
 from ntsim.theory.linear_teachers import _relu as relu
 
-__all__ = ["KernelRegimeRun", "KernelRegimeSetting", "simulate_kernel_regime"]
+__all__ = [
+    "KernelRegimeRun",
+    "KernelRegimeSetting",
+    "ReluRiskSetting",
+    "simulate_kernel_regime",
+    "simulate_relu_risk_runs",
+]
 
 
 @dataclass(frozen=True)
@@ -143,3 +149,46 @@ def simulate_kernel_regime(key: PRNGKey, setting: KernelRegimeSetting) -> Kernel
         per_width.append(out)
     stacked = {name: jnp.stack([o[name] for o in per_width]) for name in per_width[0]}
     return KernelRegimeRun(widths=tuple(setting.widths), **stacked)
+
+
+# ----------------------------------------------------------- Thm 6.1 / Cor. 6.3: risk runs
+
+
+@dataclass(frozen=True)
+class ReluRiskSetting:
+    """Sizes of the risk runs (ours): :func:`simulate_relu_fine_tuning` per repeat.
+
+    Attributes:
+      d, n_source, n_values, gap_norms, width, init_scale, pretrain_steps, fine_tune_steps,
+        num_test: as in :func:`simulate_relu_fine_tuning`.
+      repeats: independent draws.
+      batch_size: draws computed together (bounds memory at large ``width``).
+    """
+
+    d: int = 10
+    n_source: int = 40
+    n_values: tuple[int, ...] = (10, 20, 40)
+    gap_norms: tuple[float, ...] = (0.1, 0.3, 1.0)
+    width: int = 1024
+    init_scale: float = 0.1
+    pretrain_steps: int = 150
+    fine_tune_steps: int = 100
+    num_test: int = 1000
+    repeats: int = 4
+    batch_size: int = 8
+
+
+def simulate_relu_risk_runs(key: PRNGKey, setting: ReluRiskSetting) -> dict:
+    """:func:`simulate_relu_fine_tuning` for ``setting.repeats`` keys
+    (``jax.random.split(key, repeats)``): each array gains a leading ``repeats`` axis."""
+    s = setting
+
+    def one(k):
+        return relu.simulate_relu_fine_tuning(
+            k, d=s.d, n_source=s.n_source, n_values=s.n_values, gap_norms=s.gap_norms,
+            width=s.width, init_scale=s.init_scale, pretrain_steps=s.pretrain_steps,
+            fine_tune_steps=s.fine_tune_steps, num_test=s.num_test,
+        )  # fmt: skip
+
+    keys = jax.random.split(key, s.repeats)
+    return jax.jit(lambda ks: jax.lax.map(one, ks, batch_size=s.batch_size))(keys)
