@@ -17,7 +17,8 @@ What is plotted (``Σ = I``, Gaussian ``X`` with ``n`` rows, population risk
   (the stability limit of the end-to-end dynamics).
 * (b) Fig 2b — ``L = 7``, ``‖θ̂_T − θ̂_S‖ = 0.1`` exactly: "scale target"
   (``θ_T = αθ̂_T``, ``‖θ_S‖ = 1``, solid) vs "scale source" (``θ_S = αθ̂_S``, ``‖θ_T‖ = 1``,
-  dashed), eq. (5), for several ``n/d`` (the size of the gap depends on ``n/d``; notes E4).
+  dashed), eq. (5), for several ``n/d`` (the size of the gap depends on ``n/d``), from
+  :func:`~ntsim.theory.linear_teachers.simulate_scale_target_vs_source` (as the claims).
 
 Seeds are vmapped (:func:`~ntsim.core.sweep_keys`), ``α`` is vmapped inside a seed; only the
 static depths and ``n/d`` values are Python loops. Float64 throughout.
@@ -47,9 +48,9 @@ from ntsim.theory import linear_teachers as lt
 
 @dataclass(frozen=True)
 class Config:
-    """E3/E4 settings (notes' defaults; d, seeds, α grids and GD sizes are not in the paper)."""
+    """Fig 2 settings (d, seeds, α grids and GD sizes are not in the paper; they are ours)."""
 
-    d: int = 1000  # input dimension for the theory curves (notes: d ∈ {100, 1000})
+    d: int = 1000  # input dimension for the theory curves
     depths: tuple[float, ...] = (1.0, 2.0, 3.0, 5.0, 7.0, float("inf"))  # (a); inf = eq. (6)
     alpha_max: float = 10.0  # (a) and (b): α on a grid in [alpha_min, alpha_max]
     alpha_min: float = 0.5
@@ -65,7 +66,11 @@ class Config:
     # (b)
     fig2b_depth: float = 7.0  # paper: L = 7
     angle: float = 0.1  # ‖θ̂_T − θ̂_S‖ (paper ≈ 0.1)
-    sample_ratios: tuple[float, ...] = (0.1, 0.3, 0.5)  # n/d (notes suggest 0.5; issue: sweep)
+    sample_ratios: tuple[float, ...] = (
+        0.1,
+        0.3,
+        0.5,
+    )  # n/d (not in the paper; the gap depends on it)
 
     def __post_init__(self):
         check_int_fields(self, ("d", "alpha_points", "seeds", "d_gd", "gd_seeds", "gd_steps"))
@@ -124,19 +129,12 @@ def _risk(x, theta_s, theta_t, depth):
     return jnp.sum((theta_t - beta) ** 2)
 
 
-def _fig2a_theory(key, d: int, depths, alphas):
-    """One seed: R/‖θ_S‖² for every (depth, α); X is shared, so one QR per depth."""
-    n = d // 10
-    k_x, k_s, k_e = jax.random.split(key, 3)
-    x = jax.random.normal(k_x, (n, d))
-    theta_s = 2.0 * jax.random.normal(k_s, (d,))
-    eps = jax.random.normal(k_e, (d,))
-    scale = theta_s @ theta_s
-
-    def per_alpha(depth):
-        return jax.vmap(lambda a: _risk(x, theta_s, a * theta_s + eps, depth) / scale)(alphas)
-
-    return jnp.stack([per_alpha(jnp.asarray(depth)) for depth in depths])  # (depths, α)
+def fig2a_setting(config: Config) -> lt.DepthSetting:
+    """Panel (a) theory as a :func:`~ntsim.theory.linear_teachers.simulate_depth_and_alpha`
+    setting (the Fig 2a claim calls the same function)."""
+    alphas = tuple(float(a) for a in _alphas(config))
+    return lt.DepthSetting(d=config.d, depths=tuple(config.depths), alphas=alphas,
+                           draws=config.seeds)  # fmt: skip
 
 
 def _fig2a_gd(key, config: Config, alphas):
@@ -186,17 +184,17 @@ def _fig2a_gd(key, config: Config, alphas):
     }
 
 
-def _fig2b(key, d: int, ratios, depth: float, angle: float, alphas):
-    """One seed: scale-target and scale-source risks (ratio, α), L = depth, eq. (5)."""
-    k_x, k_s, k_p = jax.random.split(key, 3)
-    unit_s, unit_t = lt.unit_pair_at_distance(k_s, k_p, d, angle)
-    x_all = jax.random.normal(k_x, (d, d))
-    target, source = [], []
-    for ratio in ratios:
-        x = x_all[: int(round(ratio * d))]
-        target.append(jax.vmap(lambda a, x=x: _risk(x, unit_s, a * unit_t, depth))(alphas))
-        source.append(jax.vmap(lambda a, x=x: _risk(x, a * unit_s, unit_t, depth))(alphas))
-    return {"scale_target": jnp.stack(target), "scale_source": jnp.stack(source)}
+def fig2b_setting(config: Config) -> lt.ScaleSetting:
+    """Panel (b) as a :func:`~ntsim.theory.linear_teachers.simulate_scale_target_vs_source`
+    setting (the Fig 2b claims call the same function)."""
+    return lt.ScaleSetting(
+        d=config.d,
+        sample_ratios=tuple(config.sample_ratios),
+        depth=config.fig2b_depth,
+        angle=config.angle,
+        alphas=tuple(float(a) for a in _alphas(config)),
+        draws=config.seeds,
+    )
 
 
 def run(config: Config, key) -> dict:
@@ -204,25 +202,19 @@ def run(config: Config, key) -> dict:
     k_a, k_gd, k_b = jax.random.split(key, 3)
     alphas = _alphas(config)
     with jax.enable_x64(True):
-        a_grid = jnp.asarray(alphas)
-        theory = sweep_keys(
-            _fig2a_theory, k_a, config.seeds, progress=True, description="fig2a theory",
-            d=config.d, depths=config.depths, alphas=a_grid,
-        )  # fmt: skip
+        theory = lt.simulate_depth_and_alpha(k_a, fig2a_setting(config), progress=True).risk
         gd = sweep_keys(
             _fig2a_gd, k_gd, config.gd_seeds, progress=True, description="fig2a GD",
             config=config, alphas=jnp.asarray(config.gd_alphas),
         )  # fmt: skip
-        gd_dense = sweep_keys(
-            lambda k: _fig2a_theory(k, config.d_gd, tuple(map(float, config.gd_depths)), a_grid),
-            k_gd,
-            config.gd_seeds,
-        )  # fmt: skip  (eq. (5) at d_gd on the dense α grid, other draws: the marker reference)
-        fig2b = sweep_keys(
-            _fig2b, k_b, config.seeds, progress=True, description="fig2b",
-            d=config.d, ratios=config.sample_ratios, depth=config.fig2b_depth,
-            angle=config.angle, alphas=a_grid,
+        # eq. (5) at d_gd on the dense α grid (the marker reference)
+        dense = lt.DepthSetting(
+            d=config.d_gd, depths=tuple(map(float, config.gd_depths)),
+            alphas=tuple(map(float, alphas)), draws=config.gd_seeds,
         )  # fmt: skip
+        gd_dense = lt.simulate_depth_and_alpha(k_gd, dense).risk
+        sim = lt.simulate_scale_target_vs_source(k_b, fig2b_setting(config), progress=True)
+        fig2b = {"scale_target": sim.scale_target, "scale_source": sim.scale_source}
         theory = np.asarray(theory)  # (seeds, depths, α)
         gd = {k: np.asarray(v) for k, v in gd.items()}  # (gd_seeds, gd depths, gd α)
         gd_dense = np.asarray(gd_dense)

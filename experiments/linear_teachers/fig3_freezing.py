@@ -9,19 +9,22 @@ samples of ``y = Xθ_T``, against ``n``:
 * "Finetune": both layers trained from the pretrained weights.
 
 Pretraining is GD from ``N(0, σ₀²)`` (δ-approximately balanced) on ``n_S ≥ d`` samples of the
-source ``θ_S`` (``‖θ_S‖ = 1``); ``θ_T = θ_S + 0.5·ξ/√d``, ``ξ ~ N(0, I)`` (notes' defaults).
+source ``θ_S`` (``‖θ_S‖ = 1``); ``θ_T = θ_S + 0.5·ξ/√d``, ``ξ ~ N(0, I)`` (our defaults;
+the paper gives no sizes).
 Overlays: Vanilla ``((d − n)/d)‖θ_T‖²`` (min-norm interpolation, in expectation) and the
 min-norm risk ``‖P_⊥θ_T‖²`` of the same draws; Finetune
 eq. (5) with ``L = 2`` (:func:`~ntsim.theory.linear_teachers.deep_risk`, with the pretrained
 ``β_S`` as source); Frozen ``R(c*β_S)``, ``c* = ⟨Xβ_S, y⟩/‖Xβ_S‖²`` (Thm 5.5), and the
 ``n``-independent floor ``min_c R(cβ_S)``. Bands are mean ± std over seeds (vmapped).
 
-GD is layer-wise on the paper's ``(1/n)‖Xβ − y‖²``; all ``n`` of a seed share the target
-inputs (nested prefixes) and run in one vmap, the rows beyond ``n`` zeroed (they add
-nothing to the loss or its gradient). The step size is ``η = eta_scale/λ_max(XᵀX/n)``.
+The simulation is :func:`ntsim.theory.linear_teachers.simulate_freezing` (the Fig 3 claims
+read the same function): GD is layer-wise on the paper's ``(1/n)‖Xβ − y‖²``; all ``n`` of a
+seed share the target inputs (nested prefixes) and run in one vmap, the rows beyond ``n``
+zeroed (they add nothing to the loss or its gradient). The step size is
+``η = eta_scale/λ_max(XᵀX/n)``.
 
 Caveat (found here): Thm 5.5 needs a rank-one frozen ``W_1``; pretraining from
-``N(0, σ₀²)`` leaves the init ``W_1(0)`` (``‖W_1(0)‖_F² ≈ σ₀²d²``, i.e. ≈ 1 at the notes'
+``N(0, σ₀²)`` leaves the init ``W_1(0)`` (``‖W_1(0)‖_F² ≈ σ₀²d²``, i.e. ≈ 1 at the default
 σ₀ = 0.01, d = 100) in the frozen layer, and long GD on ``w_2`` then fits the target through
 those small directions: the Frozen risk drifts below the floor as ``n`` grows.
 ``--set init_scale=0.001`` makes ``W_1`` rank one to ~1% and the Frozen curve flat.
@@ -34,17 +37,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
-from ntsim.core import deep_linear, end_to_end_vector, gradient_descent, mse_loss, sweep_keys
 from ntsim.experiment import check_int_fields
 from ntsim.theory import linear_teachers as lt
 
 
 @dataclass(frozen=True)
 class Config:
-    """E5 / Fig 3 setting (notes' defaults; d, steps and step sizes are not in the paper)."""
+    """Fig 3 setting (ours: d, n, steps and step sizes are not in the paper)."""
 
     d: int = 100  # input dimension = hidden width
     n_values: tuple[int, ...] = tuple(range(5, 100, 5))  # target sample sizes (n < d)
@@ -89,102 +90,44 @@ SCALES = {
 }
 
 
-def _apply(params, x_i):
-    """One example through ``β = W_1 w_2`` (β formed once; vmapped over rows by mse_loss)."""
-    return x_i @ end_to_end_vector(params)
-
-
-def _one_seed(key, config: Config) -> dict:
-    d, n_max = config.d, max(config.n_values)
-    n_source = config.source_ratio * d
-    k_s, k_xi, k_xs, k_xt, k_pre, k_van = jax.random.split(key, 6)
-    theta_s = jax.random.normal(k_s, (d,))
-    theta_s = theta_s / jnp.linalg.norm(theta_s)
-    theta_t = theta_s + config.task_noise * jax.random.normal(k_xi, (d,)) / jnp.sqrt(d)
-    eye = jnp.eye(d)
-
-    # Pretraining from N(0, σ₀²) on n_S ≥ d source samples.
-    model = deep_linear((d, 1), init_scale=config.init_scale)
-    x_src = jax.random.normal(k_xs, (n_source, d))
-    pre_loss = mse_loss(_apply, x_src, x_src @ theta_s, loss_scale=1.0 / n_source)
-    eta_pre = config.eta_scale / (jnp.linalg.norm(x_src, 2) ** 2 / n_source)
-    pre = gradient_descent(pre_loss, model.init(k_pre, x_src[0]), learning_rate=eta_pre,
-                           num_steps=config.pretrain_steps, throw=False)  # fmt: skip
-    beta_s = end_to_end_vector(pre.params)
-    w1_pre, w2_pre = pre.params["layers"]
-    vanilla0 = model.init(k_van, x_src[0])
-
-    x_all = jax.random.normal(k_xt, (n_max, d))  # nested target sets: x_all[:n]
-    y_all = x_all @ theta_t
-
-    def fine_tune(n):
-        mask = (jnp.arange(n_max) < n).astype(x_all.dtype)
-        x, y = x_all * mask[:, None], y_all * mask
-        loss = mse_loss(_apply, x, y, loss_scale=1.0 / n)
-        eta = config.eta_scale / (jnp.linalg.norm(x, 2) ** 2 / n)
-        steps = config.fine_tune_steps
-        frozen_loss = lambda w2: loss({"layers": [w1_pre, w2]})  # noqa: E731
-        runs = {
-            "frozen": gradient_descent(frozen_loss, w2_pre, learning_rate=eta,
-                                       num_steps=steps, throw=False),
-            "vanilla": gradient_descent(loss, vanilla0, learning_rate=eta, num_steps=steps,
-                                        throw=False),
-            "finetune": gradient_descent(loss, pre.params, learning_rate=eta,
-                                         num_steps=steps, throw=False),
-        }  # fmt: skip
-        frozen_params = {"layers": [w1_pre, runs["frozen"].params]}
-        params = {"frozen": frozen_params, **{k: runs[k].params for k in ("vanilla", "finetune")}}
-        out = {}
-        for name, p in params.items():
-            beta = end_to_end_vector(p)
-            out[f"{name}_risk"] = lt.population_risk(beta, theta_t, eye)
-            out[f"{name}_train_loss"] = loss(p)
-            out[f"{name}_nonfinite"] = runs[name].first_nonfinite_step >= 0
-        return out
-
-    sim = jax.vmap(fine_tune)(jnp.asarray(config.n_values))
-
-    # Theory per n (static shapes: Python loop over n, exact X[:n]).
-    theory = {"finetune": [], "frozen": [], "vanilla_min_norm": []}
-    for n in config.n_values:
-        x, y = x_all[:n], y_all[:n]
-        theory["finetune"].append(lt.deep_risk(x, beta_s, theta_t, eye, 2.0))
-        c_star = lt.frozen_first_layer_coefficient(x, y, beta_s)
-        theory["frozen"].append(lt.population_risk(c_star * beta_s, theta_t, eye))
-        gamma = lt.fine_tuned_linear(x, jnp.zeros(d), theta_t)  # min-norm interpolant
-        theory["vanilla_min_norm"].append(lt.population_risk(gamma, theta_t, eye))
-    return {
-        **sim,
-        **{f"theory_{k}": jnp.stack(v) for k, v in theory.items()},
-        "frozen_floor": lt.frozen_risk_floor(beta_s, theta_t, eye),
-        "target_norm_sq": theta_t @ theta_t,
-        "pretrain_loss": pre_loss(pre.params),
-        "pretrain_error": jnp.linalg.norm(beta_s - theta_s),
-        # δ-balancedness of the frozen layer: share of ‖W_1‖_F² outside its top singular value
-        "w1_off_rank_one": 1.0 - jnp.linalg.norm(w1_pre, 2) ** 2 / jnp.sum(w1_pre**2),
-        "pretrain_nonfinite": pre.first_nonfinite_step >= 0,
-    }
+def setting(config: Config) -> lt.FreezingSetting:
+    """The :func:`~ntsim.theory.linear_teachers.simulate_freezing` setting of ``config``."""
+    return lt.FreezingSetting(
+        d=config.d,
+        n_values=tuple(config.n_values),
+        task_noise=config.task_noise,
+        draws=config.seeds,
+        training=lt.FreezingTraining(
+            source_ratio=config.source_ratio,
+            init_scale=config.init_scale,
+            eta_scale=config.eta_scale,
+            pretrain_steps=config.pretrain_steps,
+            fine_tune_steps=config.fine_tune_steps,
+        ),
+    )
 
 
 def run(config: Config, key) -> dict:
     """Risks (simulated and theory) of Frozen / Vanilla / Finetune per (seed, n)."""
     with jax.enable_x64(True):
-        out = sweep_keys(
-            _one_seed, key, config.seeds, progress=True, description="fig3 seeds", config=config
-        )
-        out = {k: np.asarray(v) for k, v in out.items()}
-    bad = [k for k in out if k.endswith("nonfinite") and out[k].any()]
-    if bad:
-        raise FloatingPointError(f"fig3_freezing: GD diverged ({bad}); lower eta_scale.")
+        sim = lt.simulate_freezing(key, setting(config), progress=True)
+        sim = jax.tree_util.tree_map(np.asarray, sim)
+    gd = sim.gd
+    if gd["nonfinite"].any():
+        raise FloatingPointError("fig3_freezing: GD diverged; lower eta_scale.")
     n = np.asarray(config.n_values, dtype=float)
-    vanilla_theory = (config.d - n) / config.d * out["target_norm_sq"][:, None]
     return {
         "d": config.d,
         "n_values": list(config.n_values),
         "n_source": config.source_ratio * config.d,
         "fine_tune_steps": config.fine_tune_steps,
-        "theory_vanilla": vanilla_theory,  # ((d − n)/d)‖θ_T‖², (seeds, n)
-        **{k: v for k, v in out.items() if not k.endswith("nonfinite")},
+        "theory_vanilla": (config.d - n) / config.d * sim.target_norm_sq[:, None],
+        "theory_vanilla_min_norm": sim.vanilla,  # ‖P_⊥θ_T‖², (seeds, n)
+        "theory_finetune": sim.finetune,  # eq. (5), L = 2, from the pretrained β_S
+        "theory_frozen": sim.frozen,  # R(c*β_S)
+        "frozen_floor": sim.floor,
+        "target_norm_sq": sim.target_norm_sq,
+        **{k: v for k, v in gd.items() if k != "nonfinite"},
     }
 
 

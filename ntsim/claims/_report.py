@@ -129,7 +129,7 @@ def _flags(entry: dict) -> list[str]:
     if tolerance.get("source") == "chosen":
         flags.append("chosen tolerance")
     headroom = entry.get("headroom")
-    if entry["verdict"] in ("holds", "refuted") and entry["kind"] not in ("legacy",):
+    if entry["verdict"] in ("holds", "refuted") and entry["kind"] not in ("legacy", "sanity"):
         if headroom is not None and 0 <= headroom < LOW_HEADROOM:
             flags.append("headroom < 10%")
     if entry.get("flips"):

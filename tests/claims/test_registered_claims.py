@@ -18,23 +18,9 @@ CACHE = RunCache(maxsize=4)
 # Legacy (v1) claims: instances the issues ask for, per claim (claims not listed need at least
 # one). A claim moved to contract v2 declares ``min_instances`` itself and leaves this table.
 MIN_INSTANCES = {
-    "linear_teachers.thm4_1.closed_form": 200,
-    "linear_teachers.thm4_1.gd_converges": 200,
-    "linear_teachers.thm4_1.risk_monte_carlo": 200,
-    "linear_teachers.thm4_1.translation_invariance": 200,
     "linear_teachers.fig1.crossing": 20,
-    "linear_teachers.thm4_2.deterministic": 200,
-    "linear_teachers.thm4_2.implied_constant": 200,
-    "linear_teachers.sigma_identity.expected_risk": 200,
     "linear_teachers.thm5_2.root_equation": 200,
     "linear_teachers.thm5_3.aligned": 200,
-    "linear_teachers.thm5_4.bounds": 200,
-    "linear_teachers.thm5_4.scale_invariance": 200,
-    "linear_teachers.cor6_2.bound": 200,
-    "linear_teachers.cor6_2.derived_bound": 200,
-    "linear_teachers.fig2a.depth_helps": 100,
-    "linear_teachers.fig2b.target_vs_source": 100,
-    "linear_teachers.fig3.ordering": 200,
 }
 
 
@@ -67,20 +53,11 @@ def test_every_refuted_legacy_claim_has_a_corrected_twin():
 # budget. TODO: shrink their quick sizes and bring them back.
 SLOW_QUICK_CLAIMS = {
     "early_stopping.thm1.learning_curve_tail_rate",  # the same runs (shared key_id)
-    "linear_teachers.cor6_2.bound",
-    "linear_teachers.cor6_2.hinf_dominates_gram",
-    "linear_teachers.thm4_1.closed_form",
-    "linear_teachers.thm4_1.risk_monte_carlo",
-    "linear_teachers.thm4_2.deterministic",
     "linear_teachers.thm5_2.approximately_balanced",
     "linear_teachers.thm5_2.gd_converges",
     "linear_teachers.thm5_2.null_space_first_layer",
     "linear_teachers.thm5_2.root_equation",
-    "linear_teachers.thm5_5.frozen_floor",
-    "linear_teachers.thm5_5.frozen_parallel",
     "linear_teachers.thm6_1.hinf_empirical_gram",
-    "linear_teachers.thm6_1.kernel_regime",
-    "linear_teachers.thm6_1.risk_main_term",
 }
 
 

@@ -33,6 +33,15 @@ from ntsim.theory.linear_teachers._alignment import (
     nested_prefix_risks,
     risk_curve_nested,
 )
+from ntsim.theory.linear_teachers._bound_simulations import (
+    IdentityRiskRun,
+    ImpliedConstantRun,
+    SizesSetting,
+    Thm42Run,
+    simulate_identity_risk,
+    simulate_implied_constant,
+    simulate_thm4_2_deterministic,
+)
 from ntsim.theory.linear_teachers._bounds import (
     bartlett_bias_bound,
     bound_thm4_2,
@@ -67,6 +76,34 @@ from ntsim.theory.linear_teachers._deep import (
     random_projection_bounds,
     unit_pair_at_distance,
 )
+from ntsim.theory.linear_teachers._freezing import (
+    FreezingRun,
+    FreezingSetting,
+    FreezingTraining,
+    FrozenFirstLayerRun,
+    FrozenFirstLayerSetting,
+    simulate_freezing,
+    simulate_frozen_first_layer,
+)
+from ntsim.theory.linear_teachers._kernel_regime import (
+    KernelRegimeRun,
+    KernelRegimeSetting,
+    ReluRiskSetting,
+    simulate_kernel_regime,
+    simulate_relu_risk_runs,
+)
+from ntsim.theory.linear_teachers._ntk_bounds import (
+    Cor62Run,
+    NTKSizes,
+    simulate_cor6_2,
+    simulate_hinf_psd,
+)
+from ntsim.theory.linear_teachers._random_projection import (
+    CONSTRUCTED_ANGLES_DEG,
+    RandomProjectionRun,
+    RandomProjectionSetting,
+    simulate_random_projection,
+)
 from ntsim.theory.linear_teachers._regression import (
     fine_tuned_linear,
     fine_tuned_linear_pinv,
@@ -74,6 +111,15 @@ from ntsim.theory.linear_teachers._regression import (
     monte_carlo_risk,
     population_risk,
     risk_thm4_1,
+)
+from ntsim.theory.linear_teachers._regression_simulations import (
+    ClosedFormRun,
+    GDRun,
+    MonteCarloRun,
+    Thm41Setting,
+    simulate_thm4_1_closed_form,
+    simulate_thm4_1_gd,
+    simulate_thm4_1_monte_carlo,
 )
 from ntsim.theory.linear_teachers._relu import (
     COR6_2_FACTOR,
@@ -96,8 +142,56 @@ from ntsim.theory.linear_teachers._relu import (
     train_two_layer_relu,
     unit_norm_inputs,
 )
+from ntsim.theory.linear_teachers._scale import (
+    DepthRun,
+    DepthSetting,
+    ScaleRun,
+    ScaleSetting,
+    simulate_depth_and_alpha,
+    simulate_scale_target_vs_source,
+)
 
 __all__ = [
+    "CONSTRUCTED_ANGLES_DEG",
+    "RandomProjectionRun",
+    "RandomProjectionSetting",
+    "simulate_random_projection",
+    "FreezingRun",
+    "FreezingSetting",
+    "FreezingTraining",
+    "FrozenFirstLayerRun",
+    "FrozenFirstLayerSetting",
+    "simulate_freezing",
+    "simulate_frozen_first_layer",
+    "Cor62Run",
+    "NTKSizes",
+    "simulate_cor6_2",
+    "simulate_hinf_psd",
+    "ClosedFormRun",
+    "GDRun",
+    "MonteCarloRun",
+    "Thm41Setting",
+    "simulate_thm4_1_closed_form",
+    "simulate_thm4_1_gd",
+    "simulate_thm4_1_monte_carlo",
+    "IdentityRiskRun",
+    "ImpliedConstantRun",
+    "SizesSetting",
+    "Thm42Run",
+    "simulate_identity_risk",
+    "simulate_implied_constant",
+    "simulate_thm4_2_deterministic",
+    "KernelRegimeRun",
+    "KernelRegimeSetting",
+    "simulate_kernel_regime",
+    "ReluRiskSetting",
+    "simulate_relu_risk_runs",
+    "DepthRun",
+    "DepthSetting",
+    "simulate_depth_and_alpha",
+    "ScaleRun",
+    "ScaleSetting",
+    "simulate_scale_target_vs_source",
     "COR6_2_FACTOR",
     "COR6_3_FACTOR",
     "DERIVED_FACTOR",

@@ -331,7 +331,7 @@ def frozen_first_layer_coefficient(x: ArrayLike, y: ArrayLike, theta_source: Arr
 
     With ``W_1 = s θ̂_S v_1ᵀ`` frozen (rank one, 0-balanced pretraining), ``β(t) = c(t)θ_S``
     for all ``t`` (Shachaf et al. 2021, Thm 5.5), so GD on the other layers minimises
-    ``(1/n)‖cXθ_S − y‖²`` over the scalar ``c``: the least-squares ``c*`` (notes, [derived]).
+    ``(1/n)‖cXθ_S − y‖²`` over the scalar ``c``: the least-squares ``c*`` (derived here).
 
     Examples:
       >>> float(frozen_first_layer_coefficient(jnp.eye(2), jnp.array([2.0, 0.0]),
@@ -352,7 +352,7 @@ def frozen_first_layer_coefficient(x: ArrayLike, y: ArrayLike, theta_source: Arr
 def frozen_risk_floor(
     theta_source: ArrayLike, theta_target: ArrayLike, covariance: ArrayLike
 ) -> Array:
-    """``min_c R(cθ_S) = θ_TᵀΣθ_T − (θ_SᵀΣθ_T)²/(θ_SᵀΣθ_S)`` (Thm 5.5; notes, [derived]).
+    """``min_c R(cθ_S) = θ_TᵀΣθ_T − (θ_SᵀΣθ_T)²/(θ_SᵀΣθ_S)`` (Thm 5.5; derived here).
 
     A lower bound, for every ``n``, on the risk of any model ``β = cθ_S``, in particular of
     fine-tuning with a frozen first layer.

@@ -1,0 +1,195 @@
+"""Fig 2 of Shachaf et al. 2021: depth (2a) and scaling the target vs the source (2b), eq. (5).
+
+:func:`simulate_depth_and_alpha` draws Fig 2a: ``R(β_L)/‖θ_S‖²`` for ``θ_T = αθ_S + ε`` per
+depth and ``α``. :func:`simulate_scale_target_vs_source` draws unit ``θ̂_S, θ̂_T`` at exactly
+``‖θ̂_T − θ̂_S‖ = angle`` and one Gaussian design per draw, and evaluates the population risk
+of the depth-``L`` gradient-flow limit (eq. (5); ``L = ∞``: eq. (6)) for "scale target"
+(``θ_T = αθ̂_T``, ``θ_S = θ̂_S``) and "scale source" (``θ_S = αθ̂_S``, ``θ_T = θ̂_T``) at each
+``n = round(ratio·d)`` (nested prefixes of the design) and each ``α``. The experiment
+``linear_teachers/fig2_depth_and_scale`` (both panels) and the Fig 2 claims call them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from ntsim._types import Array, PRNGKey
+from ntsim.core import sweep_keys
+from ntsim.theory.linear_teachers import _deep
+
+__all__ = [
+    "DepthRun",
+    "DepthSetting",
+    "ScaleRun",
+    "ScaleSetting",
+    "simulate_depth_and_alpha",
+    "simulate_scale_target_vs_source",
+]
+
+
+@dataclass(frozen=True)
+class ScaleSetting:
+    """Fig 2b (``Σ = I``). The paper gives ``L = 7`` and ``‖θ̂_T − θ̂_S‖ ≈ 0.1``; ``d``, ``n`` and
+    the ``α`` grid are ours.
+
+    Attributes:
+      d: input dimension.
+      sample_ratios: ``n/d`` values, in ``(0, 1)``.
+      depth: ``L ≥ 1`` (``math.inf``: eq. (6)).
+      angle: ``‖θ̂_T − θ̂_S‖`` in ``(0, 2)``.
+      alphas: scaling factors ``α > 0``.
+      draws: independent draws of ``(X, θ̂_S, θ̂_T)``.
+    """
+
+    d: int = 100
+    sample_ratios: tuple[float, ...] = (0.1, 0.3, 0.5)
+    depth: float = 7.0
+    angle: float = 0.1
+    alphas: tuple[float, ...] = (10.0,)
+    draws: int = 200
+
+    def __post_init__(self):
+        if not all(0 < r < 1 and round(r * self.d) >= 1 for r in self.sample_ratios):
+            raise ValueError(f"ScaleSetting: sample_ratios must lie in (0, 1) with n >= 1, got "
+                             f"{self.sample_ratios}.")  # fmt: skip
+        if not (self.depth >= 1 and 0 < self.angle < 2 and min(self.alphas) > 0):
+            raise ValueError("ScaleSetting: need depth >= 1, 0 < angle < 2 and alphas > 0.")
+
+    @property
+    def sample_sizes(self) -> tuple[int, ...]:
+        return tuple(int(round(r * self.d)) for r in self.sample_ratios)
+
+
+class ScaleRun(NamedTuple):
+    """Risks of :func:`simulate_scale_target_vs_source`, shape ``(draws, ratios, alphas)``.
+
+    Attributes:
+      scale_target: ``R`` with ``θ_T = αθ̂_T``, ``θ_S = θ̂_S``.
+      scale_source: ``R`` with ``θ_S = αθ̂_S``, ``θ_T = θ̂_T``.
+      sample_ratios, alphas: the grid; depth: ``L``.
+    """
+
+    scale_target: Array
+    scale_source: Array
+    sample_ratios: tuple[float, ...]
+    alphas: tuple[float, ...]
+    depth: float
+
+
+def _risk(x, theta_s, theta_t, depth):
+    beta = _deep.deep_fine_tuned_limit(x, theta_s, theta_t, depth)
+    return jnp.sum((theta_t - beta) ** 2)
+
+
+def _scale_draw(key, setting: ScaleSetting) -> dict:
+    k_x, k_s, k_p = jax.random.split(key, 3)
+    d = setting.d
+    unit_s, unit_t = _deep.unit_pair_at_distance(k_s, k_p, d, setting.angle)
+    x_all = jax.random.normal(k_x, (max(setting.sample_sizes), d))
+    alphas = jnp.asarray(setting.alphas, x_all.dtype)
+    depth = jnp.inf if math.isinf(setting.depth) else setting.depth
+    target, source = [], []
+    for n in setting.sample_sizes:  # static prefix sizes
+        x = x_all[:n]
+        target.append(jax.vmap(lambda a, x=x: _risk(x, unit_s, a * unit_t, depth))(alphas))
+        source.append(jax.vmap(lambda a, x=x: _risk(x, a * unit_s, unit_t, depth))(alphas))
+    return {"scale_target": jnp.stack(target), "scale_source": jnp.stack(source)}
+
+
+def simulate_scale_target_vs_source(
+    key: PRNGKey, setting: ScaleSetting, *, progress: bool = False
+) -> ScaleRun:
+    """Fig 2b risks (module doc), swept over ``setting.draws`` keys.
+
+    Examples:
+      >>> import jax
+      >>> run = simulate_scale_target_vs_source(
+      ...     jax.random.PRNGKey(0), ScaleSetting(d=20, alphas=(1.0, 3.0), draws=2))
+      >>> run.scale_target.shape
+      (2, 3, 2)
+      >>> bool(jax.numpy.allclose(run.scale_target[..., 0], run.scale_source[..., 0]))
+      True
+    """
+    out = sweep_keys(_scale_draw, key, setting.draws, progress=progress,
+                     description="fig2b draws", setting=setting)  # fmt: skip
+    return ScaleRun(
+        scale_target=out["scale_target"],
+        scale_source=out["scale_source"],
+        sample_ratios=tuple(setting.sample_ratios),
+        alphas=tuple(setting.alphas),
+        depth=float(setting.depth),
+    )
+
+
+# ------------------------------------------------------------------------------- Fig 2a
+
+
+@dataclass(frozen=True)
+class DepthSetting:
+    """Fig 2a of Shachaf et al. 2021 (``Σ = I``): ``θ_T = αθ_S + ε``, ``θ_S ~ N(0, 4I)``,
+    ``ε ~ N(0, I)``, ``n = d/10`` (the paper's words); ``d``, the grids and ``draws`` are ours.
+
+    Attributes:
+      d: input dimension (``n = d // 10``).
+      depths: depths ``L ≥ 1`` (``math.inf``: eq. (6)).
+      alphas: values of ``α``.
+      draws: independent draws of ``(X, θ_S, ε)``.
+    """
+
+    d: int = 1000
+    depths: tuple[float, ...] = (1.0, 2.0, 3.0, 5.0, 7.0, math.inf)
+    alphas: tuple[float, ...] = (1.0, 2.0, 5.0, 10.0)
+    draws: int = 100
+
+    def __post_init__(self):
+        if self.d < 10 or not self.depths or min(self.depths) < 1 or self.draws < 1:
+            raise ValueError("DepthSetting: need d >= 10, depths >= 1 and draws >= 1.")
+
+
+class DepthRun(NamedTuple):
+    """``R(β_L)/‖θ_S‖²`` per ``(draw, depth, α)`` (eq. (5); ``L = ∞``: eq. (6))."""
+
+    risk: Array
+    depths: tuple[float, ...]
+    alphas: tuple[float, ...]
+    n: int
+
+
+def _depth_draw(key, setting: DepthSetting):
+    d = setting.d
+    k_x, k_s, k_e = jax.random.split(key, 3)
+    x = jax.random.normal(k_x, (d // 10, d))
+    theta_s = 2.0 * jax.random.normal(k_s, (d,))
+    eps = jax.random.normal(k_e, (d,))
+    scale = theta_s @ theta_s
+    alphas = jnp.asarray(setting.alphas, x.dtype)
+    rows = []
+    for depth in setting.depths:  # static: X is shared, one QR per depth
+        depth = jnp.inf if math.isinf(depth) else depth
+
+        def one(a, depth=depth):
+            return _risk(x, theta_s, a * theta_s + eps, depth) / scale
+
+        rows.append(jax.vmap(one)(alphas))
+    return jnp.stack(rows)
+
+
+def simulate_depth_and_alpha(
+    key: PRNGKey, setting: DepthSetting, *, progress: bool = False
+) -> DepthRun:
+    """Fig 2a risks (eq. (5)) for every depth and ``α``, swept over ``setting.draws`` keys.
+
+    Examples:
+      >>> import jax
+      >>> run = simulate_depth_and_alpha(jax.random.PRNGKey(0), DepthSetting(d=20, draws=2))
+      >>> run.risk.shape
+      (2, 6, 4)
+    """
+    risk = sweep_keys(_depth_draw, key, setting.draws, progress=progress,
+                      description="fig2a draws", setting=setting)  # fmt: skip
+    return DepthRun(risk, tuple(setting.depths), tuple(setting.alphas), setting.d // 10)

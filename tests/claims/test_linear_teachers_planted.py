@@ -1,0 +1,163 @@
+"""Planted bugs on the formulas the linear-teachers claims check: each must change the
+claim's verdict or make it not as expected (run through ``run_claims`` at quick scale)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ntsim.claims import get_claim, run_claims
+from ntsim.theory.linear_teachers import _deep
+
+
+def _record(claim_id: str):
+    (record,) = run_claims([get_claim(claim_id)], scale="quick", seeds=(0,))
+    assert record.verdict != "error", record.per_seed[0].error
+    return record
+
+
+def _patch_bounds(monkeypatch, change):
+    original = _deep.random_projection_bounds
+
+    def planted(x, theta_source, theta_target):
+        bounds = original(x, theta_source, theta_target)
+        n, d = x.shape
+        return change(bounds, (d - n) / d)
+
+    monkeypatch.setattr(_deep, "random_projection_bounds", planted)
+
+
+@pytest.mark.parametrize(
+    "name, change",
+    [
+        # the issue's planted bug: (9) made smaller by flipping the sign of its ζ² term
+        ("zeta² sign flipped", lambda b, frac: b._replace(eq9=b.eq9 - 2 * frac * b.zeta**2)),
+        # the opposite direction: (9) made larger by doubling its ζ² term
+        ("zeta² doubled", lambda b, frac: b._replace(eq9=b.eq9 + frac * b.zeta**2)),
+        # a dropped (1 + ε)² on the leading term
+        ("(1+ε)² dropped", lambda b, frac: b._replace(
+            eq9=(b.eq9 - frac * b.zeta**2) / (1 + b.epsilon) ** 2 + frac * b.zeta**2)),
+    ],
+)  # fmt: skip
+def test_printed_bound9_is_two_sided(monkeypatch, name, change):
+    assert _record("linear_teachers.thm5_4.bound9_printed").as_expected
+    _patch_bounds(monkeypatch, change)
+    record = _record("linear_teachers.thm5_4.bound9_printed")
+    assert record.verdict == "refuted", name  # still violated ...
+    assert not record.as_expected, name  # ... but no longer by the declared counterexample
+
+
+def test_corrected_bound9_catches_a_dropped_factor(monkeypatch):
+    _patch_bounds(monkeypatch, lambda b, frac: b._replace(eq9_corrected=b.eq9_corrected / 4))
+    record = _record("linear_teachers.thm5_4.bounds")
+    assert record.verdict == "refuted" and not record.as_expected
+
+
+def test_fig3_frozen_expectation_catches_a_wrong_coefficient(monkeypatch):
+    original = _deep.frozen_first_layer_coefficient
+    monkeypatch.setattr(_deep, "frozen_first_layer_coefficient",
+                        lambda x, y, theta: 1.1 * original(x, y, theta))  # fmt: skip
+    record = _record("linear_teachers.fig3.frozen_expectation")
+    assert record.verdict == "refuted" and not record.as_expected
+
+
+def test_fig3_ordering_catches_swapped_models(monkeypatch):
+    """Frozen and fine-tuned limits swapped (a wiring error) must refute the ordering."""
+    from ntsim.theory.linear_teachers import _freezing
+
+    original = _freezing._limits
+
+    def swapped(*args):
+        out = original(*args)
+        return {**out, "frozen": out["finetune"], "finetune": out["frozen"]}
+
+    monkeypatch.setattr(_freezing, "_limits", swapped)
+    record = _record("linear_teachers.fig3.ordering")
+    assert record.verdict == "refuted" and not record.as_expected
+
+
+def test_fig2b_catches_swapped_settings(monkeypatch):
+    """Scale target and scale source swapped: the figure's reading is refuted and the
+    universal reading no longer matches its counterexample."""
+    from ntsim.theory.linear_teachers import _scale
+
+    original = _scale._scale_draw
+
+    def swapped(key, setting):
+        out = original(key, setting)
+        return {"scale_target": out["scale_source"], "scale_source": out["scale_target"]}
+
+    monkeypatch.setattr(_scale, "_scale_draw", swapped)
+    figure = _record("linear_teachers.fig2b.target_vs_source")
+    assert figure.verdict == "refuted" and not figure.as_expected
+    universal = _record("linear_teachers.fig2b.target_vs_source_every_n")
+    assert not universal.as_expected
+
+
+@pytest.mark.parametrize("name", ["hinf_norm", "kernel_predictor"])
+def test_kernel_regime_catches_a_wrong_closed_form(monkeypatch, name):
+    """√(ỹᵀ(H^∞)⁻¹ỹ) × 1.5, or the kernel predictor's correction × 1.5, must refute it."""
+    from ntsim.theory.linear_teachers import _relu
+
+    original = getattr(_relu, name)
+    if name == "hinf_norm":
+        planted = lambda hinf, residual: 1.5 * original(hinf, residual)  # noqa: E731
+    else:
+
+        def planted(x_test, x, f_source, residual):
+            base = original(x_test, x, f_source, 0.0 * residual)
+            return base + 1.5 * (original(x_test, x, f_source, residual) - base)
+
+    monkeypatch.setattr(_relu, name, planted)
+    record = _record("linear_teachers.thm6_1.kernel_regime")
+    assert record.verdict == "refuted" and not record.as_expected
+
+
+@pytest.mark.parametrize(
+    "claim_id, name, factor",
+    [
+        # (3) itself is loose (worst R/bound ≈ 0.08 at quick): a × 0.5 there is invisible,
+        # but the Davis–Kahan step is tight to ≈ 0.75
+        ("linear_teachers.thm4_2.deterministic", "null_space_top_overlap", 2.0),
+        # the slope of log c is scale-invariant: only the absolute anchor c ≤ 4 sees × 2
+        ("linear_teachers.thm4_2.implied_constant", "implied_constant", 2.0),
+    ],
+)
+def test_thm4_2_catches_a_wrong_factor(monkeypatch, claim_id, name, factor):
+    from ntsim.theory.linear_teachers import _bounds
+
+    original = getattr(_bounds, name)
+    monkeypatch.setattr(_bounds, name, lambda *a, **k: factor * original(*a, **k))
+    record = _record(claim_id)
+    assert record.verdict == "refuted" and not record.as_expected
+
+
+def test_thm4_1_risk_catches_a_transposed_covariance_root(monkeypatch):
+    """eq. (2) with Σ replaced by Σ² (a square-root slip) must refute the Monte Carlo claim."""
+    from ntsim.theory.linear_teachers import _regression
+
+    original = _regression.risk_thm4_1
+    monkeypatch.setattr(_regression, "risk_thm4_1",
+                        lambda x, ts, tt, sigma: original(x, ts, tt, sigma @ sigma))  # fmt: skip
+    record = _record("linear_teachers.thm4_1.risk_monte_carlo")
+    assert record.verdict == "refuted" and not record.as_expected
+
+
+def test_cor6_2_catches_a_smaller_constant(monkeypatch):
+    """Cor. 6.2 with 1 in place of 3 (the bound × 1/3) must be refuted."""
+    from ntsim.theory.linear_teachers import _relu
+
+    original = _relu.hinf_norm_bound_cor6_2
+    monkeypatch.setattr(_relu, "hinf_norm_bound_cor6_2", lambda s, t: original(s, t) / 3)
+    record = _record("linear_teachers.cor6_2.bound")
+    assert record.verdict == "refuted" and not record.as_expected
+
+
+def test_thm6_1_risk_catches_a_dropped_factor(monkeypatch):
+    """eq. (11)'s main term without its √ (ỹᵀ(H^∞)⁻¹ỹ/n instead of its root) is refuted."""
+    from ntsim.theory.linear_teachers import _relu
+
+    original = _relu.risk_bound_thm6_1
+    monkeypatch.setattr(_relu, "risk_bound_thm6_1",
+                        lambda *a, **k: original(*a, **k) ** 2 / 4)  # fmt: skip
+    record = _record("linear_teachers.thm6_1.risk_main_term")
+    assert record.verdict == "refuted" and not record.as_expected
