@@ -29,27 +29,11 @@ from ntsim.claims._contract import (
 )
 from ntsim.claims._decisions import AtLeast, AtMost, Tolerance, all_of, compare, estimate_in
 from ntsim.claims.stability._head_tuning_svm import CLAIMS as SVM_CLAIMS
+from ntsim.claims.stability._head_tuning_svm import PAPER, ROUND_OFF, SVM_SLACK, _kkt
 from ntsim.core import bootstrap_ci, mean_ci
 from ntsim.theory import stability as ht
 
 __all__ = ["CLAIMS"]
-
-PAPER = "Fu et al. 2023"
-_KKT_MAX = 1e-8
-# Quantities from SVM solves certified to a KKT residual ≤ 1e-8 carry ~1e-9 relative error.
-SVM_SLACK = Tolerance(
-    "round-off", 1e-7, "interior-point SVMs certified to KKT residual ≤ 1e-8 (measured ≤ 1e-9); "
-    "norms and directions of their solutions are accurate to ~1e-9, 1e-7 leaves 100x",
-)  # fmt: skip
-ROUND_OFF = Tolerance("round-off", 1e-12, "float64 arithmetic on O(1) values (~1e-15), 1000x")
-
-
-def _kkt(run) -> float:
-    worst = float(run.kkt)
-    if not worst <= _KKT_MAX:
-        raise RuntimeError(f"SVM solver did not converge: KKT error {worst:.1e} > {_KKT_MAX}.")
-    return worst
-
 
 # ------------------------------------------------------------------ the closed-form anchor
 
