@@ -307,8 +307,9 @@ def estimate_in(
     """Decide an estimate on its confidence interval against the region a statement claims.
 
     **holds** when ``interval ⊆ region``, **refuted** when ``interval ∩ region = ∅``,
-    **inconclusive** otherwise. The margin is the signed distance from the interval to the
-    region's boundary (``>= 0`` inside); relative to the interval's half-width.
+    **inconclusive** otherwise. The margin is how far the interval stays inside the region
+    (holds, ``>= 0``), or minus how far it stays outside (refuted: a margin near 0 is a
+    fragile refutation); the relative margin divides by the interval's half-width.
 
     Args:
       estimate: the point estimate (must lie in ``interval``).
@@ -337,12 +338,15 @@ def estimate_in(
     outcome = "holds" if inside >= 0 else "refuted" if outside > 0 else "inconclusive"
     boundary = region.hi if abs(region.hi - hi) <= abs(lo - region.lo) else region.lo
     scale = max((hi - lo) / 2, np.finfo(float).tiny)
+    # holds: how far the interval stays inside; refuted: how far it stays outside (so a
+    # refutation that is 0.001 from inconclusive shows a margin of −0.001, not −(width))
+    margin = -outside if outcome == "refuted" else inside
     return ClaimResult(
         outcome=outcome,
         measured=np.array([float(estimate)]),
         reference=np.array([boundary]),
-        margins=np.array([inside]),
-        relative_margins=np.array([inside / scale]),
+        margins=np.array([margin]),
+        relative_margins=np.array([margin / scale]),
         num_instances=int(num_instances),
         tolerance=tolerance or EXACT,
         diagnostics=_diagnostics(diagnostics),

@@ -132,6 +132,9 @@ def _flags(entry: dict) -> list[str]:
     if entry["verdict"] in ("holds", "refuted") and entry["kind"] not in ("legacy", "sanity"):
         if headroom is not None and 0 <= headroom < LOW_HEADROOM:
             flags.append("headroom < 10%")
+    if entry["verdict"] == "refuted" and entry.get("region") and headroom is not None:
+        if -LOW_HEADROOM < headroom < 0:
+            flags.append("fragile refutation (CI < 10% of its half-width outside)")
     if entry.get("flips"):
         flags.append("seeds disagree")
     if entry["kind"] == "legacy" and entry["expect"] == "refuted":

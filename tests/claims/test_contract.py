@@ -84,7 +84,9 @@ def test_estimate_in_three_outcomes_and_never_refutes_by_non_significance():
     assert estimate_in(-0.8, (-0.9, -0.7), region, num_instances=5).outcome == "holds"
     # a wide interval around a value that leans against the statement is not a refutation
     assert estimate_in(-0.2, (-0.9, 0.5), region, num_instances=5).outcome == "inconclusive"
-    assert estimate_in(0.1, (0.0, 0.2), region, num_instances=5).outcome == "refuted"
+    refuted = estimate_in(0.1, (0.0, 0.2), region, num_instances=5)
+    assert refuted.outcome == "refuted"
+    assert refuted.worst_margin == pytest.approx(-0.4) and refuted.headroom == pytest.approx(-4.0)
     r = estimate_in(-0.8, (-0.9, -0.7), Interval(-1.0, -0.6), num_instances=5)
     assert r.worst_margin == pytest.approx(0.1) and r.headroom == pytest.approx(1.0)
     with pytest.raises(NonFiniteError):

@@ -226,7 +226,10 @@ CLAIMS = (
         statement="With the printed negation θ_neg = θ_FT − τ: MSE(θ_neg) − MSE(θ_FT) = "
         "(4/N_test)(Y − f_PT)ᵀJ_testτ.",
         kind="identity",
-        reading=printed("“θ_neg = θ_FT − τ” (Sec 5.2, Cor 1) with the gap (104)"),
+        # The printed definition (eq. 23) plugged into the proof's identity (104): with it
+        # θ_neg = θ_PT, so this shows eq. (23) and the proof disagree — the printed
+        # conclusion (24) itself is not what is refuted.
+        reading=proof("“θ_neg = θ_FT − τ” (Sec 5.2, eq. 23) inserted into the proof's gap (104)"),
         uses=LINEAR_TASKS,
         check=check_negation_printed,
         expect="refuted",
