@@ -6,6 +6,7 @@ scoped ``x64`` fixture (``jax.enable_x64`` context), so a failing test cannot le
 
 from __future__ import annotations
 
+import gc
 import pathlib
 
 import jax
@@ -35,3 +36,19 @@ def load_fixture(name: str) -> dict[str, np.ndarray]:
         raise FileNotFoundError(f"{path} is missing: run `make nt-fixtures` and commit it.")
     with np.load(path) as data:
         return dict(data)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _release_compiled_programs():
+    """Drop JAX's in-memory compiled programs after each test module.
+
+    A pytest-xdist worker lives for the whole suite. XLA's CPU backend maps every compiled
+    kernel into its own memory regions, and after several hundred test modules a worker
+    neared Linux's default limit of 65,530 mappings per process (59,555 measured) — the
+    next compilation then segfaulted. Clearing the caches releases about half of the
+    mappings of the programs compiled so far; recompiling a program another module needs
+    again is a hit in the persistent compilation cache.
+    """
+    yield
+    jax.clear_caches()
+    gc.collect()

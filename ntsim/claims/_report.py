@@ -368,7 +368,11 @@ def write_index(out_dir: str | pathlib.Path, scale: str) -> tuple[pathlib.Path, 
     total = {name: sum(t["classes"][name] for t in topics) for name, _ in CLASSES}
     good = sum(t["as_expected"] for t in topics)
     recorded = sum(t["recorded"] for t in topics)
-    missing = sum(registered.values()) - sum(min(t["recorded"], t["registered"]) for t in topics)
+    recorded_ids = {
+        e["id"] for path in out_dir.glob(f"*/VERIFICATION{suffix}.json") for e in _load(path)
+    }
+    missing = sum(claim.id not in recorded_ids for claim in REGISTRY)
+    orphans = len(recorded_ids - {claim.id for claim in REGISTRY})
     header = " | ".join(label for _, label in CLASSES)
     lines = [
         f"# ntsim claim verification, scale `{scale}`",
@@ -377,6 +381,7 @@ def write_index(out_dir: str | pathlib.Path, scale: str) -> tuple[pathlib.Path, 
         "",
         f"**{good} of {recorded} recorded claims as expected**"
         + (f"; {missing} registered claims not yet verified at this scale" if missing else "")
+        + (f"; {orphans} rows of claims no longer registered" if orphans else "")
         + (
             f"; {total['legacy']} of them recorded under the legacy (v1) contract — one seed, "
             "one-sided refutations, no source hash — and not yet evidence in the sense below."

@@ -7,6 +7,7 @@ the module-level run cache computes each run once per worker.
 
 from __future__ import annotations
 
+import jax
 import numpy as np
 import pytest
 
@@ -14,6 +15,15 @@ from ntsim.claims import REGISTRY, Claim, RunCache, get_claim, run_claims, selec
 from ntsim.claims._base import Claim as LegacyClaim
 
 CACHE = RunCache(maxsize=4)
+
+
+@pytest.fixture(autouse=True)
+def _release_compiled_programs_per_claim():
+    """This module compiles hundreds of programs in one worker: release them after each
+    claim (see tests/conftest.py; the run cache keeps the simulations' results)."""
+    yield
+    jax.clear_caches()
+
 
 # Legacy (v1) claims: instances the issues ask for, per claim (claims not listed need at least
 # one). A claim moved to contract v2 declares ``min_instances`` itself and leaves this table.
