@@ -17,7 +17,8 @@ Setting (the paper's "Setting"): a scalar model
   (:func:`linearity_vs_lambda`) and fits of PEFT configurations (:func:`fit_config`).
 * :mod:`._kappa` — the κ-predicts-fine-tuning experiment (:func:`simulate_kappa`).
 * :mod:`._simulations` — the simulations the claims read (``simulate_*`` with frozen
-  ``*Setting`` sizes): random network and linear instances, runs, kernels.
+  ``*Setting`` sizes): random network and linear instances, kernels, dynamics;
+  :mod:`._ball_simulations` — distances, the gap and r-ball, the KRR reduction.
 * :mod:`._peft` — PEFT configurations (layer, LoRA rank, head only), their NTK and sign
   kernels at ``θ_0``, NTK additivity, κ, Spearman's ρ, synthetic tasks and pretraining.
 
@@ -39,6 +40,32 @@ References:
     }
 """
 
+from ntsim.theory.linearization._ball_simulations import (
+    PLATEAU_FACTORS,
+    TABLE_LAMBDAS,
+    ContainmentRun,
+    ContainmentSetting,
+    DistanceRun,
+    DistanceSetting,
+    ExitRun,
+    GapRun,
+    KrrRun,
+    KrrSetting,
+    Lemma1Run,
+    Lemma1Setting,
+    LinearityTableRun,
+    PlateauRun,
+    ResidualRun,
+    simulate_containment,
+    simulate_distance,
+    simulate_exit_time,
+    simulate_gap,
+    simulate_krr,
+    simulate_lemma1,
+    simulate_linearity_table,
+    simulate_plateau,
+    simulate_residual_path,
+)
 from ntsim.theory.linearization._bounds import (
     thm2_bound,
     thm2_bound_constant,
@@ -94,29 +121,14 @@ from ntsim.theory.linearization._peft import (
     synthetic_tasks,
 )
 from ntsim.theory.linearization._simulations import (
-    PLATEAU_FACTORS,
-    TABLE_LAMBDAS,
     THM5_EPSILON,
-    ContainmentRun,
-    ContainmentSetting,
-    DistanceRun,
-    DistanceSetting,
-    ExitRun,
-    GapRun,
     GdToFlowRun,
     GdToFlowSetting,
     KernelBlocksRun,
     KernelSpectraSetting,
-    KrrRun,
-    KrrSetting,
     LayerKernelsRun,
-    Lemma1Run,
-    Lemma1Setting,
-    LinearityTableRun,
     NetworkInstance,
     NetworkSetting,
-    PlateauRun,
-    ResidualRun,
     SelectiveRun,
     SplitStepRun,
     SplitStepSetting,
@@ -125,18 +137,9 @@ from ntsim.theory.linearization._simulations import (
     Thm7Run,
     instance_model,
     random_instance,
-    simulate_containment,
-    simulate_distance,
-    simulate_exit_time,
-    simulate_gap,
     simulate_gd_to_flow,
     simulate_kernel_blocks,
-    simulate_krr,
     simulate_layer_kernels,
-    simulate_lemma1,
-    simulate_linearity_table,
-    simulate_plateau,
-    simulate_residual_path,
     simulate_selective,
     simulate_split_step,
     simulate_thm1_identity,

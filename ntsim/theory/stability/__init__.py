@@ -6,7 +6,8 @@ One private submodule per section; the public names are re-exported here.
   Thm 2.2 bounds (printed, proof, corrected) and Lemmas A.1.1–A.1.3, A.5.1.
 * :mod:`._full_finetuning_runs` — the Thm 2.2 simulations claims read (``simulate_*``).
 * :mod:`._head_tuning_runs` — the head-tuning simulations claims and figures read
-  (``simulate_*`` with frozen settings), including the closed-form leave-one-out anchor.
+  (``simulate_*`` with frozen settings), including the closed-form leave-one-out anchor;
+  :mod:`._svm_runs` the step-size, MMR and SVM-lemma simulations.
 * :mod:`._head_tuning` — Sec 2.3: head tuning by GD on the augmented features, its
   direction limit (the bias-penalised SVM), Thm 2.4, Lemmas A.2.1–A.2.5, Cor 2.5, Cor 3.1.
 * :mod:`._methods_runs` — draws for the MMR/MHLoss identities and the tables' AVG checks.
@@ -110,42 +111,24 @@ from ntsim.theory.stability._head_tuning import (
 from ntsim.theory.stability._head_tuning_runs import (
     LOO_ANCHOR_LABELS,
     LOO_ANCHOR_POINTS,
-    LemmaSidesRun,
     LooAnchorRun,
     LooAnchorSetting,
     LooBoundRun,
     LooBoundSetting,
-    MarginMonotoneRun,
-    MarginMonotoneSetting,
-    MaxTermsRun,
-    MMRRun,
-    MMRSetting,
     MultiHeadRun,
     MultiHeadSetting,
     OverNRun,
     OverNSetting,
-    RandomPointsSetting,
     SoudryRun,
     SoudrySetting,
-    StepSizeRun,
-    StepSizeSetting,
-    SvmGapRun,
-    SvmGapSetting,
     SyntheticPanelRun,
     SyntheticPanelSetting,
     loo_anchor_closed_form,
-    simulate_lemma_a2_1,
-    simulate_lemma_a2_2,
     simulate_loo_anchor,
     simulate_loo_bound,
     simulate_loo_over_n,
-    simulate_margin_monotone,
-    simulate_max_terms,
-    simulate_mmr_margin,
     simulate_multi_head,
     simulate_soudry_directions,
-    simulate_step_sizes,
-    simulate_svm_gaps,
     simulate_synthetic_panel,
 )
 from ntsim.theory.stability._methods_runs import (
@@ -172,6 +155,26 @@ from ntsim.theory.stability._small_scale import (
     pretrain,
     surt_retrain,
     transfer_task_data,
+)
+from ntsim.theory.stability._svm_runs import (
+    LemmaSidesRun,
+    MarginMonotoneRun,
+    MarginMonotoneSetting,
+    MaxTermsRun,
+    MMRRun,
+    MMRSetting,
+    RandomPointsSetting,
+    StepSizeRun,
+    StepSizeSetting,
+    SvmGapRun,
+    SvmGapSetting,
+    simulate_lemma_a2_1,
+    simulate_lemma_a2_2,
+    simulate_margin_monotone,
+    simulate_max_terms,
+    simulate_mmr_margin,
+    simulate_step_sizes,
+    simulate_svm_gaps,
 )
 from ntsim.theory.stability._synthetic import (
     chunk_divisor,

@@ -15,8 +15,8 @@ point) and every run returns the worst KKT residual of its solves.
 * :func:`simulate_synthetic_panel`, :func:`simulate_loo_over_n` — the γ, ``‖w_0‖``, ``B``
   panels and the ``n`` panel of the synthetic suite (Figs 6–9), through
   :func:`ntsim.theory.stability.loo_sweep`.
-* :func:`simulate_step_sizes` — GD at several ``η·β_F`` (the step-size condition, Fig 3).
-* :func:`simulate_mmr_margin` — MMR (eq. (8)) on a norm-constrained linear encoder.
+
+:mod:`._svm_runs` holds the step-size and MMR runs and the SVM lemmas' simulations.
 """
 
 from __future__ import annotations
@@ -31,53 +31,33 @@ import numpy as np
 
 from ntsim.core import (
     hard_margin_svm,
-    max_margin_regularizer,
     separable_dataset,
-    soft_margin_svm,
     sweep,
 )
 from ntsim.theory.stability import _head_tuning as ht
 from ntsim.theory.stability import _synthetic as syn
 
 __all__ = [
-    "simulate_max_terms",
-    "simulate_lemma_a2_2",
-    "simulate_lemma_a2_1",
-    "MaxTermsRun",
-    "LemmaSidesRun",
-    "RandomPointsSetting",
-    "simulate_svm_gaps",
-    "simulate_margin_monotone",
-    "SvmGapSetting",
-    "SvmGapRun",
-    "MarginMonotoneSetting",
-    "MarginMonotoneRun",
     "LOO_ANCHOR_LABELS",
     "LOO_ANCHOR_POINTS",
     "LooAnchorRun",
     "LooAnchorSetting",
     "LooBoundRun",
     "LooBoundSetting",
-    "MMRRun",
-    "MMRSetting",
     "MultiHeadRun",
     "MultiHeadSetting",
     "OverNRun",
     "OverNSetting",
     "SoudryRun",
     "SoudrySetting",
-    "StepSizeRun",
-    "StepSizeSetting",
     "SyntheticPanelRun",
     "SyntheticPanelSetting",
     "loo_anchor_closed_form",
     "simulate_loo_anchor",
     "simulate_loo_bound",
     "simulate_loo_over_n",
-    "simulate_mmr_margin",
     "simulate_multi_head",
     "simulate_soudry_directions",
-    "simulate_step_sizes",
     "simulate_synthetic_panel",
 ]
 
@@ -504,298 +484,3 @@ def simulate_loo_over_n(key, setting: OverNSetting) -> OverNRun:
         delta.append(out["delta"][:, -1])
         svm.append(out["svm"])
     return OverNRun(np.asarray(s.ns), np.stack(delta), np.stack(svm), np.asarray(steps))
-
-
-# --------------------------------------------------------- step size (Fig 3) and MMR (Sec 3.1)
-
-
-@dataclass(frozen=True)
-class StepSizeSetting:
-    """Head-tuning GD from 0 at ``η = factor/β_F`` for each factor, on ``S`` and ``S^i``."""
-
-    datasets: int = 500
-    points: int = 500
-    dim: int = 10
-    num_steps: int = 1000
-    factors: tuple[float, ...] = (1.0, 1.9, 2.5, 4.0, 8.0)
-    margin: float = 0.1
-    radius: float = 1.0
-    offset: float = 0.2
-
-
-class StepSizeRun(NamedTuple):
-    """``factors`` ``(F,)``; ``loss`` ``(N, F, T + 1)`` the mean logistic loss on ``S`` at
-    every step ``0..T``; ``loo_distance`` ``(N, F)`` ``‖Δ̂_T‖`` (drawn ``i``, ``1/n`` on ``S^i``)."""
-
-    factors: np.ndarray
-    loss: jax.Array
-    loo_distance: jax.Array
-
-
-def simulate_step_sizes(key, setting: StepSizeSetting) -> StepSizeRun:
-    """GD on ``S`` and ``S^i`` from ``w_0 = 0`` at every ``η = factor/β_F``."""
-    s = setting
-    record = tuple(range(s.num_steps + 1))
-
-    def one(k):
-        k_data, k_i = jax.random.split(k)
-        data = _dataset(k_data, s.points, s.dim, s.margin, s.radius, s.offset)
-        i = jax.random.randint(k_i, (), 0, s.points)
-        weights = jnp.stack([jnp.full((s.points,), 1.0 / s.points, data.x.dtype),
-                             ht.loo_weights(s.points, i, dtype=data.x.dtype)])  # fmt: skip
-        eta = ht.head_tuning_step_size(data.x)
-
-        def at(f):
-            run = ht.head_tuning_gd(
-                data.x, data.y, jnp.zeros((2, s.dim + 1), data.x.dtype), learning_rate=f * eta,
-                record_steps=record, sample_weights=weights,
-            )  # fmt: skip
-            return run.loss[:, 0], ht.direction_error(run.weights[-1, 1], run.weights[-1, 0])
-
-        return jax.vmap(at)(jnp.asarray(s.factors, data.x.dtype))
-
-    loss, distance = jax.jit(jax.vmap(one))(jax.random.split(key, s.datasets))
-    return StepSizeRun(np.asarray(s.factors), loss, distance)
-
-
-@dataclass(frozen=True)
-class MMRSetting:
-    """MMR (eq. (8)) on a square linear encoder ``E(x) = W x`` kept on ``‖W‖_F = ‖W_0‖_F``."""
-
-    datasets: int = 500
-    points: int = 200
-    dim: int = 10
-    num_steps: int = 300
-    step_size: float = 0.5
-    margin: float = 0.1
-    radius: float = 1.0
-    offset: float = 0.2
-
-
-class MMRRun(NamedTuple):
-    """Per dataset ``(N,)``: ``r0``/``r1`` the regulariser ``R = 1/(1 + ‖μ₊ − μ₋‖)`` before and
-    after projected GD on ``R``; ``gamma0``/``gamma1`` the bias-free SVM margin of the encoded
-    data before and after."""
-
-    r0: jax.Array
-    r1: jax.Array
-    gamma0: jax.Array
-    gamma1: jax.Array
-
-
-def simulate_mmr_margin(key, setting: MMRSetting) -> MMRRun:
-    """Projected GD on eq. (8) over ``W`` (random ``W_0``), and the SVM margins it produces."""
-    s = setting
-
-    def one(k):
-        k_data, k_w = jax.random.split(k)
-        data = _dataset(k_data, s.points, s.dim, s.margin, s.radius, s.offset)
-        x, y = data.x, data.y
-        w0 = jax.random.normal(k_w, (s.dim, s.dim), x.dtype) / jnp.sqrt(s.dim)
-        radius = jnp.linalg.norm(w0)
-
-        def objective(w):
-            return max_margin_regularizer(x @ w.T, y)
-
-        def step(w, _):
-            w = w - s.step_size * jax.grad(objective)(w)
-            return radius * w / jnp.linalg.norm(w), None  # stay on ‖W‖_F = ‖W_0‖_F
-
-        w_final, _ = jax.lax.scan(step, w0, None, length=s.num_steps)
-        gammas = [hard_margin_svm(x @ w.T, y, penalize_bias=False).margin for w in (w0, w_final)]
-        return objective(w0), objective(w_final), gammas[0], gammas[1]
-
-    return MMRRun(*jax.jit(jax.vmap(one))(jax.random.split(key, s.datasets)))
-
-
-# ------------------------------------------------------------ SVM lemmas (A.2.1–A.2.5, Cor 2.5)
-
-
-@dataclass(frozen=True)
-class MarginMonotoneSetting:
-    """Per dataset, remove each of the ``d + 1`` largest-α points and ``extra`` random ones
-    and re-solve the paper's SVM (bias not penalised), Lemmas A.2.3–A.2.4."""
-
-    datasets: int = 200
-    points: int = 500
-    dim: int = 10
-    extra: int = 8
-    margin: float = 0.1
-    radius: float = 1.0
-    offset: float = 0.5
-
-
-class MarginMonotoneRun(NamedTuple):
-    """``gamma`` ``(N,)`` the margin on ``S``; ``gamma_loo`` ``(N, K)`` on each ``S^i``;
-    ``support`` ``(N, K)`` whether the removed point is a support vector; ``bias`` ``(N, K+1)``
-    ``b̂`` on ``S`` then each ``S^i``; ``bias_bound`` ``(N, K+1)`` ``1 + ‖v̂‖B``; ``kkt``."""
-
-    gamma: jax.Array
-    gamma_loo: jax.Array
-    support: jax.Array
-    bias: jax.Array
-    bias_bound: jax.Array
-    kkt: jax.Array
-
-
-def simulate_margin_monotone(key, setting: MarginMonotoneSetting) -> MarginMonotoneRun:
-    """The paper's SVM on ``S`` and on ``S^i`` for support and random ``i``."""
-    s = setting
-    n = s.points
-
-    def one(k):
-        k_data, k_i = jax.random.split(k)
-        data = _dataset(k_data, n, s.dim, s.margin, s.radius, s.offset)
-        full = hard_margin_svm(data.x, data.y, penalize_bias=False)
-        idx = jnp.concatenate([
-            jnp.argsort(-full.dual)[: s.dim + 1],
-            jax.random.choice(k_i, n, (s.extra,), replace=False),
-        ])  # fmt: skip
-
-        def drop(i):
-            return hard_margin_svm(data.x, data.y, penalize_bias=False,
-                                   sample_mask=jnp.arange(n) != i)  # fmt: skip
-
-        loo = jax.vmap(drop)(idx)
-        radius = jnp.max(jnp.linalg.norm(data.x, axis=1))
-        norms = jnp.concatenate([jnp.linalg.norm(full.weights)[None],
-                                 jnp.linalg.norm(loo.weights, axis=1)])  # fmt: skip
-        return (
-            1.0 / jnp.linalg.norm(full.weights),
-            1.0 / jnp.linalg.norm(loo.weights, axis=1),
-            full.support[idx],
-            jnp.concatenate([full.bias[None], loo.bias]),
-            ht.lemma_a2_3_bound(norms, radius),
-            _worst_kkt(full, loo),
-        )
-
-    *fields, kkt = sweep(one, jax.random.split(key, s.datasets))
-    return MarginMonotoneRun(*fields, jnp.max(kkt))
-
-
-@dataclass(frozen=True)
-class SvmGapSetting:
-    """λ-SVMs on ``S`` and ``S^i`` (drawn ``i``) at every λ (Cor 2.5, Lemma A.2.5).
-
-    ``penalize_bias``: the bias in the regulariser (the rigorous variant) or not (the paper's);
-    ``loo_normalizer``: ``"n"`` (the proof's) or ``"n-1"`` (the mean over ``S^i``)."""
-
-    datasets: int = 200
-    points: int = 500
-    dim: int = 10
-    lams: tuple[float, ...] = (1e-4, 1e-3, 1e-2, 1e-1)
-    penalize_bias: bool = True
-    loo_normalizer: str = "n"
-    margin: float = 0.1
-    radius: float = 1.0
-    offset: float = 0.5
-
-
-class SvmGapRun(NamedTuple):
-    """``lams`` ``(L,)``; ``gap`` ``(N, L)`` ``‖ŵ_{S^i} − ŵ_S‖``; per dataset ``(N,)``:
-    ``lipschitz`` ``max‖x̃_i‖``, ``radius`` ``max‖x_i‖``, ``gamma`` the hard-margin (b free)
-    margin; ``points`` ``n``; ``kkt``."""
-
-    lams: np.ndarray
-    gap: jax.Array
-    lipschitz: jax.Array
-    radius: jax.Array
-    gamma: jax.Array
-    points: int
-    kkt: jax.Array
-
-
-def simulate_svm_gaps(key, setting: SvmGapSetting) -> SvmGapRun:
-    """The λ-SVM leave-one-out gap of ``setting``'s variant, one drawn ``i`` per dataset."""
-    s = setting
-    n = s.points
-    norm_si = n if s.loo_normalizer == "n" else n - 1
-
-    def one(k):
-        k_data, k_i = jax.random.split(k)
-        data = _dataset(k_data, n, s.dim, s.margin, s.radius, s.offset)
-        mask = jnp.arange(n) != jax.random.randint(k_i, (), 0, n)
-
-        def solve(lam):
-            full = soft_margin_svm(data.x, data.y, regularization=lam,
-                                   penalize_bias=s.penalize_bias, normalizer=n)  # fmt: skip
-            loo = soft_margin_svm(data.x, data.y, regularization=lam,
-                                  penalize_bias=s.penalize_bias, sample_mask=mask,
-                                  normalizer=norm_si)  # fmt: skip
-            head_s, head_si = (
-                ht.svm_head(full.weights, full.bias),
-                ht.svm_head(loo.weights, loo.bias),
-            )
-            return jnp.linalg.norm(head_si - head_s), _worst_kkt(full, loo)
-
-        gaps, kkts = jax.vmap(solve)(jnp.asarray(s.lams))
-        hard = hard_margin_svm(data.x, data.y, penalize_bias=False)
-        return (
-            gaps,
-            jnp.sqrt(jnp.max(jnp.sum(data.x**2, axis=1)) + 1.0),
-            jnp.max(jnp.linalg.norm(data.x, axis=1)),
-            1.0 / jnp.linalg.norm(hard.weights),
-            jnp.maximum(jnp.max(kkts), _worst_kkt(hard)),
-        )
-
-    gap, lipschitz, radius, gamma, kkt = sweep(one, jax.random.split(key, s.datasets))
-    return SvmGapRun(np.asarray(s.lams), gap, lipschitz, radius, gamma, n, jnp.max(kkt))
-
-
-@dataclass(frozen=True)
-class RandomPointsSetting:
-    """Random instances for the pointwise lemmas (A.2.1, A.2.2, eq. (6)'s max)."""
-
-    count: int = 200_000
-
-
-class LemmaSidesRun(NamedTuple):
-    """``lhs``, ``rhs`` ``(count,)`` of a pointwise inequality."""
-
-    lhs: jax.Array
-    rhs: jax.Array
-
-
-def simulate_lemma_a2_1(key, setting: RandomPointsSetting) -> LemmaSidesRun:
-    """Lemma A.2.1 on random pairs in R⁴ with log-normal scales: a third near-antipodal, a
-    third near-parallel, a third independent."""
-    count = setting.count
-    k_a, k_b, k_s = jax.random.split(key, 3)
-    a = jax.random.normal(k_a, (count, 4)) * jnp.exp(2 * jax.random.normal(k_s, (count, 1)))
-    b = jax.random.normal(k_b, (count, 4))
-    third = jnp.arange(count)[:, None] % 3
-    b = jnp.where(third == 0, -a + 0.1 * b, b)
-    b = jnp.where(third == 1, 3.0 * a + 0.01 * b, b)
-    return LemmaSidesRun(*ht.lemma_a2_1_sides(a, b))
-
-
-def simulate_lemma_a2_2(key, setting: RandomPointsSetting) -> LemmaSidesRun:
-    """Lemma A.2.2 on random ``(v₁, b₁, v₂, b₂, x, y)`` in R³."""
-    count = setting.count
-    ks = jax.random.split(key, 6)
-    v1, v2, x = (jax.random.normal(k, (count, 3)) for k in ks[:3])
-    b1, b2 = (2 * jax.random.normal(k, (count,)) for k in ks[3:5])
-    y = jax.random.rademacher(ks[5], (count,), v1.dtype)
-    return LemmaSidesRun(*ht.lemma_a2_2_sides(v1, b1, v2, b2, x, y))
-
-
-class MaxTermsRun(NamedTuple):
-    """Eq. (6)'s max on random ``(n, λ, B, γ)``: ``first``, ``second`` its two arguments and
-    ``full`` :func:`~ntsim.theory.stability.lemma_a2_5_bound`."""
-
-    first: jax.Array
-    second: jax.Array
-    full: jax.Array
-
-
-def simulate_max_terms(key, setting: RandomPointsSetting) -> MaxTermsRun:
-    """``n ∈ [1, e¹⁰]``, ``λ ∈ [e⁻¹², e²]`` log-uniform, ``B`` log-normal (10% at ``B = 0``),
-    ``γ`` up to ``e(B + 1)``."""
-    count = setting.count
-    ks = jax.random.split(key, 4)
-    n = jnp.round(jnp.exp(jax.random.uniform(ks[0], (count,), maxval=10.0)))
-    lam = jnp.exp(jax.random.uniform(ks[1], (count,), minval=-12.0, maxval=2.0))
-    b = jnp.where(jnp.arange(count) % 10 == 0, 0.0, jnp.exp(jax.random.normal(ks[2], (count,))))
-    gamma = jnp.exp(jax.random.uniform(ks[3], (count,), minval=-6.0, maxval=1.0)) * (b + 1)
-    first, second = ht.lemma_a2_5_terms(n, lam, b, gamma)
-    return MaxTermsRun(first, second, ht.lemma_a2_5_bound(n, lam, b, gamma))
