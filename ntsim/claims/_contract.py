@@ -194,17 +194,35 @@ class ViolationFraction(Counterexample):
 @dataclass(frozen=True)
 class EstimateIn(Counterexample):
     """The estimate's confidence interval lies inside ``region`` (e.g. a decay exponent
-    that is clearly another one than the statement's)."""
+    that is clearly another one than the statement's).
+
+    For a result joined by :func:`~ntsim.claims.all_of`, ``part`` names which part
+    (its position among the joined results) carries the estimate; it may be left out
+    when exactly one part is an estimate.
+    """
 
     region: Interval
     why: str = ""
+    part: int | None = None
+
+    def _estimate(self, result: ClaimResult) -> ClaimResult | None:
+        if self.part is not None:
+            if not 0 <= self.part < len(result.parts):
+                return None
+            return result.parts[self.part]
+        if result.interval is not None:
+            return result
+        estimates = [p for p in result.parts if p.interval is not None]
+        return estimates[0] if len(estimates) == 1 else None
 
     def matches(self, result: ClaimResult) -> tuple[bool, str]:
-        if result.interval is None:
-            return False, "the result carries no confidence interval"
-        lo, hi = result.interval
+        estimate = self._estimate(result)
+        if estimate is None or estimate.interval is None:
+            where = "" if self.part is None else f" (part {self.part})"
+            return False, f"the result carries no single confidence interval{where}"
+        lo, hi = estimate.interval
         ok = self.region.lo <= lo and hi <= self.region.hi
-        return ok, f"estimate {result.measured[0]:.4g}, CI [{lo:.4g}, {hi:.4g}]"
+        return ok, f"estimate {estimate.measured[0]:.4g}, CI [{lo:.4g}, {hi:.4g}]"
 
     def describe(self) -> str:
         return f"the estimate's CI lies {self.region.describe()}" + (

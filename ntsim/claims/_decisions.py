@@ -148,6 +148,8 @@ class ClaimResult:
       notes: free text (setting, what the numbers mean).
       interval: for an estimate, its confidence interval ``(lo, hi)``.
       region: for an estimate, the region the statement claims.
+      parts: for a result joined by :func:`all_of`, the parts it joined (so a
+        counterexample can be matched against one of them).
     """
 
     outcome: Outcome
@@ -161,6 +163,7 @@ class ClaimResult:
     notes: str = ""
     interval: tuple[float, float] | None = None
     region: Interval | None = None
+    parts: tuple[ClaimResult, ...] = ()
 
     def __post_init__(self):
         if self.outcome not in OUTCOMES:
@@ -362,7 +365,8 @@ def all_of(*results: ClaimResult, notes: str = "", diagnostics=None) -> ClaimRes
     Refuted when some part is refuted, holds when every part holds, inconclusive
     otherwise. Margins are concatenated; ``num_instances`` is the largest of the parts
     (they check the same instances from different angles); the tolerance is the first
-    part's whose source is not ``"none"``.
+    part's whose source is not ``"none"``. The parts are kept (``parts``), so an
+    :class:`~ntsim.claims.EstimateIn` counterexample can name the estimate it is about.
     """
     if not results:
         raise ValueError("all_of: need at least one result.")
@@ -386,4 +390,5 @@ def all_of(*results: ClaimResult, notes: str = "", diagnostics=None) -> ClaimRes
         notes=notes or " ".join(r.notes for r in results if r.notes),
         interval=results[0].interval if len(results) == 1 else None,
         region=results[0].region if len(results) == 1 else None,
+        parts=tuple(results),
     )

@@ -104,6 +104,20 @@ def test_all_of_is_refuted_by_any_part_and_holds_only_when_all_do():
     assert all_of(unsure, refuted).outcome == "refuted"
 
 
+def test_an_estimate_counterexample_matches_the_part_it_names_in_a_joined_result():
+    bound = compare([0.0], [1.0], relation="upper_bound")
+    steep = estimate_in(-1.0, (-1.1, -0.9), AtLeast(-0.5), num_instances=5)
+    flat = estimate_in(0.0, (-0.1, 0.1), AtLeast(-0.5), num_instances=5)
+    assert EstimateIn(Interval(-1.2, -0.8)).matches(all_of(bound, steep))[0]
+    assert not EstimateIn(Interval(-1.2, -0.8)).matches(all_of(bound, flat))[0]
+    both = all_of(flat, steep)
+    ok, why = EstimateIn(Interval(-1.2, -0.8)).matches(both)
+    assert not ok and "single" in why  # two estimates: the counterexample must name one
+    assert EstimateIn(Interval(-1.2, -0.8), part=1).matches(both)[0]
+    assert not EstimateIn(Interval(-1.2, -0.8), part=0).matches(both)[0]
+    assert not EstimateIn(Interval(-1.2, -0.8), part=5).matches(both)[0]
+
+
 def test_chosen_tolerances_must_record_what_was_observed():
     with pytest.raises(ValueError, match="observed"):
         Tolerance("chosen", 0.1, "picked")
