@@ -177,7 +177,7 @@ def balanced_deep_linear_params(
 ) -> Params:
     """Exactly 0-balanced rank-one deep linear weights with end-to-end vector ``theta``.
 
-    Implements the construction of the notes on Shachaf et al. 2021 (Sec 1b):
+    A rank-one construction for the deep linear setting of Shachaf et al. 2021 (Sec 5):
     ``s = ||θ||^{1/L}``, ``W_1 = s θ̂ v_1ᵀ``, ``W_j = s v_{j-1} v_jᵀ`` (1 < j < L),
     ``W_L = s v_{L-1}``, with unit vectors ``v_j ∈ R^{d_j}``. Then
     ``W_jᵀ W_j = W_{j+1} W_{j+1}ᵀ = s² v_j v_jᵀ`` for every ``j`` (Def. 5.1, 0-balanced)

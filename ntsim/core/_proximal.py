@@ -143,7 +143,8 @@ def selective_strength(
     r"""``λ_t = λ·1[⟨∇L(θ_t), θ_t − θ_0⟩ ≥ 0]`` and the inner product that decides it.
 
     The selective regularisation of Rahimi Afzal et al. (2025), Thms 1–3, evaluated at the
-    pre-step point ``θ_t`` (the notes' resolution of the slides' circular rule).
+    pre-step point ``θ_t``. The slides state the rule with the post-step point, which makes
+    it circular (the step depends on itself); evaluating it before the step is our reading.
 
     Returns:
       ``(λ_t, ⟨∇L(θ_t), θ_t − θ_0⟩)``.

@@ -23,7 +23,8 @@ coordinate, so
 
 This is the synthetic setting of Fu et al. (2023), Sec 4.3 (500 training sets × 2,000
 points; margin controlled by the distance between the class centres, then measured by an
-SVM), in the form proposed in the engineer notes (§4.2, [substitute] generator).
+SVM). The paper does not specify its generator; this one is ours, chosen so that the
+margin and the radius are controlled separately.
 """
 
 from __future__ import annotations
