@@ -32,6 +32,9 @@ __all__ = [
 
 #: Headroom below which a row is flagged (relative margin of the closest instance).
 LOW_HEADROOM = 0.10
+#: For an estimate, |headroom| is measured in CI half-widths: below this the verdict is
+#: flagged as near the region's edge (it may flip at other seeds).
+NEAR_EDGE = 1.0
 
 CLASSES = (
     ("printed_holds", "printed holds"),
@@ -135,6 +138,10 @@ def _flags(entry: dict) -> list[str]:
     if entry["verdict"] == "refuted" and entry.get("region") and headroom is not None:
         if -LOW_HEADROOM < headroom < 0:
             flags.append("fragile refutation (CI < 10% of its half-width outside)")
+    if entry["verdict"] in ("holds", "refuted") and entry.get("region") and headroom is not None:
+        if LOW_HEADROOM <= abs(headroom) < NEAR_EDGE:
+            # A CI within one half-width of the region's edge can cross it at another seed.
+            flags.append("near edge (< 1 CI half-width)")
     if entry.get("flips"):
         flags.append("seeds disagree")
     if entry["kind"] == "legacy" and entry["expect"] == "refuted":
@@ -171,8 +178,10 @@ _LEGEND = (
     "the seeds column). *Reading*: printed (the paper's words), proof, figure, or derived "
     "(the project's own stronger reading: its refutation is not a refutation of the paper). "
     "*Margin*: the closest instance's slack (≥ 0 satisfies); *headroom*: that slack relative "
-    "to its threshold. A refuted printed statement is as expected only when its declared "
-    "counterexample matches. *legacy (v1)* rows are claims not yet moved to contract v2: "
+    "to its threshold (for an estimate: in CI half-widths; *near edge* flags an estimate "
+    "less than one half-width from flipping, which other seeds may flip). A refuted "
+    "printed statement is as expected only when its declared counterexample matches. "
+    "*legacy (v1)* rows are claims not yet moved to contract v2: "
     "their refutations are one-sided."
 )
 

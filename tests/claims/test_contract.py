@@ -34,6 +34,7 @@ from ntsim.claims import (
     stale_records,
     write_verification,
 )
+from ntsim.claims._report import _flags as _report_flags
 
 
 class _Sizes(NamedTuple):
@@ -314,6 +315,23 @@ def test_tables_record_every_field_merge_rows_and_count_classes(tmp_path):
     entries = json.loads((tmp_path / "demo" / "VERIFICATION.json").read_text())["claims"]
     rows = [(e["id"], e["seeds"]) for e in entries][:2]
     assert rows == [("demo.a.ok", [5]), ("demo.b.stronger", [0, 1])]
+
+
+def test_estimate_rows_near_the_region_edge_are_flagged(tmp_path):
+    def estimate(lo, hi):  # CI (lo, hi) against "at least 0": headroom in half-widths
+        return lambda run: estimate_in((lo + hi) / 2, (lo, hi), AtLeast(0.0), num_instances=9)
+
+    claims = [
+        _claim(estimate(3.0, 5.0), id="demo.f.far", kind="rate"),  # 3 half-widths inside
+        _claim(estimate(0.5, 2.5), id="demo.f.near", kind="rate"),  # 0.5 inside
+        _claim(estimate(0.05, 2.05), id="demo.f.thin", kind="rate"),  # 0.05 inside
+    ]
+    write_verification(run_claims(claims, scale="full"), out_dir=tmp_path, scale="full")
+    entries = json.loads((tmp_path / "demo" / "VERIFICATION.json").read_text())["claims"]
+    flags = {e["id"]: _report_flags(e) for e in entries}
+    assert flags["demo.f.far"] == []
+    assert flags["demo.f.near"] == ["near edge (< 1 CI half-width)"]
+    assert flags["demo.f.thin"] == ["headroom < 10%"]
 
 
 def test_a_corrupt_table_is_named(tmp_path):
