@@ -8,7 +8,7 @@ Examples::
     ntsim reproduce                 # every experiment + every claim, quick scale
     ntsim reproduce --jobs 2        # the same, one process per topic, two at a time
     ntsim report                    # index of the figures written so far
-    ntsim report --stale            # verification rows whose source changed (exit 1 if any)
+    ntsim report --stale            # rows whose source changed or missing (exit 1 if any)
 
 Exit status: 0 when everything ran and every claim has its expected verdict, 1 when an
 experiment failed or a claim did not (or ``report --stale`` found stale rows), 2 on bad
@@ -98,8 +98,10 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--stale",
         action="store_true",
-        help="instead list verification rows whose claim source changed; exit 1 if any",
+        help="instead list verification rows whose claim source changed, and registered "
+        "claims with no row; exit 1 if any",
     )
+    p.add_argument("--topic", help="with --stale: only this topic's claims and tables")
     p.add_argument("--scale", choices=("quick", "full"), default="full",
                    help="which verification tables --stale reads (default full)")  # fmt: skip
     _add_common(p, scale=False)
@@ -315,7 +317,7 @@ def _cmd_report(args) -> int:
     if args.stale:
         from ntsim.claims import stale_records
 
-        stale = stale_records(args.out, args.scale)
+        stale = stale_records(args.out, args.scale, topic=args.topic)
         for row in stale:
             print(f"{row['id']:58s} {row['why']}  ({row['table']})")
         print(f"{len(stale)} stale verification rows at scale {args.scale}")

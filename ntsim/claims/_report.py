@@ -420,19 +420,27 @@ def write_index(out_dir: str | pathlib.Path, scale: str) -> tuple[pathlib.Path, 
     return md, _io.write_json(out_dir / f"VERIFICATION{suffix}.json", payload)
 
 
-def stale_records(out_dir: str | pathlib.Path = "figures", scale: str = "full") -> list[dict]:
+def stale_records(
+    out_dir: str | pathlib.Path = "figures", scale: str = "full", *, topic: str | None = None
+) -> list[dict]:
     """Rows of the ``scale`` tables that no longer match the checkout.
 
     A row is stale when its claim is no longer registered, when it has no source hash
     (made before provenance was recorded), or when the hash of the claim's transitive
-    source differs from the one it was made at. Each item: ``{"id", "table", "why"}``.
+    source differs from the one it was made at. A registered claim with no row at all is
+    listed too ("not recorded"), so an empty or missing table never reads as clean.
+    ``topic`` restricts both to one topic. Each item: ``{"id", "table", "why"}``.
     """
     from ntsim.claims import REGISTRY
 
     check_scale(scale)
+    registered = [c for c in REGISTRY if topic is None or c.topic == topic]
+    if topic is not None and not registered:
+        raise ValueError(f"No registered claim has topic {topic!r}.")
     by_id = {claim.id: claim for claim in REGISTRY}
+    pattern = f"{topic or '*'}/VERIFICATION{_suffix(scale)}.json"
     stale = []
-    for path in sorted(pathlib.Path(out_dir).glob(f"*/VERIFICATION{_suffix(scale)}.json")):
+    for path in sorted(pathlib.Path(out_dir).glob(pattern)):
         for entry in _load(path):
             claim = by_id.get(entry["id"])
             if claim is None:
@@ -444,6 +452,13 @@ def stale_records(out_dir: str | pathlib.Path = "figures", scale: str = "full") 
             else:
                 continue
             stale.append({"id": entry["id"], "table": str(path), "why": why})
+    recorded = {
+        entry["id"] for path in pathlib.Path(out_dir).glob(pattern) for entry in _load(path)
+    }
+    for claim in registered:
+        if claim.id not in recorded:
+            table = pathlib.Path(out_dir) / claim.topic / f"VERIFICATION{_suffix(scale)}.json"
+            stale.append({"id": claim.id, "table": str(table), "why": "not recorded"})
     return stale
 
 

@@ -352,6 +352,10 @@ def test_stale_rows_are_listed(tmp_path, monkeypatch):
     assert row["id"] == "demo.s.one" and "source changed" in row["why"]
     monkeypatch.setattr(nc, "REGISTRY", ())
     assert stale_records(tmp_path, "full")[0]["why"] == "claim no longer registered"
+    # a registered claim without a row (or no table at all) is not clean either
+    monkeypatch.setattr(nc, "REGISTRY", (claim,))
+    (row,) = stale_records(tmp_path / "empty", "full")
+    assert row["id"] == "demo.s.one" and row["why"] == "not recorded"
 
 
 def test_source_modules_follow_names_to_their_defining_modules():
