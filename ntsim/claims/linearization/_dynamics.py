@@ -162,7 +162,6 @@ CLAIMS = (
         uses=GD_TO_FLOW,
         check=check_lemma3_order,
         min_instances=50,
-        slow_at_quick=True,  # diffrax and three GD lengths compile for ~25 s on 2 shared cores
     ),
     Claim(
         id="linearization.thm1.identity",
