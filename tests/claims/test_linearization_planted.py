@@ -132,3 +132,19 @@ def test_kappa_inverted_condition_number_is_caught(monkeypatch):
     monkeypatch.setattr(_kappa, "kernel_condition_number", lambda k, s: 1 / original(k, s))
     record = _record("linearization.kappa.predicts_train_loss", cache=RunCache())
     assert not record.as_expected, record.per_seed[0]
+
+
+@pytest.mark.parametrize("pull", [2.0, 0.5, 0.0])
+def test_selective_step_pull_errors_are_caught(monkeypatch, pull):
+    """The printed selective step's proximal pull ×2, ×1/2 or dropped: the worst relative
+    increase leaves [498, 500] (≈ 1000, ≈ 250, or no increase at all)."""
+    from ntsim.theory.linearization import _simulations
+
+    original = _simulations.selective_step
+
+    def planted(theta, theta0, grad, eta, lam):
+        return original(theta, theta0, grad, eta, pull * lam)
+
+    monkeypatch.setattr(_simulations, "selective_step", planted)
+    record = _record("linearization.thm1.selective_step_printed", cache=RunCache())
+    assert not record.as_expected, record.per_seed[0]
