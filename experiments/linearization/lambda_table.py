@@ -15,6 +15,15 @@ accuracy. The paper's CoLA / SST-2 numbers (RoBERTa + LoRA, cross-entropy, AdamW
 printed beside ours. Substitutes (documented assumptions): MSE on ±1 labels and GD (the
 theory's setting) instead of CE + AdamW; ``λ`` on the summed-loss scale.
 
+One simulation per figure and claim: the claim that reads this table's statement
+(``linearization.table.distance_monotone``: ``‖θ_T − θ_0‖`` strictly decreasing over the
+grid, every instance) reads :func:`ntsim.theory.linearization.simulate_linearity_table`
+on random tanh MLPs (:class:`~ntsim.theory.linearization.NetworkSetting`); the last panel
+draws that simulation with the claim's sizes (``Config.instances``: the spread of
+``‖θ_T − θ_0‖/‖θ_T − θ_0‖_{λ=0}`` over the instances and the fraction strictly decreasing).
+The pretrained-task panels (the paper's setting: pretraining, several tasks, PEFT choice,
+``practice`` mode, the gap, KL and accuracy rows) are read by no claim.
+
 Run: ``ntsim run linearization/lambda_table [--scale full]`` or this file.
 """
 
@@ -70,6 +79,8 @@ class Config:
     record_every: int = 40
     pretrain_steps: int = 2000
     pretrain_lr: float = 0.5
+    #: the claim's simulation (``simulate_linearity_table``) and sizes, drawn in the last panel
+    instances: lz.NetworkSetting = lz.NetworkSetting()
 
     def __post_init__(self):
         if self.model not in ("mlp", "attention"):
@@ -104,7 +115,7 @@ SCALES = {
         record_every=25,
         pretrain_steps=200,
     ),
-    "full": Config(),
+    "full": Config(instances=lz.NetworkSetting(n=16, d=4, width=64, steps=1000)),
 }
 
 
@@ -148,6 +159,10 @@ def run(config: Config, key) -> dict:
 
     rows = jax.jit(jax.vmap(table))(tasks.y_train, tasks.y_test)
     to_list = lambda a: np.asarray(a).tolist()  # noqa: E731
+    with jax.enable_x64(True):  # as the claim reads it
+        claim_run = lz.simulate_linearity_table(jax.random.fold_in(key, 1), config.instances)
+    claim_distance = np.asarray(claim_run.distance)
+    relative = claim_distance / claim_distance[:, -1:]
     spearman = {  # None where a metric is constant over λ (ρ undefined)
         metric: [
             _rho(config.lambdas, np.asarray(getattr(rows, metric))[t])
@@ -171,6 +186,16 @@ def run(config: Config, key) -> dict:
             for t in range(len(config.angles))
         ],
         "paper": {"lambdas": list(PAPER_LAMBDAS), **PAPER_TABLE},
+        "instances": {
+            "lambdas": list(lz.TABLE_LAMBDAS),
+            "relative_distance_quantiles": to_list(
+                np.quantile(relative, [0.05, 0.5, 0.95], axis=0)
+            ),
+            "fraction_strictly_decreasing": float(
+                np.mean(np.all(np.diff(claim_distance, axis=1) > 0, axis=1))
+            ),
+            "count": int(claim_distance.shape[0]),
+        },
     }
 
 
@@ -207,7 +232,23 @@ def plot(results: dict):
         ax.set_xlabel("λ (proximal strength, summed-loss scale)")
         ax.set_ylabel(label)
         ax.legend(fontsize=7)
-    ax = fig.add_subplot(grid[:, 2])
+    ax = fig.add_subplot(grid[1, 2])
+    inst = results["instances"]
+    ipos = np.arange(len(inst["lambdas"]))
+    low, median, high = inst["relative_distance_quantiles"]
+    ax.fill_between(ipos, low, high, alpha=0.3, label="5–95% of instances")
+    ax.plot(ipos, median, marker="o", label="median")
+    ax.set_xticks(ipos, [f"{lam:g}" for lam in inst["lambdas"]])
+    ax.set_yscale("log")
+    ax.set_xlabel("λ")
+    ax.set_ylabel("‖θ_T − θ_0‖ / ‖θ_T − θ_0‖ at λ = 0")
+    ax.set_title(
+        f"claim's simulation: {inst['count']} random MLPs, "
+        f"{100 * inst['fraction_strictly_decreasing']:.0f}% strictly decreasing",
+        fontsize=8,
+    )
+    ax.legend(fontsize=7)
+    ax = fig.add_subplot(grid[0, 2])
     ax.axis("off")
     paper = results["paper"]
     lines = [

@@ -107,13 +107,44 @@ def test_corrected_twins_catch_errors_in_their_formulas(monkeypatch, claim_id, n
     assert _record(claim_id).verdict == "refuted"
 
 
-@pytest.mark.slow
 def test_kappa_rank_correlation_sign_error_is_caught(monkeypatch):
-    """ρ is scale-free: a sign error in the rank correlation refutes the Thm 5 twin (ρ ≈ +0.5
-    becomes −0.5), whatever it does to the near-zero κ correlation."""
+    """ρ is scale-free: a sign error in the rank correlation makes the κ figure reading hold
+    (its counterexample is a CI wholly below 0, ρ ≈ −0.2 becomes +0.2) and refutes the Thm 5
+    twin (ρ ≈ +0.6 becomes −0.6)."""
     cache = RunCache()
+    assert _record("linearization.kappa.predicts_train_loss", cache=cache).as_expected
     assert _record("linearization.kappa.thm5_bound_orders_loss", cache=cache).verdict == "holds"
     original = lz.loss_rank_correlations
     monkeypatch.setattr(lz, "loss_rank_correlations", lambda run, p: -original(run, p))
+    record = _record("linearization.kappa.predicts_train_loss", cache=cache)
+    assert record.verdict == "holds" and not record.as_expected, record.per_seed[0]
     record = _record("linearization.kappa.thm5_bound_orders_loss", cache=cache)
     assert record.verdict == "refuted"
+
+
+def test_kappa_inverted_condition_number_is_caught(monkeypatch):
+    """κ evaluated as (λ_min + σ)/(λ_max + σ) (inside the simulation: a fresh run) turns the
+    negative association into a positive one: the figure reading no longer matches its
+    counterexample."""
+    from ntsim.theory.linearization import _kappa
+
+    original = _kappa.kernel_condition_number
+    monkeypatch.setattr(_kappa, "kernel_condition_number", lambda k, s: 1 / original(k, s))
+    record = _record("linearization.kappa.predicts_train_loss", cache=RunCache())
+    assert not record.as_expected, record.per_seed[0]
+
+
+@pytest.mark.parametrize("pull", [2.0, 0.5, 0.0])
+def test_selective_step_pull_errors_are_caught(monkeypatch, pull):
+    """The printed selective step's proximal pull ×2, ×1/2 or dropped: the worst relative
+    increase leaves [498, 500] (≈ 1000, ≈ 250, or no increase at all)."""
+    from ntsim.theory.linearization import _simulations
+
+    original = _simulations.selective_step
+
+    def planted(theta, theta0, grad, eta, lam):
+        return original(theta, theta0, grad, eta, pull * lam)
+
+    monkeypatch.setattr(_simulations, "selective_step", planted)
+    record = _record("linearization.thm1.selective_step_printed", cache=RunCache())
+    assert not record.as_expected, record.per_seed[0]

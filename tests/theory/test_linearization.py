@@ -155,7 +155,7 @@ def test_selective_scheme_regularises_rarely_and_training_error_decreases(x64, k
     )
     res = np.linalg.norm(np.asarray(run.train) - np.asarray(y), axis=1)
     assert np.all(np.diff(res) <= 1e-12)
-    # Notes (derived): near θ_0, u ≈ −t∇R̃ᵀ so ∇R̃·u < 0 and λ_t = 0 after the first step.
+    # Derivation: near θ_0, u ≈ −t∇R̃ᵀ so ∇R̃·u < 0 and λ_t = 0 after the first step.
     assert float(run.strengths[0]) == 5.0 and np.all(np.asarray(run.strengths[1:20]) == 0)
     assert float(run.fraction_regularised) == pytest.approx(np.mean(np.asarray(run.strengths) > 0))
     assert np.all(np.asarray(run.inner[1:20]) < 0)

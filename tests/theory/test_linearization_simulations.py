@@ -205,3 +205,16 @@ def test_loss_rank_correlations_on_a_constructed_run():
     expected = np.corrcoef([1, 1, 2, 2, 3, 3], [1, 2, 3, 4, 5, 6])[0, 1]  # tie-averaged ranks
     np.testing.assert_allclose(rho_k, [expected])
     np.testing.assert_allclose(rho_b, [expected])  # −log λ_min rises with the loss too
+
+
+def test_selective_step_simulation_follows_its_closed_form(x64, key):
+    setting = lz.SelectiveStepSetting(n=4, epsilon=1e-3, instances=16)
+    run = lz.simulate_selective_step(key, setting)
+    eps = setting.epsilon
+    np.testing.assert_allclose(run.before, eps, rtol=1e-9)
+    np.testing.assert_allclose(run.inner, 2 * eps * (1 + eps), rtol=1e-7)
+    increase = np.asarray(run.after) / eps - 1
+    lam_eta = np.asarray(run.lam_eta)
+    # y' − y* = −λη d + ε(1 − λη)(I − 2ηK)d, ‖d‖ = 1, ‖I − 2ηK‖ ≤ 1
+    assert np.all(increase >= lam_eta / eps - 2 - 1e-9) and np.all(increase <= lam_eta / eps)
+    assert np.all(np.asarray(run.flow_rate) <= -np.asarray(run.kernel_term) + 1e-15)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ntsim.claims._contract import Claim, EstimateIn, Simulation, derived, figure
-from ntsim.claims._decisions import AtLeast, Interval, Tolerance, estimate_in
+from ntsim.claims._decisions import AtLeast, AtMost, Tolerance, estimate_in
 from ntsim.claims.linearization._common import PAPER
 from ntsim.core import mean_ci
 from ntsim.theory import linearization as lz
@@ -21,15 +21,23 @@ __all__ = ["CLAIMS", "KAPPA"]
 
 KAPPA = Simulation("linearization.kappa", lz.simulate_kappa, lz.KAPPA_SCALES)
 
-#: The association the statement claims: a positive rank correlation of at least 0.2.
+#: "Higher condition number → higher train loss" claims a positive association, nothing
+#: more: the region is ρ ≥ 0, and only an interval wholly below 0 (a negative association
+#: at 95%) refutes it.
+_SIGN = Tolerance(
+    "none",
+    0.0,
+    "the figure's words claim the sign of the association (ρ > 0), not a size",
+)
+#: The twin's effect: Thm 5's factor orders the loss with at least a weak-to-moderate ρ.
 _EFFECT = Tolerance(
     "chosen",
     0.2,
-    "a weak-to-moderate positive rank correlation; 'higher κ → higher train loss' claims at "
-    "least this much",
-    observed="mean per-replicate ρ(log κ, loss) −0.21 ± 0.21 (quick, 5 configurations, 12 "
-    "replicates) and −0.69 ± 0.06 (full, 7 configurations, 8 replicates) when chosen; "
-    "ρ(−log(λ_min + σ), loss) +0.56 ± 0.11 and +0.70 ± 0.07",
+    "a weak-to-moderate positive rank correlation; the bound's factor ordering the loss "
+    "claims at least this much",
+    observed="mean per-replicate ρ(−log(λ_min + σ), loss) +0.53 … +0.61 with 95% CIs above "
+    "+0.44 (quick, 7 configurations × 3 tasks, 32 replicates, seeds 0–5) and +0.70 ± 0.07 "
+    "(full, 8 replicates) when chosen",
 )
 
 
@@ -39,10 +47,10 @@ def _mean_ci(rho: np.ndarray):
     return rho, float(mean), (float(lo), float(hi))
 
 
-def _decide(run: lz.KappaRun, predictor: str):
+def _decide(run: lz.KappaRun, predictor: str, tolerance: Tolerance):
     rho, mean, ci = _mean_ci(lz.loss_rank_correlations(run, predictor))
     return estimate_in(
-        mean, ci, AtLeast(_EFFECT.value), num_instances=rho.size, tolerance=_EFFECT,
+        mean, ci, AtLeast(tolerance.value), num_instances=rho.size, tolerance=tolerance,
         diagnostics={"ρ per replicate": np.round(rho, 3), "mean ρ": mean, "95% CI": list(ci),
                      "mean κ_NTK per configuration": np.asarray(run.kappa_ntk).mean(0),
                      "mean final loss per configuration": np.asarray(run.train_loss).mean((0, 2))},
@@ -52,13 +60,13 @@ def _decide(run: lz.KappaRun, predictor: str):
 
 
 def check_kappa_predicts_loss(run: lz.KappaRun):
-    """Higher κ(K + σI) of the NTK at θ_0 → higher final training loss (ρ ≥ 0.2)."""
-    return _decide(run, "kappa_ntk")
+    """Higher κ(K + σI) of the NTK at θ_0 → higher final training loss (ρ ≥ 0)."""
+    return _decide(run, "kappa_ntk", _SIGN)
 
 
 def check_thm5_bound_orders_loss(run: lz.KappaRun):
     """Thm 5's upper-bound factor 1/(λ_min(K) + σ) orders the final training loss (ρ ≥ 0.2)."""
-    return _decide(run, "thm5_upper")
+    return _decide(run, "thm5_upper", _EFFECT)
 
 
 CLAIMS = (
@@ -67,7 +75,7 @@ CLAIMS = (
         paper=f"{PAPER}, condition-number experiment (panels a–c after Thm 5)",
         statement="Across fine-tuning configurations (head, one layer, LoRA ranks) and tasks, a "
         "higher κ(K + σI) of the NTK at θ_0 goes with a higher final training loss: the mean "
-        "per-replicate Spearman ρ(log κ, loss) is at least 0.2 (95% CI).",
+        "per-replicate Spearman ρ(log κ, loss) is positive (its 95% CI is not wholly below 0).",
         kind="trend",
         reading=figure(
             "“Higher condition number → Higher train loss” (condition-number "
@@ -76,17 +84,19 @@ CLAIMS = (
         uses=KAPPA,
         check=check_kappa_predicts_loss,
         expect="refuted",
-        # κ = (λ_max + σ)/(λ_min + σ) mixes λ_max into the predictor: the LoRA configurations
-        # have λ_max 3–10× that of the head or one layer, hence the largest κ, yet the
-        # largest λ_min + σ, and the loss follows λ_min + σ (Thm 5's upper bound, the twin).
-        # So the association is not the claimed positive one: the CI lies below 0.2.
+        # κ = (λ_max + σ)/(λ_min + σ) mixes λ_max into the predictor: LoRA of growing rank has
+        # λ_max 4–17× that of the head or one layer, hence a large κ, yet the largest
+        # λ_min + σ, and the loss follows λ_min + σ (Thm 5's upper bound, the twin). So the
+        # association is negative, not merely weak: the whole 95% interval lies below 0 (at
+        # 95% no association would put it there only by chance). A sign error in ρ makes the
+        # claim hold and the twin refuted.
         counterexample=EstimateIn(
-            Interval(-1.0, 0.2),
-            "ρ(log κ, loss) is not ≥ 0.2: κ grows with λ_max, the loss falls with λ_min + σ",
+            AtMost(0.0),
+            "a real negative association: ρ(log κ, loss) < 0 at 95%; κ grows with λ_max, the "
+            "loss falls with λ_min + σ",
         ),  # fmt: skip
         twin="linearization.kappa.thm5_bound_orders_loss",
         min_instances=8,
-        slow_at_quick=True,  # one compilation per configuration, ~50 s on 2 shared cores
         experiment="linearization/kappa_predicts_finetuning",
     ),
     Claim(
@@ -105,7 +115,6 @@ CLAIMS = (
         uses=KAPPA,
         check=check_thm5_bound_orders_loss,
         min_instances=8,
-        slow_at_quick=True,
         experiment="linearization/kappa_predicts_finetuning",
     ),
 )

@@ -53,6 +53,8 @@ __all__ = [
     "NetworkSetting",
     "NetworkInstance",
     "SelectiveRun",
+    "SelectiveStepRun",
+    "SelectiveStepSetting",
     "SplitStepRun",
     "SplitStepSetting",
     "Thm1Run",
@@ -64,6 +66,8 @@ __all__ = [
     "simulate_kernel_blocks",
     "simulate_layer_kernels",
     "simulate_selective",
+    "selective_step",
+    "simulate_selective_step",
     "simulate_split_step",
     "simulate_thm1_identity",
     "simulate_thm5",
@@ -506,5 +510,80 @@ def simulate_selective(key: PRNGKey, setting: NetworkSetting) -> SelectiveRun:
         )  # fmt: skip
         residual = jnp.linalg.norm(run.train - inst.y, axis=1)
         return SelectiveRun(residual, run.inner, run.fraction_regularised, run.first_nonfinite_step)
+
+    return _instances(one, key, s.instances)
+
+
+def selective_step(theta: Array, theta0: Array, grad: Array, eta, lam) -> Array:
+    """The slides' selective split step on flat parameters: ``θ̃ = θ − η∇R̃ᵀ``, then
+    ``θ̃ − λη(θ̃ − θ_0)`` if ``∇R̃(θ)(θ − θ_0) ≥ 0``, else ``θ̃``."""
+    mid = theta - eta * grad
+    return jnp.where(grad @ (theta - theta0) >= 0, mid - lam * eta * (mid - theta0), mid)
+
+
+@dataclasses.dataclass(frozen=True)
+class SelectiveStepSetting:
+    """One printed selective step from a constructed state of a linear model ``f_θ = Φθ``.
+
+    Attributes:
+      n: training inputs (``Φ`` is ``(n, 4n)``).
+      epsilon: the state's residual ``y − y* = ε(y* − f_θ0)``, ``‖y* − f_θ0‖ = 1``.
+      instances: independent instances (``λ`` log-uniform on ``[0.1, 10]·λ_max(K)``,
+        ``η = min(0.1/λ_max(K), 0.5/λ)``, as in :func:`simulate_selective`).
+    """
+
+    n: int = 8
+    epsilon: float = 1e-3
+    instances: int = 200
+
+
+class SelectiveStepRun(NamedTuple):
+    """``(I,)`` each: ``before`` ``‖y − y*‖`` (= ε), ``after`` ``‖y' − y*‖`` after one step of
+    the printed scheme, ``inner`` ``∇R̃(θ)(θ − θ_0)`` (> 0: ``λ_t = λ``), ``lam_eta`` ``λη``,
+    ``flow_rate`` ``½ d/dt‖y − y*‖²`` along ``θ̇ = −∇R̃ᵀ − λ(θ − θ_0)`` at the state (a JVP),
+    ``kernel_term`` ``2(y − y*)ᵀK(y − y*)``."""
+
+    before: Array
+    after: Array
+    inner: Array
+    lam_eta: Array
+    flow_rate: Array
+    kernel_term: Array
+
+
+def simulate_selective_step(key: PRNGKey, setting: SelectiveStepSetting) -> SelectiveStepRun:
+    """The printed selective step (``θ̃ = θ − η∇R̃ᵀ``, then ``θ̃ − λη(θ̃ − θ_0)`` iff
+    ``∇R̃(θ)(θ − θ_0) ≥ 0``) from ``θ = θ_0 + Φᵀ(ΦΦᵀ)^{-1}(1 + ε)(y* − f_θ0)``, where the
+    residual is small and along ``y* − f_θ0``, so ``∇R̃·(θ − θ_0) = 2ε(1 + ε) > 0``. In closed
+    form ``y' − y* = −λη(y* − f_θ0) + ε(1 − λη)(I − 2ηK)(y* − f_θ0)``.
+    """
+    s = setting
+    p = 4 * s.n
+
+    def one(k):
+        k_phi, k_theta, k_u, k_lam = jax.random.split(k, 4)
+        phi = jax.random.normal(k_phi, (s.n, p)) / jnp.sqrt(p)
+        theta0 = jax.random.normal(k_theta, (p,))
+        u = jax.random.normal(k_u, (s.n,))
+        y = phi @ theta0 + u / jnp.linalg.norm(u)
+        kernel = phi @ phi.T
+        mu = jnp.linalg.eigvalsh(kernel)[-1]
+        lam = 10 ** jax.random.uniform(k_lam, minval=-1.0, maxval=1.0) * mu
+        eta = jnp.minimum(0.1 / mu, 0.5 / lam)
+        theta = theta0 + phi.T @ jnp.linalg.solve(kernel, (1 + s.epsilon) * (y - phi @ theta0))
+
+        def risk(t):
+            return jnp.sum((phi @ t - y) ** 2)
+
+        grad = jax.grad(risk)(theta)
+        inner = grad @ (theta - theta0)
+        new = selective_step(theta, theta0, grad, eta, lam)
+        velocity = -grad - lam * (theta - theta0)
+        residual = phi @ theta - y
+        _, dy = jax.jvp(lambda t: phi @ t, (theta,), (velocity,))
+        return SelectiveStepRun(
+            jnp.linalg.norm(residual), jnp.linalg.norm(phi @ new - y), inner, lam * eta,
+            residual @ dy, 2 * residual @ kernel @ residual,
+        )  # fmt: skip
 
     return _instances(one, key, s.instances)
