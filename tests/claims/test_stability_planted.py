@@ -101,3 +101,31 @@ def test_a_halved_printed_thm2_2_bound_fails_on_the_generic_grid(monkeypatch):
                         lambda *a, **k: 0.5 * original(*a, **k))  # fmt: skip
     record = _record("stability.thm2_2.bound_printed_generic")
     assert record.verdict == "refuted" and not record.as_expected
+
+
+@pytest.mark.parametrize(
+    "plant",
+    [
+        pytest.param(lambda original, a: 0.5 * original(*a), id="half"),
+        pytest.param(lambda original, a: 2.0 * original(*a), id="double"),
+        # the q^{1/4} numerator dropped: √(2L)R/β / (n(1 − q^{1/4}))
+        pytest.param(lambda original, a: original(*a) / (1 - a[1] / a[2]) ** 0.25,
+                     id="dropped_q_root"),
+    ],
+)  # fmt: skip
+def test_printed_thm2_2_bound_is_pinned_two_sided_by_the_radius_counterexample(monkeypatch, plant):
+    """The small-R refutation of eq. (3) declares the worst relative violation in closed form
+    ([14.7, 18.3] at μ/β = 0.9, R = 1e-3): a wrong factor on eq. (3) in either direction, or a
+    dropped q^{1/4}, leaves the claim refuted but moves its violation out of that band."""
+    from ntsim.theory.stability import _full_finetuning as full_finetuning_module
+
+    claim_id = "stability.thm2_2.bound_printed_radius"
+    assert _record(claim_id).as_expected
+    original = full_finetuning_module.thm2_2_bound_printed
+    monkeypatch.setattr(full_finetuning_module, "thm2_2_bound_printed",
+                        lambda *a: plant(original, a))  # fmt: skip
+    jax.clear_caches()
+    record = _record(claim_id)
+    assert not record.as_expected, record.per_seed[0].counterexample_found
+    monkeypatch.undo()
+    jax.clear_caches()
