@@ -82,6 +82,22 @@ def test_synthetic_figure_and_claims_read_the_same_panel_setting():
         assert experiment.panel_setting(experiment.SCALES[scale]) == PANEL.setting(scale)
 
 
+def test_fig6_figure_and_claim_read_the_same_simulation():
+    """The n panel (Fig 6): the experiment calls the claim's simulate function with the claim's
+    setting type; at quick scale the settings are equal (full: the figure goes to n = 5000)."""
+    import inspect
+
+    from experiments.stability import synthetic_loo_stability as experiment
+    from ntsim.claims.stability._synthetic_trends import OVER_N
+
+    assert OVER_N.fn is st.simulate_loo_over_n
+    assert "simulate_loo_over_n" in inspect.getsource(experiment.run)
+    for scale in ("quick", "full"):
+        setting = experiment.over_n_setting(experiment.SCALES[scale])
+        assert type(setting) is type(OVER_N.setting(scale))
+    assert experiment.over_n_setting(experiment.SCALES["quick"]) == OVER_N.setting("quick")
+
+
 def test_a_doubled_step_size_breaks_the_descent_twin(monkeypatch):
     """η = 1/β_F is the printed-side quantity of the step-size claims; doubling it puts
     η·β_F = 1.9 at 3.8, and the descent claim (twin of the non-monotone reading) fails."""

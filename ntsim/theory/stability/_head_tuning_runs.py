@@ -460,6 +460,7 @@ class OverNSetting:
     dim: int = 10
     base: tuple[float, float, float, float] = (0.1, 1.0, 0.2, 0.0)
     chunk: int = 25
+    implementation: str = "xla"  # head_tuning_gd's GD loop ("xla" or "fused")
 
 
 class OverNRun(NamedTuple):
@@ -480,7 +481,8 @@ def simulate_loo_over_n(key, setting: OverNSetting) -> OverNRun:
     delta, svm = [], []
     for n, k in zip(s.ns, jax.random.split(key, len(s.ns)), strict=True):
         out = syn.loo_sweep(jax.random.split(k, s.datasets), params, num_points=n, dim=s.dim,
-                            steps=steps, chunk_size=s.chunk)  # fmt: skip
+                            steps=steps, chunk_size=s.chunk,
+                            implementation=s.implementation)  # fmt: skip
         delta.append(out["delta"][:, -1])
         svm.append(out["svm"])
     return OverNRun(np.asarray(s.ns), np.stack(delta), np.stack(svm), np.asarray(steps))
