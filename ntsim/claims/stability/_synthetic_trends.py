@@ -41,7 +41,8 @@ PANEL = Simulation(
      "full": st.SyntheticPanelSetting()},
 )  # fmt: skip
 # Fig 8 alone, with many datasets per cell: the dependence on ‖w_0 − w_*‖ is weak, and a CI
-# that decides it needs ~10³ datasets (the base cell, no γ or B panels).
+# that decides it needs ~10³ datasets (the base cell, no γ or B panels). Quick run: ≈ 40 s
+# cold (compilation) on the shared 2 cores at load ≈ 15, 8–12 s per seed once cached.
 INIT_PANEL = Simulation(
     "stability.synthetic.init_panel", st.simulate_synthetic_panel,
     {"quick": st.SyntheticPanelSetting(points=60, datasets=500, num_steps=1000, margins=(),
@@ -206,7 +207,6 @@ CLAIMS: tuple[Claim, ...] = (
            "trend", figure("“if the distance ‖w_0 − w_*‖ is small, the training procedure "
                            "becomes more stable” (Sec 4.3.4)"),
            _panel_check("init", "delta", "w0_distance", 1.0), uses=INIT_PANEL,
-           slow_at_quick=True,  # 1,500 datasets: ≈ 300 s on the loaded shared 2 cores
            expect="refuted", twin="stability.fig8.init_distance_weak",
            # Logistic GD forgets the scale of its init as its norm grows like log t and its
            # direction converges to the SVM, which does not depend on w_0; a large shared init
@@ -219,7 +219,7 @@ CLAIMS: tuple[Claim, ...] = (
            "(95% CI), not like the Thm 2.2 bound, which is linear in R", "trend",
            derived("the project's corrected reading of Fig 8 for head tuning: the paper "
                    "motivates it by Thm 2.2, whose bound is linear in R = ‖w_0 − w_*‖"),
-           check_init_distance_weak, uses=INIT_PANEL, slow_at_quick=True),
+           check_init_distance_weak, uses=INIT_PANEL),
     _claim("stability.fig9.radius_svm_limit", "Sec 4.3.5, Fig 9 and Thm 2.4",
            "the SVM-limit LOO distance increases with the radius B at fixed γ (ρ ≥ 0.1)",
            "trend", figure("“as B decreases, the model becomes more stable” (Sec 4.3.5)"),
