@@ -145,3 +145,39 @@ def test_printed_thm2_2_bound_is_pinned_two_sided_by_the_radius_counterexample(m
     assert not record.as_expected, record.per_seed[0].counterexample_found
     monkeypatch.undo()
     jax.clear_caches()
+
+
+def test_unnormalised_loo_metric_makes_the_spread_grow(monkeypatch):
+    """The spread claim reads ‖Δ̂_T‖ = ‖w/‖w‖ − w'/‖w'‖‖. Dropping the normalisation (a plain
+    ‖w − w'‖, whose scale grows with η) makes the spread ratio ≈ 1.4: the derived reading
+    then 'holds' and the claim is no longer as expected."""
+    claim_id = "stability.lr.variability_grows_above_two_over_beta"
+    monkeypatch.setattr(head_tuning_module, "direction_error",
+                        lambda w, r: jnp.linalg.norm(w - r, axis=-1))  # fmt: skip
+    jax.clear_caches()
+    record = _record(claim_id)
+    assert record.verdict == "holds" and not record.as_expected
+    monkeypatch.undo()
+    jax.clear_caches()
+
+
+def test_margin_measured_as_its_reciprocal_flips_the_fig7_trends(monkeypatch):
+    """γ_S = 1/‖ŵ‖ of the bias-free SVM; read as ‖ŵ‖ (reciprocal), the GD trend in γ changes
+    sign (fig7.margin_gd 'holds') and the SVM limit's twin is refuted."""
+    from ntsim.theory.stability import _synthetic as synthetic_module
+
+    original = synthetic_module.hard_margin_svm
+
+    def reciprocal_margin(*a, **k):
+        solution = original(*a, **k)
+        return solution._replace(margin=1.0 / solution.margin)
+
+    monkeypatch.setattr(synthetic_module, "hard_margin_svm", reciprocal_margin)
+    jax.clear_caches()
+    cache = RunCache()
+    gd = _record("stability.fig7.margin_gd", cache)
+    svm = _record("stability.fig7.margin_svm_limit", cache)
+    assert gd.verdict == "holds" and not gd.as_expected
+    assert svm.verdict == "refuted" and not svm.as_expected
+    monkeypatch.undo()
+    jax.clear_caches()
