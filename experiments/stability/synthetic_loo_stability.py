@@ -116,7 +116,7 @@ SCALES = {
         num_datasets=40,
         num_steps=1000,
         num_records=7,
-        panel_datasets=20,
+        panel_datasets=100,
         panel_points=100,
         sample_sizes=(50, 100, 200),
         margins=(0.05, 0.1, 0.2, 0.4),
@@ -159,6 +159,15 @@ def panel_setting(c: Config) -> st.SyntheticPanelSetting:
     )  # fmt: skip
 
 
+def over_n_setting(c: Config) -> st.OverNSetting:
+    """The n panel (Fig 6) of ``c`` as the theory setting the claim reads."""
+    return st.OverNSetting(
+        ns=c.sample_sizes, datasets=c.panel_datasets, num_steps=c.num_steps,
+        num_records=c.num_records, dim=c.d, base=(c.margin, c.radius, c.offset, 0.0),
+        chunk=c.chunk_size, implementation=c.implementation,
+    )  # fmt: skip
+
+
 def run(config: Config, key) -> dict:
     """The main sweep, the n panel, the (γ, ‖w_0 − ŵ_S‖, B) panels and the MHLoss panel."""
     c = config
@@ -189,25 +198,11 @@ def run(config: Config, key) -> dict:
         parts[name]["w0_distance_all"] = part["w0_distance"]
     radius_all = np.repeat(np.asarray(c.radii), c.panel_datasets)
 
-    # Fig 6: one program per n; the base configuration is already computed at n = num_points
-    # (main sweep, first panel_datasets datasets) and, when c.margin is one of the margins,
-    # at n = panel_points (that cell of the margin panel): reuse them
-    reuse = {c.num_points: (main["delta"][: c.panel_datasets, -1],
-                            main["svm"][: c.panel_datasets])}  # fmt: skip
-    if c.margin in c.margins:
-        rows = slice(c.margins.index(c.margin) * c.panel_datasets, None)
-        cell = {k: parts["margin"][k][rows][: c.panel_datasets] for k in ("final_delta", "svm_all")}
-        reuse.setdefault(c.panel_points, (cell["final_delta"], cell["svm_all"]))
+    # Fig 6: the claim stability.fig6.decreasing_in_n reads the same simulation with the same
+    # setting type (one compiled program per n)
+    sweep_n = st.simulate_loo_over_n(k_n, over_n_setting(c))
     over_n = {"delta_mean": [], "delta_se": [], "svm_mean": [], "svm_se": []}
-    for n, k in zip(c.sample_sizes, jax.random.split(k_n, len(c.sample_sizes)), strict=True):
-        if n in reuse:
-            delta, svm = reuse[n]
-        else:
-            params = np.tile(np.asarray(base, np.float32), (c.panel_datasets, 1))
-            out = loo_sweep(jax.random.split(k, c.panel_datasets), params, num_points=n,
-                            dim=c.d, steps=steps, chunk_size=c.chunk_size,
-                            implementation=c.implementation)  # fmt: skip
-            delta, svm = out["delta"][:, -1], out["svm"]
+    for delta, svm in zip(sweep_n.delta, sweep_n.svm, strict=True):
         for name, values in (("delta", delta), ("svm", svm)):
             mean, se = mean_se(values)
             over_n[f"{name}_mean"].append(mean)

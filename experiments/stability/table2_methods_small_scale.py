@@ -22,9 +22,9 @@ a wider ``hidden`` (Table 5, a larger model); ``paper_table`` picks the printed 
 beside the result. ``table3_head_tuning_small_scale`` and ``table4_data_removal_small_scale``
 are these settings as named experiments.
 
-Not in the paper (substitutes, notes §6): the synthetic tasks, the encoder, every method
-hyperparameter (the paper gives none: MixOut ``p``, LNSR ``σ`` and weight, MMR ``α``, SURT
-mask rate and steps), and no early stopping (the last epoch is reported).
+Not in the paper (our substitutes for GLUE and RoBERTa): the synthetic tasks, the encoder,
+every method hyperparameter (the paper gives none: MixOut ``p``, LNSR ``σ`` and weight,
+MMR ``α``, SURT mask rate and steps), and no early stopping (the last epoch is reported).
 
 Run: ``ntsim run stability/table2_methods_small_scale [--scale full]`` or this file.
 """

@@ -1,11 +1,11 @@
 """Thm 2.2 of Fu et al. 2023: measured leave-one-out stability vs each version of the bound.
 
-A figure the paper lacks (notes, §5). What is plotted: ``sup_T‖w_T − w^i_T‖`` of full-batch GD
-(``η = 1/β``) on the quadratic (Taylor) model of Sec 2.2 — per-sample Hessians with spectrum
-in ``[μ, β]``, shared minimiser ``w_*``, ``‖w_0 − w_*‖ = R``, leave-one-out run on ``S^i``
-with the ``1/n`` normaliser — mean and max over random instances, the pathwise certificate
-``(η/n)Σ_t‖∇f(w_t, z_i)‖``, and the three bound variants with ``L = βR``
-(:mod:`ntsim.theory.stability._full_finetuning`):
+A figure the paper lacks (it states eq. (3) without a measurement). What is plotted:
+``sup_T‖w_T − w^i_T‖`` of full-batch GD (``η = 1/β``) on the quadratic (Taylor) model of
+Sec 2.2 — per-sample Hessians with spectrum in ``[μ, β]``, shared minimiser ``w_*``,
+``‖w_0 − w_*‖ = R``, leave-one-out run on ``S^i`` with the ``1/n`` normaliser — mean and
+max over random instances, the pathwise certificate ``(η/n)Σ_t‖∇f(w_t, z_i)‖``, and the
+three bound variants with ``L = βR`` (:mod:`ntsim.theory.stability._full_finetuning`):
 
 * printed (main text, eq. (3)): ``√(2L)R/β / (n(q^{−1/4} − 1))``, ``q = 1 − μ/β``;
 * proof (App. A.1, last line): ``√(2LR/β) / (n(q^{−1/4} − 1))``;
@@ -46,7 +46,7 @@ class Config:
     radius: float = 1.0  # R = ‖w_0 − w_*‖
     mu_over_beta: float = 0.5  # μ/β of the left panel
     sample_sizes: tuple[int, ...] = (10, 25, 50, 100, 200, 400)  # n, left panel
-    ratio_n: int = 10  # n of the right panel (the notes' counterexample setting)
+    ratio_n: int = 10  # n of the right panel (that of the claim stability.thm2_2.bound_printed)
     ratios: tuple[float, ...] = (
         0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 0.97, 0.98, 0.99, 1.0,
     )  # fmt: skip

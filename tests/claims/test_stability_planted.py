@@ -39,7 +39,7 @@ def test_doubling_the_leave_one_out_metric_is_caught_by_the_anchor(monkeypatch):
     jax.clear_caches()
 
 
-@pytest.mark.slow  # the claim is slow_at_quick (SVM solves inside vmapped GD)
+@pytest.mark.slow  # a patched solver: the SVM-in-GD program compiles afresh (≈ 60 s cold)
 def test_paper_svm_with_the_bias_penalised_no_longer_refutes(monkeypatch):
     """If the 'paper SVM' were the augmented one (penalize_bias ignored), GD would be as close
     to it as to the augmented SVM: the refutation disappears (not as expected)."""
@@ -82,6 +82,22 @@ def test_synthetic_figure_and_claims_read_the_same_panel_setting():
         assert experiment.panel_setting(experiment.SCALES[scale]) == PANEL.setting(scale)
 
 
+def test_fig6_figure_and_claim_read_the_same_simulation():
+    """The n panel (Fig 6): the experiment calls the claim's simulate function with the claim's
+    setting type; at quick scale the settings are equal (full: the figure goes to n = 5000)."""
+    import inspect
+
+    from experiments.stability import synthetic_loo_stability as experiment
+    from ntsim.claims.stability._synthetic_trends import OVER_N
+
+    assert OVER_N.fn is st.simulate_loo_over_n
+    assert "simulate_loo_over_n" in inspect.getsource(experiment.run)
+    for scale in ("quick", "full"):
+        setting = experiment.over_n_setting(experiment.SCALES[scale])
+        assert type(setting) is type(OVER_N.setting(scale))
+    assert experiment.over_n_setting(experiment.SCALES["quick"]) == OVER_N.setting("quick")
+
+
 def test_a_doubled_step_size_breaks_the_descent_twin(monkeypatch):
     """η = 1/β_F is the printed-side quantity of the step-size claims; doubling it puts
     η·β_F = 1.9 at 3.8, and the descent claim (twin of the non-monotone reading) fails."""
@@ -101,3 +117,67 @@ def test_a_halved_printed_thm2_2_bound_fails_on_the_generic_grid(monkeypatch):
                         lambda *a, **k: 0.5 * original(*a, **k))  # fmt: skip
     record = _record("stability.thm2_2.bound_printed_generic")
     assert record.verdict == "refuted" and not record.as_expected
+
+
+@pytest.mark.parametrize(
+    "plant",
+    [
+        pytest.param(lambda original, a: 0.5 * original(*a), id="half"),
+        pytest.param(lambda original, a: 2.0 * original(*a), id="double"),
+        # the q^{1/4} numerator dropped: √(2L)R/β / (n(1 − q^{1/4}))
+        pytest.param(lambda original, a: original(*a) / (1 - a[1] / a[2]) ** 0.25,
+                     id="dropped_q_root"),
+    ],
+)  # fmt: skip
+def test_printed_thm2_2_bound_is_pinned_two_sided_by_the_radius_counterexample(monkeypatch, plant):
+    """The small-R refutation of eq. (3) declares the worst relative violation in closed form
+    ([14.7, 18.3] at μ/β = 0.9, R = 1e-3): a wrong factor on eq. (3) in either direction, or a
+    dropped q^{1/4}, leaves the claim refuted but moves its violation out of that band."""
+    from ntsim.theory.stability import _full_finetuning as full_finetuning_module
+
+    claim_id = "stability.thm2_2.bound_printed_radius"
+    assert _record(claim_id).as_expected
+    original = full_finetuning_module.thm2_2_bound_printed
+    monkeypatch.setattr(full_finetuning_module, "thm2_2_bound_printed",
+                        lambda *a: plant(original, a))  # fmt: skip
+    jax.clear_caches()
+    record = _record(claim_id)
+    assert not record.as_expected, record.per_seed[0].counterexample_found
+    monkeypatch.undo()
+    jax.clear_caches()
+
+
+def test_unnormalised_loo_metric_makes_the_spread_grow(monkeypatch):
+    """The spread claim reads ‖Δ̂_T‖ = ‖w/‖w‖ − w'/‖w'‖‖. Dropping the normalisation (a plain
+    ‖w − w'‖, whose scale grows with η) makes the spread ratio ≈ 1.4: the derived reading
+    then 'holds' and the claim is no longer as expected."""
+    claim_id = "stability.lr.variability_grows_above_two_over_beta"
+    monkeypatch.setattr(head_tuning_module, "direction_error",
+                        lambda w, r: jnp.linalg.norm(w - r, axis=-1))  # fmt: skip
+    jax.clear_caches()
+    record = _record(claim_id)
+    assert record.verdict == "holds" and not record.as_expected
+    monkeypatch.undo()
+    jax.clear_caches()
+
+
+def test_margin_measured_as_its_reciprocal_flips_the_fig7_trends(monkeypatch):
+    """γ_S = 1/‖ŵ‖ of the bias-free SVM; read as ‖ŵ‖ (reciprocal), the GD trend in γ changes
+    sign (fig7.margin_gd 'holds') and the SVM limit's twin is refuted."""
+    from ntsim.theory.stability import _synthetic as synthetic_module
+
+    original = synthetic_module.hard_margin_svm
+
+    def reciprocal_margin(*a, **k):
+        solution = original(*a, **k)
+        return solution._replace(margin=1.0 / solution.margin)
+
+    monkeypatch.setattr(synthetic_module, "hard_margin_svm", reciprocal_margin)
+    jax.clear_caches()
+    cache = RunCache()
+    gd = _record("stability.fig7.margin_gd", cache)
+    svm = _record("stability.fig7.margin_svm_limit", cache)
+    assert gd.verdict == "holds" and not gd.as_expected
+    assert svm.verdict == "refuted" and not svm.as_expected
+    monkeypatch.undo()
+    jax.clear_caches()

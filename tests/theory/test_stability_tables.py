@@ -41,7 +41,7 @@ def test_recomputed_avg_matches_hand_sums():
     # (39.11 + 77.63 + 56.68 + 78.57 + 61.63)/5 = 313.62/5; (2.08+0.56+0.75+6.13+1.90)/5
     assert mean[mmr] == pytest.approx(62.724, abs=1e-12)
     assert std[mmr] == pytest.approx(2.284, abs=1e-12)
-    # the notes' rounding case: printed 62.73, while the printed entries average to 62.724
+    # a rounding case: printed 62.73, while the printed entries average to 62.724
     assert avg_discrepancy(t3)[0][mmr] == pytest.approx(0.006, abs=1e-9)
 
 

@@ -80,6 +80,9 @@ def check_anchor_gd(run: ht.LooAnchorRun):
 
 # ---------------------------------------------------- Soudry: GD → which SVM direction
 
+# Quick runs of SOUDRY and LOO are compilation: 30–70 s cold on the shared 2 cores at load
+# ≈ 15 (the SVM solver's interior-point loop inside vmapped GD), 2–5 s per seed once the
+# persistent compilation cache holds them; in CI (slow_at_quick=False).
 SOUDRY = Simulation(
     "stability.head_tuning.soudry", ht.simulate_soudry_directions,
     {"quick": ht.SoudrySetting(datasets=60, num_steps=3_000, num_records=5),
@@ -283,7 +286,6 @@ CLAIMS: tuple[Claim, ...] = (
         uses=SOUDRY,
         check=check_direction_converges,
         min_instances=50,
-        slow_at_quick=True,  # SVM solves inside vmapped GD: 115–160 s on the loaded cores
     ),
     Claim(
         id="stability.soudry.paper_svm_direction",
@@ -301,7 +303,6 @@ CLAIMS: tuple[Claim, ...] = (
         twin="stability.soudry.direction_converges",
         counterexample=ViolationFraction(between=(0.1, 0.9), min_violation=0.05),
         min_instances=50,
-        slow_at_quick=True,  # SVM solves inside vmapped GD: 115–160 s on the loaded cores
     ),
     Claim(
         id="stability.thm2_4.telescoping",
@@ -313,7 +314,6 @@ CLAIMS: tuple[Claim, ...] = (
         uses=LOO,
         check=check_telescoping,
         min_instances=20,
-        slow_at_quick=True,  # SVM solves inside vmapped GD: 115–160 s on the loaded cores
     ),
     Claim(
         id="stability.thm2_4.bound",
@@ -329,7 +329,6 @@ CLAIMS: tuple[Claim, ...] = (
         uses=LOO,
         check=check_thm2_4_bound,
         min_instances=10,
-        slow_at_quick=True,  # SVM solves inside vmapped GD: 115–160 s on the loaded cores
     ),
     Claim(
         id="stability.cor3_1.mhloss_bound",

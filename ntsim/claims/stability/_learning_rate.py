@@ -36,8 +36,11 @@ _EXPERIMENT = "stability/synthetic_loo_stability"
 
 STEP_SIZES = Simulation(
     "stability.head_tuning.step_sizes", st.simulate_step_sizes,
-    {"quick": st.StepSizeSetting(datasets=400, points=60, dim=5, num_steps=100),
-     "full": st.StepSizeSetting(datasets=500, points=500, dim=10, num_steps=1000)},
+    # Datasets: the spread ratio of ‖Δ̂_T‖ (a ratio of two stds) has a paired 95% CI of about
+    # ±0.05 at 400 datasets; 3200 (quick) and 2000 (full) bring it to about ±0.02-0.025, so the
+    # 5% effect below is decided at every seed instead of by the luck of the draw.
+    {"quick": st.StepSizeSetting(datasets=3200, points=60, dim=5, num_steps=100),
+     "full": st.StepSizeSetting(datasets=2000, points=500, dim=10, num_steps=1000)},
     x64=True,
 )  # fmt: skip
 MMR = Simulation(
@@ -113,9 +116,12 @@ def check_nonmonotone_above_two_over_beta(run: st.StepSizeRun):
 _SPREAD = Tolerance(
     "chosen",
     0.05,
-    "a spread ratio ≥ 1.05 counts as 'varies more'",
-    observed="v1 point ratios 1.08–1.19 (seed 3); v2 runs: 0.97 [0.86, 1.03] and "
-    "0.98 [0.92, 1.02] at η·β_F = 2.5 (200 datasets, seeds 0, 1)",
+    "a spread ratio ≥ 1.05 counts as 'varies more': the same 5% resolution at which the twin "
+    "reads 'smaller' for the mean (the paper gives no effect size); the datasets are sized so "
+    "the ratio's 95% CI (±0.02) decides a 5% effect",
+    observed="v1 point ratios 1.08–1.19 (seed 3); v2 at 400 datasets: CIs up to 1.07 (seeds "
+    "0–19, inconclusive at 5 of them); at 3200 datasets: 1.009 [0.987, 1.031], 0.994 [0.975, "
+    "1.011], 0.988 [0.970, 1.005] (seeds 0–2, exploratory keys)",
 )
 _FALL = Tolerance(
     "chosen",
@@ -138,11 +144,17 @@ def _ratio_to_base(run: st.StepSizeRun, statistic):
 
 def check_variability_grows_above_two_over_beta(run: st.StepSizeRun):
     ratio, ci, count, diagnostics, factor = _ratio_to_base(run, lambda v: v.std(ddof=1))
+    delta = np.asarray(run.loo_distance)
+    cv = delta.std(0, ddof=1) / delta.mean(0)
+    diagnostics["coefficient of variation / at η = 1/β_F (not decided)"] = cv / cv[0]
     return estimate_in(
         ratio, ci, AtLeast(1 + _SPREAD.value), num_instances=count, tolerance=_SPREAD,
         diagnostics=diagnostics,
         notes=f"estimate = std over datasets of ‖Δ̂_T‖ at η·β_F = {factor:g} over the std at "
-        "η = 1/β_F, 95% bootstrap CI (paired: the same datasets at every η).",
+        "η = 1/β_F, 95% bootstrap CI (paired: the same datasets at every η). The std stays "
+        "while the mean falls by about a quarter, so the *relative* spread (std/mean, in the "
+        "diagnostics) grows by about 30%: under a scale-free reading of 'varies more' the "
+        "statement would hold; the claim reads the absolute spread.",
     )  # fmt: skip
 
 
@@ -229,7 +241,8 @@ CLAIMS = (
         id="stability.lr.variability_grows_above_two_over_beta",
         paper=f"{_PAPER}, Sec 4.2.4 (Fig 3), as the project reads it",
         statement="(derived) above η = 2/β_F the leave-one-out distance ‖Δ̂_T‖ varies more "
-        "across datasets: its std at η·β_F = 2.5 is ≥ 1.05 times the std at η = 1/β_F (95% CI)",
+        "across datasets: its std at η·β_F = 2.5 is ≥ 1.05 times the std at η = 1/β_F (95% CI "
+        "of the paired ratio, ±0.02 at the datasets used)",
         kind="ordering",
         reading=derived(
             "Fig 3: “as the learning rate η decreases, the model achieves better "
@@ -241,12 +254,12 @@ CLAIMS = (
         expect="refuted",
         twin="stability.lr.distance_falls_with_step",
         # Mechanism: in T steps a larger η moves GD further along the same path, and ‖Δ̂_t‖
-        # falls along it (mean ratio ≈ 0.75); the spread falls or stays, it does not grow.
+        # falls along it (mean ratio ≈ 0.75); the spread stays (ratio ≈ 0.99), it does not grow.
         counterexample=EstimateIn(
             Interval(0.6, 1 + _SPREAD.value),
             "the spread does not grow: a larger step only moves GD further along its path",
         ),
-        min_instances=400,
+        min_instances=2000,
         experiment=_EXPERIMENT,
     ),
     Claim(

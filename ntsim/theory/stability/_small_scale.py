@@ -1,8 +1,8 @@
 r"""Small-scale analogue of Fu et al. (2023) Sec 4.2: pretrain an MLP encoder, fine-tune it.
 
 The paper fine-tunes RoBERTa on GLUE/SuperGLUE with 10 seeds per method (Tables 2–5,
-Figs 1–4, 10); that needs a GPU and real checkpoints. This module is the CPU substitute
-proposed in the engineer notes (§6, substitute 1), built only from :mod:`ntsim.core`:
+Figs 1–4, 10); that needs a GPU and real checkpoints. This module is a CPU substitute of our
+own (a small pretrained encoder on a related synthetic task), built only from :mod:`ntsim.core`:
 
 * **Tasks** (:func:`transfer_task_data`). A latent ``z ∈ R^r`` is observed through a fixed
   random map, ``x = A z + noise_x·ξ``. The *source* task has ``K`` binary labels

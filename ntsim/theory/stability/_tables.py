@@ -201,7 +201,7 @@ def duplicate_cells(table: StabilityTable) -> list[tuple[str, str, str]]:
     """Cells where two methods print the identical ``mean ± std`` on the same task.
 
     With 10 independent seeds per method an exact repeat of both numbers is unlikely, so a
-    repeat hints at a copied entry. The notes flag Table 2 QQP (MixOut = FineTune).
+    repeat hints at a copied entry, e.g. Table 2 QQP (MixOut = FineTune).
 
     Returns:
       ``(task, method_a, method_b)`` triples, in table order.
