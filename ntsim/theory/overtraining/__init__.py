@@ -38,6 +38,7 @@ from ntsim.theory.overtraining._budget import (
     finetune_at_learning_rates,
     perturbation_loss_increase,
     pretrain_for_budget,
+    pretrain_replicates_for_budget,
 )
 from ntsim.theory.overtraining._budget_sweep import (
     QUICK_BUDGET_SETTING,
@@ -57,9 +58,11 @@ from ntsim.theory.overtraining._finetuning import (
     finetuning_increments,
     fixed_point,
     fixed_point_printed,
+    mode_limit,
     mode_step,
     mode_trajectory,
     post_finetuning_losses,
+    printed_map_fixed_point,
 )
 from ntsim.theory.overtraining._finetuning_runs import (
     A8_FRACTION,
@@ -242,6 +245,7 @@ __all__ = [
     "cosine_to_zero",
     "perturbation_loss_increase",
     "pretrain_for_budget",
+    "pretrain_replicates_for_budget",
     "finetune_ideal_checkpoints",
     "finetune_step",
     "FinetuneResult",
@@ -259,8 +263,10 @@ __all__ = [
     "lemma_a6_gap_bound",
     "logistic_modes",
     "mode_matrix",
+    "mode_limit",
     "mode_step",
     "mode_trajectory",
+    "printed_map_fixed_point",
     "monte_carlo_perturbed_loss",
     "perturbed_increments",
     "post_finetuning_losses",
