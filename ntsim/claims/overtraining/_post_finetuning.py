@@ -44,8 +44,7 @@ THRESHOLD = Simulation(
 REGULARISATION = Simulation(
     "overtraining.post_finetuning.regularisation",
     ot.simulate_regularisation,
-    {"quick": ot.RegularisationSetting(d=5, instances=40, steps=1500),
-     "full": ot.RegularisationSetting(d=8, instances=200, steps=3000)},
+    ot.REGULARISATION_SETTINGS,
     x64=True,
     key_name="overtraining.thm4_7.regularisation_delays_inflection",
 )  # fmt: skip

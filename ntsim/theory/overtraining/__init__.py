@@ -100,6 +100,9 @@ from ntsim.theory.overtraining._instances import (
     sorted_uniform,
 )
 from ntsim.theory.overtraining._perturbation import (
+    HESSIAN_TRACE_SETTINGS,
+    IDEAL_PERTURBATION_SETTINGS,
+    MONTE_CARLO_SETTINGS,
     HessianTraceRun,
     HessianTraceSetting,
     IdealPerturbationRun,
@@ -121,6 +124,7 @@ from ntsim.theory.overtraining._perturbation import (
     simulate_perturbed_loss_monte_carlo,
 )
 from ntsim.theory.overtraining._post_finetuning_runs import (
+    REGULARISATION_SETTINGS,
     ConvergedModelRun,
     ConvergedModelSetting,
     LongFinetuningRun,
@@ -152,6 +156,7 @@ from ntsim.theory.overtraining._pretraining import (
     task_matrix,
 )
 from ntsim.theory.overtraining._pretraining_runs import (
+    REAL_CHECKPOINT_SETTINGS,
     AlignedFlowRun,
     AlignedFlowSetting,
     RealCheckpointRun,
@@ -164,6 +169,11 @@ from ntsim.theory.overtraining._pretraining_runs import (
 )
 
 __all__ = [
+    "HESSIAN_TRACE_SETTINGS",
+    "IDEAL_PERTURBATION_SETTINGS",
+    "MONTE_CARLO_SETTINGS",
+    "REAL_CHECKPOINT_SETTINGS",
+    "REGULARISATION_SETTINGS",
     "ConvergedModelRun",
     "ConvergedModelSetting",
     "LongFinetuningRun",

@@ -37,6 +37,7 @@ from ntsim.theory.overtraining._pretraining import (
 from ntsim.theory.overtraining._pretraining_runs import _real_checkpoints
 
 __all__ = [
+    "REGULARISATION_SETTINGS",
     "ConvergedModelRun",
     "ConvergedModelSetting",
     "LongFinetuningRun",
@@ -328,3 +329,10 @@ def simulate_converged_model(key: PRNGKey, setting: ConvergedModelSetting) -> Co
         return ideal, jax.vmap(run)(w1s, w2s, n_all), pre, ft, reg, reg0, gamma, eta, eps
 
     return ConvergedModelRun(*jax.vmap(one)(keys), steps)
+
+
+REGULARISATION_SETTINGS = {
+    "quick": RegularisationSetting(d=5, instances=40, steps=1500),
+    "full": RegularisationSetting(d=8, instances=200, steps=3000),
+}
+"""Post-fine-tuning losses per λ per scale (Thm 4.7 claims and the experiment)."""
