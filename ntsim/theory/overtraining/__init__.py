@@ -125,6 +125,7 @@ from ntsim.theory.overtraining._perturbation import (
 )
 from ntsim.theory.overtraining._post_finetuning_runs import (
     REGULARISATION_SETTINGS,
+    SENSITIVITY_SETTINGS,
     ConvergedModelRun,
     ConvergedModelSetting,
     LongFinetuningRun,
@@ -174,6 +175,7 @@ __all__ = [
     "MONTE_CARLO_SETTINGS",
     "REAL_CHECKPOINT_SETTINGS",
     "REGULARISATION_SETTINGS",
+    "SENSITIVITY_SETTINGS",
     "ConvergedModelRun",
     "ConvergedModelSetting",
     "LongFinetuningRun",
