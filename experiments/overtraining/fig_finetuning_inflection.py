@@ -1,9 +1,9 @@
 """Theory figures T3–T6 (λ) (Springer et al. 2025, Sec 4.3, Thms 4.6, 4.7, App A.24–A.27).
 
 What is plotted (analogues of the paper's Fig 4 and Fig 5 top; the paper has no
-linear-model figure). Fine-tuning is GD on the matrices (eqs. 16–17, m = ∞, η = 0.01) from
-the ideal checkpoints ``n = 0..d`` (markers), against the converged closed forms
-(lines):
+linear-model figure). Top row, an illustration on the project's config R (no claim reads
+config R): fine-tuning is GD on the matrices (eqs. 16–17, m = ∞, η = 0.01) from the ideal
+checkpoints ``n = 0..d`` (markers), against the converged closed forms (lines):
 
 * (a) ``Δ_pre(n) = L_pre(θ^n(K)) − L_pre(θ^n(0)) = Σ_{i≤n}((σ^ft_i − σ^pre_i)/(1+λ))²``,
   non-decreasing in ``n`` (progressive sensitivity, Thm 4.6), one curve per λ;
@@ -13,6 +13,17 @@ the ideal checkpoints ``n = 0..d`` (markers), against the converged closed forms
 * (d) the inflection ``r(λ)``: larger λ delays it (Thm 4.7 part 2 in its corrected
   direction; the appendix's printed ``r_{λ1} ≤ r_{λ2}`` is refuted by
   ``overtraining.thm4_7.regularisation_printed``).
+
+Bottom row, the same statements on the claims' own simulations, run here by the same
+functions with the claims' settings of the same scale:
+
+* (e) Thm 4.6: ``Δ_pre(n)/Γ²`` per random instance
+  (:func:`~ntsim.theory.overtraining.simulate_progressive_sensitivity`,
+  :data:`~ntsim.theory.overtraining.SENSITIVITY_SETTINGS`; claims ``overtraining.thm4_6.*``);
+* (f) Thm 4.7.2: the inflection ``r(λ)`` per random instance
+  (:func:`~ntsim.theory.overtraining.simulate_regularisation`,
+  :data:`~ntsim.theory.overtraining.REGULARISATION_SETTINGS`; claims
+  ``overtraining.thm4_7.regularisation_*``).
 
 The ideal init is used on purpose: from real checkpoints long fine-tuning learns the
 unlearned modes and erases the effect (claim ``overtraining.caveat.long_finetuning_erases``).
@@ -48,6 +59,9 @@ class Config:
     num_steps: int = 2000  # K: every learned mode within 1e-10 of its fixed point
     reg_grid_max: float = 8.0  # the λ grid of panels (c), (d) spans [0, reg_grid_max]
     reg_grid_points: int = 161
+    # the claims' simulations (same setting types and values as the claims at this scale)
+    sensitivity: ot.SensitivitySetting = ot.SENSITIVITY_SETTINGS["full"]
+    regularisation: ot.RegularisationSetting = ot.REGULARISATION_SETTINGS["full"]
 
     def __post_init__(self):
         check_int_fields(self, ("d", "num_steps", "reg_grid_points"), minimum=2)
@@ -62,7 +76,12 @@ class Config:
 
 
 SCALES = {
-    "quick": Config(num_steps=1500, reg_grid_points=81),  # seconds on CPU
+    "quick": Config(
+        num_steps=1500,
+        reg_grid_points=81,
+        sensitivity=ot.SENSITIVITY_SETTINGS["quick"],
+        regularisation=ot.REGULARISATION_SETTINGS["quick"],
+    ),  # seconds on CPU
     "full": Config(),
 }
 
@@ -72,7 +91,7 @@ def run(config: Config, key) -> dict:
     with jax.enable_x64(True):
         pre = ot.geometric_spectrum(config.d, config.pre_first, config.pre_ratio)
         ft = ot.geometric_spectrum(config.d, config.ft_first, config.ft_ratio)
-        k_u, k_v = jax.random.split(key)
+        k_u, k_v, k_sens, k_reg = jax.random.split(key, 4)
         u, v = random_orthogonal(k_u, config.d), random_orthogonal(k_v, config.d)
 
         def gd(reg):
@@ -107,6 +126,12 @@ def run(config: Config, key) -> dict:
             "spectrum_pre": pre,
             "spectrum_ft": ft,
         }
+        sens = ot.simulate_progressive_sensitivity(k_sens, config.sensitivity)
+        gamma = jnp.maximum(sens.pre[:, 0], sens.ft.max(axis=1))
+        out["claim_delta"] = sens.delta / gamma[:, None] ** 2  # (instances, d + 1)
+        reg_run = ot.simulate_regularisation(k_reg, config.regularisation)
+        out["claim_regs"] = reg_run.regs
+        out["claim_inflection"] = ot.inflection_point(reg_run.pre_loss)  # (instances, λ)
         out = {name: np.asarray(value).tolist() for name, value in out.items()}
     return {
         **out,
@@ -122,8 +147,10 @@ def plot(results: dict):
 
     d = results["d"]
     n = np.arange(d + 1)
-    fig, axes = plt.subplots(1, 4, figsize=(21.0, 4.8))
-    ax_delta, ax_pre, ax_id, ax_r = axes
+    fig, axes = plt.subplots(2, 4, figsize=(21.0, 9.6))
+    (ax_delta, ax_pre, ax_id, ax_r), (ax_sens, ax_reg, ax_blank, ax_blank2) = axes
+    ax_blank.axis("off")
+    ax_blank2.axis("off")
     colors = plt.cm.viridis(np.linspace(0.0, 0.85, len(results["regs"])))
     for j, (reg, color) in enumerate(zip(results["regs"], colors, strict=True)):
         ax_delta.plot(n, results["closed_delta"][j], color=color, label=f"λ = {reg:g}")
@@ -162,6 +189,24 @@ def plot(results: dict):
     ax_r.set_ylabel(f"inflection point r(λ) (r = {d}: none)")
     ax_r.set_title("Larger λ delays the inflection (Thm 4.7.2, corrected)", fontsize=10)
     ax_r.legend(fontsize=8)
+    delta = np.asarray(results["claim_delta"])
+    for row in delta:
+        ax_sens.plot(np.arange(delta.shape[1]), row, color="tab:blue", alpha=0.25, linewidth=0.7)
+    ax_sens.set_xlabel("checkpoint n (features learned)")
+    ax_sens.set_ylabel(r"$\Delta_{pre}(n)/\Gamma^2$")
+    ax_sens.set_title(f"(e) Thm 4.6 on {len(delta)} random instances (claims' simulation)",
+                      fontsize=10)  # fmt: skip
+    inflection = np.asarray(results["claim_inflection"])
+    regs = np.asarray(results["claim_regs"])
+    jitter = np.linspace(-0.15, 0.15, len(inflection))
+    for k, row in enumerate(inflection):
+        ax_reg.plot(regs, row + jitter[k], color="tab:green", alpha=0.3, linewidth=0.7)
+    ax_reg.plot(regs, inflection.mean(axis=0), "ko-", label="mean over instances")
+    ax_reg.set_xlabel("regularisation λ")
+    ax_reg.set_ylabel("inflection point r(λ) (jittered)")
+    ax_reg.set_title(f"(f) Thm 4.7.2 on {len(inflection)} random instances (claims' simulation)",
+                     fontsize=10)  # fmt: skip
+    ax_reg.legend(fontsize=8)
     fig.tight_layout()
     return fig
 

@@ -1,14 +1,21 @@
 """Theory figure T1 (Springer et al. 2025, Sec 4.1, Thm 4.1): the incremental-learning staircase.
 
-What is plotted (the paper has no figure of this):
+What is plotted (the paper has no figure of this). Left and middle, the time course of one
+flow on the project's config R (an illustration: no claim reads config R, and the claims'
+simulation keeps only the checkpoints, not the time course):
 
 * left: the learned features ``σ_i(t) = (Uᵀθ(t)V)_ii`` of gradient flow (eqs. 5–6, diffrax)
   from the paper's init ``W1 = W2 = e^{−τ}I`` with Haar ``U ≠ V`` (solid), against the
   per-mode logistic closed form of the aligned init ``W1 = e^{−τ}U, W2 = e^{−τ}Vᵀ`` (dashed,
   :func:`~ntsim.theory.overtraining.logistic_modes`); the real checkpoints ``t_n``
   (:func:`~ntsim.theory.overtraining.closest_checkpoints`) are marked;
-* right: ``L_pre(t) = ‖θ(t) − A^pre‖²`` (log scale) with the plateau levels
-  ``Σ_{i>n}(σ^pre_i)²`` of the ideal checkpoints (dotted).
+* middle: ``L_pre(t) = ‖θ(t) − A^pre‖²`` (log scale) with the plateau levels
+  ``Σ_{i>n}(σ^pre_i)²`` of the ideal checkpoints (dotted);
+* right: the statement the claim ``overtraining.thm4_1.incremental_learning`` checks, on
+  the claim's own simulation (:func:`~ntsim.theory.overtraining.simulate_real_checkpoints`
+  with :data:`~ntsim.theory.overtraining.REAL_CHECKPOINT_SETTINGS` of the same scale): the
+  distance ``‖θ(t_n) − UΣ_{:n}Vᵀ‖_F/σ_1`` of each real checkpoint from the truncated SVD,
+  per instance and ``n``, against the claim's bound ``1.5·e^{−0.4τ}``.
 
 The identity init learns each mode later than the aligned formula (its mode ``n`` starts
 at ``≈ e^{−2τ}(1 + u_nᵀv_n)/2`` and couples to the others), but passes through every ideal
@@ -40,6 +47,8 @@ class Config:
     tau: float = 15.0  # init scale e^{−τ}; plateaus separate for τ ≳ 12
     points: int = 800  # log-spaced save times of the gradient flow
     end_factor: float = 3.0  # last save time = end_factor × t_d of the aligned init
+    # the claim's simulation (same setting type and values as the claim at this scale)
+    checkpoints: ot.RealCheckpointSetting = ot.REAL_CHECKPOINT_SETTINGS["full"]
 
     def __post_init__(self):
         check_int_fields(self, ("d", "points"), minimum=2)
@@ -51,7 +60,9 @@ class Config:
 
 
 SCALES = {
-    "quick": Config(d=6, tau=12.0, points=300),  # a few seconds on CPU
+    "quick": Config(
+        d=6, tau=12.0, points=300, checkpoints=ot.REAL_CHECKPOINT_SETTINGS["quick"]
+    ),  # seconds on CPU
     "full": Config(),
 }
 
@@ -60,7 +71,7 @@ def run(config: Config, key) -> dict:
     """Gradient flow from ``e^{−τ}I`` and the logistic closed form on one log time grid."""
     with jax.enable_x64(True):  # τ = 15 puts the init at e^{−30} ≈ 1e-13 of σ_1
         spectrum = ot.geometric_spectrum(config.d, config.first, config.ratio)
-        k_u, k_v = jax.random.split(key)
+        k_u, k_v, k_claim = jax.random.split(key, 3)
         u, v = random_orthogonal(k_u, config.d), random_orthogonal(k_v, config.d)
         aligned_times = ot.checkpoint_times(spectrum, config.tau)
         times = jnp.geomspace(
@@ -75,6 +86,17 @@ def run(config: Config, key) -> dict:
         logistic = ot.logistic_modes(spectrum, config.tau, times)
         plateaus = jnp.concatenate([jnp.cumsum((spectrum**2)[::-1])[::-1], jnp.zeros(1)])
         checkpoint_times = np.asarray(times[index])
+        real = ot.simulate_real_checkpoints(k_claim, config.checkpoints)
+        learned = (
+            jnp.arange(real.spectrum.shape[1])[None, :]
+            < jnp.arange(real.spectrum.shape[1] + 1)[:, None]
+        )  # (n, i)
+        truncated = jnp.einsum(
+            "kij,knj,klj->knil", real.u, real.spectrum[:, None, :] * learned[None], real.v
+        )  # U Σ_{:n} Vᵀ per instance and n
+        claim_distance = (
+            jnp.linalg.norm(real.w1 @ real.w2 - truncated, axis=(-2, -1)) / real.spectrum[:, :1]
+        )
     return {
         "times": np.asarray(times).tolist(),
         "spectrum": np.asarray(spectrum).tolist(),
@@ -87,6 +109,8 @@ def run(config: Config, key) -> dict:
         "aligned_times": np.asarray(aligned_times).tolist(),
         "d": config.d,
         "tau": config.tau,
+        "claim_distance": np.asarray(claim_distance).tolist(),  # (instances, d + 1)
+        "claim_tau": np.asarray(real.tau).tolist(),
     }
 
 
@@ -96,7 +120,7 @@ def plot(results: dict):
 
     t = np.asarray(results["times"])
     modes, logistic = np.asarray(results["modes"]), np.asarray(results["logistic"])
-    fig, (ax, ax_loss) = plt.subplots(1, 2, figsize=(13.0, 4.8))
+    fig, (ax, ax_loss, ax_claim) = plt.subplots(1, 3, figsize=(18.0, 4.8))
     colors = plt.cm.viridis(np.linspace(0, 0.9, results["d"]))
     for i, color in enumerate(colors):
         ax.plot(t, modes[:, i], color=color, label=f"σ_{i + 1}(t)" if i < 4 else None)
@@ -126,6 +150,19 @@ def plot(results: dict):
     ax_loss.set_ylabel(r"$L_{pre}(t) = \|\theta(t) - A^{pre}\|_F^2$")
     ax_loss.set_title(r"plateaus at $\sum_{i>n}(\sigma^{pre}_i)^2$ (dotted)", fontsize=10)
     ax_loss.legend(fontsize=8)
+    distance = np.asarray(results["claim_distance"])
+    count, width = distance.shape
+    for k in range(count):
+        ax_claim.plot(np.arange(width), distance[k], "o-", color="tab:purple", alpha=0.3,
+                      markersize=3, linewidth=0.6)  # fmt: skip
+    tau_max = max(results["claim_tau"])
+    ax_claim.axhline(1.5 * np.exp(-0.4 * tau_max), color="k", linestyle="--",
+                     label=f"1.5·e^(−0.4τ) at τ = {tau_max:.1f} (the claim's bound)")  # fmt: skip
+    ax_claim.set_yscale("log")
+    ax_claim.set_xlabel("checkpoint n")
+    ax_claim.set_ylabel(r"$\|\theta(t_n) - U\Sigma_{:n}V^\top\|_F / \sigma_1$")
+    ax_claim.set_title(f"Thm 4.1 on {count} random instances (claim's simulation)", fontsize=10)
+    ax_claim.legend(fontsize=8)
     fig.tight_layout()
     return fig
 

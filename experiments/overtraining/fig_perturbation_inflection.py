@@ -1,16 +1,31 @@
 """Theory figures T2, T6 (γ), T7 (Springer et al. 2025, Sec 4.2, Prop 4.3, Thm 4.4, Prop D.1).
 
-What is plotted (analogue of the paper's Fig 3 right; the paper has no linear-model figure):
+What is plotted (analogue of the paper's Fig 3 right; the paper has no linear-model figure).
+Top row, an illustration on the project's config R in closed form (no claim reads config R):
 
 * left: the expected perturbed pretraining loss ``L̃_pre(n)`` of the ideal checkpoints
-  ``n = 0..d`` for several noise levels γ (closed form, lines) with Monte Carlo
-  estimates on the checkpoint matrices (markers, ± 2 s.e.); the argmin — the inflection
+  ``n = 0..d`` for several noise levels γ (closed form); the argmin — the inflection
   ``min{n : 2dγ² > σ_n} − 1`` of Thm 4.4 — is marked with a star; the unperturbed loss
   ``Σ_{i>n}σ_i²`` is dashed;
 * middle: the inflection point ``r(γ)`` over a fine γ grid (Def 4.2 on the closed form) and
   the prediction ``min{n : 2dγ² > σ_n} − 1``; larger γ ⇒ earlier inflection;
 * right: ``Tr ∇²L_pre = 4dΣ_{i≤n}σ_i`` at the ideal checkpoints ("progressive sharpening")
   and its share of the Gaussian sensitivity: ``L̃ − L = ½γ²Tr H + d³γ⁴`` (Prop D.1).
+
+Bottom row, the simulations the claims read, with the claims' settings of the same scale
+(:data:`~ntsim.theory.overtraining.MONTE_CARLO_SETTINGS` and its two siblings), run here by
+the same functions:
+
+* left: Lemma A.5, Monte Carlo vs the closed form of ``E‖(W1+Z1)(W2+Z2) − A‖²`` at random
+  factors, as z-scores (:func:`~ntsim.theory.overtraining.simulate_perturbed_loss_monte_carlo`;
+  claim ``overtraining.lemma_a5.expected_perturbed_loss``);
+* middle: Thm 4.4, the inflection of the perturbed ideal checkpoints (matrix route) against
+  ``min{n : 2dγ² > σ_n} − 1`` over random spectra and γ
+  (:func:`~ntsim.theory.overtraining.simulate_ideal_perturbation`; claims
+  ``overtraining.thm4_4.*``, ``overtraining.prop4_3.increment``);
+* right: Prop D.1, ``Tr ∇²L`` by autodiff against ``2d(‖W1‖² + ‖W2‖²)`` at random factors and
+  ideal checkpoints (:func:`~ntsim.theory.overtraining.simulate_hessian_traces`; claim
+  ``overtraining.prop_d1.hessian_trace``).
 
 The project's config R: ``d = 10``, ``σ^pre_i = 4·0.6^{i−1}``, γ ∈ {0.05, 0.10, 0.15}.
 
@@ -25,7 +40,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ntsim.core import random_orthogonal
 from ntsim.experiment import check_int_fields
 from ntsim.theory import overtraining as ot
 
@@ -38,12 +52,15 @@ class Config:
     first: float = 4.0  # σ^pre_1 (config R)
     ratio: float = 0.6  # σ^pre_{i+1}/σ^pre_i (config R)
     gammas: tuple[float, ...] = (0.05, 0.10, 0.15)  # config R
-    mc_samples: int = 20_000  # Monte Carlo draws of (Z1, Z2) per (γ, n)
     grid_points: int = 400  # γ grid for the inflection curve
     grid_max: float = 0.6  # largest γ on that grid
+    # the claims' simulations (same setting types and values as the claims at this scale)
+    monte_carlo: ot.PerturbedLossMonteCarloSetting = ot.MONTE_CARLO_SETTINGS["full"]
+    ideal: ot.IdealPerturbationSetting = ot.IDEAL_PERTURBATION_SETTINGS["full"]
+    hessian: ot.HessianTraceSetting = ot.HESSIAN_TRACE_SETTINGS["full"]
 
     def __post_init__(self):
-        check_int_fields(self, ("d", "mc_samples", "grid_points"), minimum=2)
+        check_int_fields(self, ("d", "grid_points"), minimum=2)
         if not self.gammas or any(not g > 0 for g in self.gammas):
             raise ValueError(f"Config.gammas must be non-empty and positive, got {self.gammas}.")
         if not 0 < self.ratio < 1 or not self.first > 0 or not self.grid_max > 0:
@@ -51,44 +68,40 @@ class Config:
 
 
 SCALES = {
-    "quick": Config(mc_samples=2000, grid_points=200),  # seconds on CPU
+    "quick": Config(
+        grid_points=200,
+        monte_carlo=ot.MONTE_CARLO_SETTINGS["quick"],
+        ideal=ot.IDEAL_PERTURBATION_SETTINGS["quick"],
+        hessian=ot.HESSIAN_TRACE_SETTINGS["quick"],
+    ),  # seconds on CPU
     "full": Config(),
 }
 
 
 def run(config: Config, key) -> dict:
-    """Closed-form and Monte Carlo perturbed losses, inflection vs γ, Hessian traces."""
+    """Config R in closed form; the claims' three simulations at this scale."""
     with jax.enable_x64(True):
         spectrum = ot.geometric_spectrum(config.d, config.first, config.ratio)
-        k_u, k_v, k_mc = jax.random.split(key, 3)
-        u, v = random_orthogonal(k_u, config.d), random_orthogonal(k_v, config.d)
-        a_pre = ot.task_matrix(spectrum, u, v)
+        k_mc, k_ideal, k_hessian = jax.random.split(key, 3)
         gammas = jnp.asarray(config.gammas)
         closed = jax.vmap(ot.ideal_perturbed_losses, in_axes=(None, 0))(spectrum, gammas)
-        w1s, w2s = jax.vmap(lambda n: ot.ideal_checkpoint(spectrum, n, u, v))(
-            jnp.arange(config.d + 1)
-        )
-
-        def mc(k, w1, w2, g):
-            return ot.monte_carlo_perturbed_loss(k, w1, w2, a_pre, g, num_samples=config.mc_samples)
-
-        keys = jax.random.split(k_mc, (len(config.gammas), config.d + 1))
-        mean, se = jax.jit(
-            jax.vmap(jax.vmap(mc, in_axes=(0, 0, 0, None)), in_axes=(0, None, None, 0))
-        )(keys, w1s, w2s, gammas)
         grid = jnp.linspace(
             config.grid_max / config.grid_points, config.grid_max, config.grid_points
         )
         grid_losses = jax.vmap(ot.ideal_perturbed_losses, in_axes=(None, 0))(spectrum, grid)
         measured_r = ot.inflection_point(grid_losses)
         predicted_r = jax.vmap(ot.gaussian_inflection, in_axes=(None, 0))(spectrum, grid)
-        traces = jax.vmap(ot.hessian_trace)(w1s, w2s)
         base = jnp.concatenate([jnp.cumsum((spectrum**2)[::-1])[::-1], jnp.zeros(1)])
+        mc = ot.simulate_perturbed_loss_monte_carlo(k_mc, config.monte_carlo)
+        ideal = ot.simulate_ideal_perturbation(k_ideal, config.ideal)
+        ideal_measured = ot.inflection_point(ideal.losses)  # (instances, γ)
+        ideal_predicted = jax.vmap(
+            jax.vmap(ot.gaussian_inflection, in_axes=(None, 0)), in_axes=(0, 0)
+        )(ideal.spectrum, ideal.gammas)
+        hessian = ot.simulate_hessian_traces(k_hessian, config.hessian)
         out = {
             "spectrum": spectrum,
             "closed": closed,
-            "mc_mean": mean,
-            "mc_se": se,
             "argmin": jnp.argmin(closed, axis=1),
             "predicted_inflection": jax.vmap(ot.gaussian_inflection, in_axes=(None, 0))(
                 spectrum, gammas
@@ -96,38 +109,42 @@ def run(config: Config, key) -> dict:
             "gamma_grid": grid,
             "inflection_measured": measured_r,
             "inflection_predicted": predicted_r,
-            "hessian_trace": traces,
             "hessian_trace_closed_form": ot.ideal_hessian_traces(spectrum),
             "unperturbed": base,
+            "mc_z": (mc.mc_mean - mc.exact) / mc.mc_se,
+            "ideal_inflection_measured": ideal_measured.ravel(),
+            "ideal_inflection_predicted": ideal_predicted.ravel(),
+            "hessian_autodiff": hessian.trace_random,
+            "hessian_formula": jax.vmap(ot.hessian_trace)(hessian.w1, hessian.w2),
+            "hessian_ideal_autodiff": hessian.trace_ideal,
+            "hessian_ideal_formula": jax.vmap(ot.ideal_hessian_traces)(hessian.spectrum)[
+                jnp.arange(hessian.spectrum.shape[0]), hessian.n
+            ],
         }
         out = {name: np.asarray(value).tolist() for name, value in out.items()}
     return {**out, "gammas": list(config.gammas), "d": config.d}
 
 
 def plot(results: dict):
-    """Three panels: L̃(n) per γ, inflection vs γ, Hessian trace vs n."""
+    """Top: config R (L̃(n) per γ, inflection vs γ, Hessian trace vs n). Bottom: the claims'
+    simulations (Monte Carlo z-scores, inflection vs prediction, autodiff vs formula)."""
     import matplotlib.pyplot as plt
 
     d = results["d"]
     n = np.arange(d + 1)
-    fig, (ax, ax_r, ax_h) = plt.subplots(1, 3, figsize=(17.0, 4.8))
+    fig, ((ax, ax_r, ax_h), (ax_z, ax_i, ax_t)) = plt.subplots(2, 3, figsize=(17.0, 9.6))
     colors = plt.cm.plasma(np.linspace(0.1, 0.8, len(results["gammas"])))
     for j, (gamma, color) in enumerate(zip(results["gammas"], colors, strict=True)):
         closed = np.asarray(results["closed"][j])
-        ax.plot(n, closed, color=color, label=f"γ = {gamma:g}: closed form")
-        ax.errorbar(
-            n, results["mc_mean"][j], yerr=2 * np.asarray(results["mc_se"][j]), fmt="o",
-            color=color, markersize=3, capsize=2,
-        )  # fmt: skip
+        ax.plot(n, closed, color=color, marker="o", markersize=3, label=f"γ = {gamma:g}")
         r = results["argmin"][j]
         ax.plot(r, closed[r], marker="*", markersize=14, color=color, markeredgecolor="k")
     ax.plot(n, results["unperturbed"], color="k", linestyle="--", label="unperturbed L_pre(n)")
-    ax.errorbar([], [], yerr=[], fmt="o", color="gray", markersize=3, label="Monte Carlo ± 2 s.e.")
     ax.plot([], [], "*", color="gray", markeredgecolor="k", markersize=12, label="argmin (Thm 4.4)")
     ax.set_yscale("log")
     ax.set_xlabel("checkpoint n (features learned)")
     ax.set_ylabel(r"$\tilde L_{pre}(n) = E\,\|(W_1+Z_1)(W_2+Z_2) - A^{pre}\|_F^2$")
-    ax.set_title(f"Perturbed pretraining loss (Fig 3 right analogue), d = {d}", fontsize=10)
+    ax.set_title(f"Perturbed pretraining loss, config R (closed form), d = {d}", fontsize=10)
     ax.legend(fontsize=7)
 
     grid = np.asarray(results["gamma_grid"])
@@ -138,15 +155,45 @@ def plot(results: dict):
     )  # fmt: skip
     ax_r.set_xlabel("noise level γ")
     ax_r.set_ylabel("inflection point r(γ)")
-    ax_r.set_title(f"Larger γ ⇒ earlier inflection (r = {d}: none)", fontsize=10)
+    ax_r.set_title(f"Larger γ ⇒ earlier inflection (r = {d}: none), config R", fontsize=10)
     ax_r.legend(fontsize=8)
 
-    ax_h.plot(n, results["hessian_trace"], "o", label="2d(‖W1‖² + ‖W2‖²) at checkpoint n")
-    ax_h.plot(n, results["hessian_trace_closed_form"], "--", label=r"$4d\sum_{i\leq n}\sigma_i$")
+    ax_h.plot(n, results["hessian_trace_closed_form"], "o--", label=r"$4d\sum_{i\leq n}\sigma_i$")
     ax_h.set_xlabel("checkpoint n (features learned)")
     ax_h.set_ylabel(r"Tr $\nabla^2 L_{pre}$")
-    ax_h.set_title("Progressive sharpening; L̃ − L = ½γ² Tr H + d³γ⁴ (Prop D.1)", fontsize=10)
+    ax_h.set_title("Progressive sharpening, config R (Prop D.1 closed form)", fontsize=10)
     ax_h.legend(fontsize=8)
+
+    z = np.asarray(results["mc_z"])
+    ax_z.hist(z, bins=30, density=True, color="tab:blue", alpha=0.6, label="(MC − exact)/s.e.")
+    x = np.linspace(-4, 4, 200)
+    ax_z.plot(x, np.exp(-(x**2) / 2) / np.sqrt(2 * np.pi), "k--", label="N(0, 1)")
+    ax_z.set_xlabel("z-score")
+    ax_z.set_title(f"Lemma A.5 at {z.size} random (W1, W2, A, γ) (claim's simulation)",
+                   fontsize=10)  # fmt: skip
+    ax_z.legend(fontsize=8)
+
+    measured = np.asarray(results["ideal_inflection_measured"])
+    predicted = np.asarray(results["ideal_inflection_predicted"])
+    counts = np.zeros((predicted.max() + 1, measured.max() + 1))
+    np.add.at(counts, (predicted, measured), 1)
+    ax_i.imshow(counts.T, origin="lower", cmap="Greens", aspect="auto")
+    ax_i.set_xlabel("min{n : 2dγ² > σ_n} − 1")
+    ax_i.set_ylabel("inflection of the perturbed ideal checkpoints")
+    share = float(np.mean(measured == predicted))
+    ax_i.set_title(f"Thm 4.4 on random spectra and γ: {share:.1%} agree (claim's simulation)",
+                   fontsize=10)  # fmt: skip
+
+    for key, formula, label in (("hessian_autodiff", "hessian_formula", "random factors"),
+                                ("hessian_ideal_autodiff", "hessian_ideal_formula",
+                                 "ideal checkpoints")):  # fmt: skip
+        ax_t.plot(results[formula], results[key], "o", markersize=3, alpha=0.6, label=label)
+    top = max(max(results["hessian_formula"]), max(results["hessian_ideal_formula"]))
+    ax_t.plot([0, top], [0, top], "k--", linewidth=1)
+    ax_t.set_xlabel("2d(‖W1‖² + ‖W2‖²)  /  4dΣ_{i≤n}σ_i")
+    ax_t.set_ylabel("Tr ∇²L by jax.hessian")
+    ax_t.set_title("Prop D.1: autodiff vs closed form (claim's simulation)", fontsize=10)
+    ax_t.legend(fontsize=8)
     fig.tight_layout()
     return fig
 

@@ -2,16 +2,18 @@
 
 What is plotted. A byte-level GPT-style decoder (:func:`ntsim.core.causal_decoder`) is
 pretrained on the Python standard library's sources, one separate AdamW run with warm-up and
-cosine decay to zero per token budget on a doubling grid (all runs share the init and the
-batch sequence). Then, per checkpoint:
+cosine decay to zero per token budget on a doubling grid, replicated over independent
+pretraining runs (a run's budgets share its init and batch sequence). Then, per checkpoint:
 
 * left (Fig 3 analogue): held-out pretraining loss after Gaussian noise
   ``γ · std(W_init) · N(0, I)`` on every tensor, minus the unperturbed loss, vs budget, per
-  γ (mean ± 2 s.e. over noise draws) — *progressive sensitivity* predicts growth with budget;
-* middle (Figs 4–5 analogue): held-out *pretraining* loss after fine-tuning at fixed
-  learning rates on a shifted task (synthetic arithmetic lines ``a±b=c``), vs budget, per
-  learning rate, with the base checkpoint's loss dashed — *catastrophic overtraining* is a
-  U-shape (loss rising again at large budgets); the inflection (argmin) is marked;
+  γ (mean ± 2 s.e. over independent pretraining runs, each averaged over its noise draws) —
+  *progressive sensitivity* predicts growth with budget;
+* middle (Figs 4–5 analogue, first pretraining replicate): held-out *pretraining* loss
+  after fine-tuning at fixed learning rates on a shifted task (arithmetic lines ``a±b=c``),
+  vs budget, per learning rate, with the base checkpoint's loss dashed — *catastrophic
+  overtraining* is a U-shape (loss rising again at large budgets); the inflection (argmin)
+  is marked;
 * right (Fig 8 analogue): ``‖θ_ft − θ_pre‖`` vs learning rate, per budget.
 
 The paper's U-shape appears at ≳ 10³ tokens per parameter on billion-parameter models; the
@@ -38,7 +40,8 @@ SCALES = {"quick": ot.QUICK_BUDGET_SETTING, "full": ot.BudgetSetting()}
 
 def run(config: Config, key) -> dict:
     """:func:`ntsim.theory.overtraining.budget_sweep` with a progress bar over pretraining steps."""
-    with tqdm(total=sum(config.budgets), desc="pretraining steps", unit="step") as bar:
+    total = sum(config.budgets)  # steps per replicate (the replicates run vmapped)
+    with tqdm(total=total, desc="pretraining steps", unit="step") as bar:
         return ot.budget_sweep(config, key, progress=bar.update)
 
 
@@ -48,11 +51,11 @@ def plot(results: dict):
 
     budgets = np.asarray(results["budgets"])
     fig, (ax_p, ax_f, ax_d) = plt.subplots(1, 3, figsize=(17.0, 4.8))
-    increase = np.asarray(results["perturbed_increase"])
+    increase = np.asarray(results["perturbed_increase"]).mean(-1)  # (replicates, B, γ)
     colors = plt.cm.viridis(np.linspace(0.1, 0.85, len(results["gammas"])))
     for j, (gamma, color) in enumerate(zip(results["gammas"], colors, strict=True)):
-        mean = increase[:, j].mean(-1)
-        se = increase[:, j].std(-1, ddof=1) / np.sqrt(increase.shape[-1])
+        mean = increase[:, :, j].mean(0)
+        se = increase[:, :, j].std(0, ddof=1) / np.sqrt(increase.shape[0])
         ax_p.errorbar(budgets, mean, yerr=2 * se, marker="o", color=color, capsize=2,
                       label=f"γ = {gamma:g}")  # fmt: skip
     ax_p.set(xscale="log", xlabel="pretraining budget (AdamW steps)",

@@ -107,6 +107,25 @@ def test_printed_recursion_replaced_by_the_corrected_one_is_no_longer_refuted(mo
     assert _expect("overtraining.lemma_a7.recursion_printed") == ("holds", False)
 
 
+@pytest.mark.parametrize("factor", ["2x", "half"])
+def test_wrong_printed_map_breaks_the_recursion_counterexample(monkeypatch, factor):
+    """eq. (18) with another λ term than the printed one (2x·(σ^pre − x²) or 0.5·(σ^pre − x²),
+    neither is eq. 18): GD still deviates, but the map no longer reaches the printed map's
+    closed-form fixed point, so the refutation is no longer the expected one."""
+    import jax.numpy as jnp
+
+    import ntsim.theory.overtraining._finetuning as finetuning
+
+    def planted(x, sigma_ft, sigma_pre, *, learning_rate, reg, printed=False):
+        x = jnp.asarray(x)
+        wrong = 2.0 * x if factor == "2x" else 0.5
+        reg_term = (sigma_pre - x**2) * (wrong if printed else x)
+        return x + 2 * learning_rate * x * (sigma_ft - x**2) + 2 * learning_rate * reg * reg_term
+
+    monkeypatch.setattr(finetuning, "mode_step", planted)
+    assert _expect("overtraining.lemma_a7.recursion_printed") == ("refuted", False)
+
+
 @pytest.mark.parametrize(
     ("planted", "verdict"),
     [

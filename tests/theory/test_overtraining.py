@@ -301,3 +301,18 @@ def test_finetune_step_matches_finetune_and_is_equivariant():
         np.testing.assert_allclose(state[1], res.w2, atol=1e-14)
         np.testing.assert_allclose(rotated[0], state[0] @ q, atol=1e-12)
         np.testing.assert_allclose(rotated[1], q.T @ state[1], atol=1e-12)
+
+
+def test_printed_map_fixed_point_is_the_limit_of_the_printed_map(x64):
+    pre = jnp.array([0.25, 1.0, 2.5])
+    ft = jnp.array([2.0, 0.3, 2.5])
+    kw = dict(learning_rate=0.02, reg=0.7, num_steps=3000)
+    root = ot.printed_map_fixed_point(pre, ft, 0.7)
+    np.testing.assert_allclose(root**3 + 0.7 * root**2 - ft * root - 0.7 * pre, 0.0, atol=1e-12)
+    limit = ot.mode_limit(pre, ft, printed=True, **kw)
+    np.testing.assert_allclose(limit, ot.mode_trajectory(pre, ft, printed=True, **kw)[-1])
+    np.testing.assert_allclose(limit, root, rtol=1e-10)
+    corrected = ot.mode_limit(pre, ft, **kw) ** 2
+    np.testing.assert_allclose(corrected, ot.fixed_point(pre, ft, 0.7), rtol=1e-10)
+    with pytest.raises(ValueError, match="λ > 0"):
+        ot.printed_map_fixed_point(pre, ft, 0.0)

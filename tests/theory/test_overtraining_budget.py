@@ -37,6 +37,27 @@ def test_pretraining_learns_and_chunking_does_not_change_the_run():
         ot.pretrain_for_budget(MODEL.apply, INIT, DATA, key, budget=50, chunk=16, **SETTINGS)
 
 
+def test_replicated_pretraining_matches_separate_runs():
+    """Each replicate of the vmapped run is the single run from its own init and key."""
+    keys = jax.random.split(jax.random.PRNGKey(7), 3)
+    inits = jax.vmap(MODEL.init)(jax.random.split(jax.random.PRNGKey(8), 3))
+    many = ot.pretrain_replicates_for_budget(
+        MODEL.apply, inits, DATA, keys, budget=64, chunk=32, **SETTINGS
+    )
+    for r in range(3):
+        init = jax.tree.map(lambda a, r=r: a[r], inits)
+        one = ot.pretrain_for_budget(MODEL.apply, init, DATA, keys[r], budget=64, chunk=16,
+                                     **SETTINGS)  # fmt: skip
+        got = jax.tree.map(lambda a, r=r: a[r], many)
+        assert float(tree_distance(got, one)) < 1e-4 * float(tree_distance(one, init))
+    first, second = (jax.tree.map(lambda a, r=r: a[r], many) for r in (0, 1))
+    assert float(tree_distance(first, second)) > 0.1  # independent runs differ
+    with pytest.raises(ValueError, match="multiple of chunk"):
+        ot.pretrain_replicates_for_budget(
+            MODEL.apply, inits, DATA, keys, budget=50, chunk=16, **SETTINGS
+        )
+
+
 def test_perturbation_is_zero_at_zero_noise_and_grows_with_gamma():
     windows = sample_windows(jax.random.PRNGKey(3), DATA, 16, 9)
     params = ot.pretrain_for_budget(
@@ -72,11 +93,12 @@ def test_finetuning_distance_is_zero_at_zero_rate_and_grows_with_it():
 def test_simulate_budget_sweep_records_the_protocol():
     setting = ot.BudgetSetting(
         width=8, depth=1, num_heads=2, context=8, batch_size=4, budgets=(32, 64), warmup=4,
-        chunk=32, gammas=(1.0,), noise_draws=2, finetune_lrs=(1e-4, 1e-3),
+        chunk=32, gammas=(1.0,), noise_draws=2, pretrain_replicates=2,
+        finetune_lrs=(1e-4, 1e-3),
         finetune_steps=4, eval_windows=8, arithmetic_lines=200,
     )  # fmt: skip
     run = ot.simulate_budget_sweep(jax.random.PRNGKey(0), setting)
-    assert run.perturbed_increase.shape == (2, 1, 2) and run.distance.shape == (2, 2)
+    assert run.perturbed_increase.shape == (2, 2, 1, 2) and run.distance.shape == (2, 2)
     assert np.all(np.isfinite(run.perturbed_increase)) and np.all(run.distance > 0)
     # Adam moves each weight by about the learning rate per step: ≤ lr·steps·√(parameters)
     assert np.all(run.distance <= np.asarray(setting.finetune_lrs) * 4 * np.sqrt(run.num_params))

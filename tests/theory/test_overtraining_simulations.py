@@ -215,3 +215,31 @@ def test_regularisation_and_converged_model_simulations_start_from_nothing_learn
     conv = ot.simulate_converged_model(key, ot.ConvergedModelSetting(d=2, instances=2, points=60))
     np.testing.assert_array_equal(conv.ideal[:, 0], 0.0)
     assert conv.steps > 0 and conv.ideal.shape == (2, 3)
+
+
+def _recursion_oracle(pre, ft, learning_rate, steps):
+    """λ = 0 per-mode map x ← x + 2ηx(σ^ft − x²) from √σ^pre, written out in numpy."""
+    x = np.sqrt(pre)
+    for _ in range(steps):
+        x = x + 2 * learning_rate * x * (ft - x**2)
+    return x**2
+
+
+def test_long_finetuning_simulation_against_the_mode_oracle_and_closed_forms(x64, key):
+    setting = ot.LongFinetuningSetting(d=6, instances=2, tau=14.0, points=60, short=40,
+                                       long=3000, batch=50)  # fmt: skip
+    run = ot.simulate_long_finetuning(key, setting)
+    d, eta = setting.d, setting.learning_rate
+    pre, ft = 4.0 * 0.6 ** np.arange(d), 0.95 ** np.arange(d)  # config R
+    learned = np.arange(d)[None, :] < np.arange(d + 1)[:, None]  # (n, i)
+    for steps, got in ((setting.short, run.ideal_short), (setting.long, run.ideal_long)):
+        # ideal checkpoint n, m = ∞: learned modes follow the map, the rest stay 0
+        modes = np.where(learned, _recursion_oracle(pre, ft, eta, steps), 0.0)
+        expected = np.sum((modes - pre) ** 2, axis=1)
+        np.testing.assert_allclose(got, np.broadcast_to(expected, got.shape), rtol=1e-9)
+    # the same U, V for both tasks: ‖A^ft − A^pre‖² = Σ(σ^ft − σ^pre)²
+    np.testing.assert_allclose(run.distance, np.sum((ft - pre) ** 2), rtol=1e-10)
+    # ηK = 30 from real checkpoints n ≥ 1 learns every mode (they reach σ^ft): L_pre tends to
+    # ‖A^ft − A^pre‖²; n = 0 starts at the e^{−2τ} init and is still rising (not checked)
+    np.testing.assert_allclose(run.real_long[:, 1:], np.sum((ft - pre) ** 2), rtol=1e-4)
+    assert run.real_short.shape == run.real_short_batch.shape == (2, d + 1)

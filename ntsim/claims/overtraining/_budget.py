@@ -1,8 +1,8 @@
 """Claims on the pretraining-budget analogue (Springer et al. 2025, Sec 3, Figs 3–5, 8).
 
 One :func:`~ntsim.theory.overtraining.simulate_budget_sweep` per (seed, scale) — a byte-level
-decoder pretrained on the standard library's sources for each budget, perturbed and
-fine-tuned — serves both claims. Quick scale is
+decoder pretrained on the standard library's sources for each budget (several independent
+pretraining runs, vmapped), perturbed and fine-tuned — serves both claims. Quick scale is
 :data:`~ntsim.theory.overtraining.QUICK_BUDGET_SETTING`, full scale the default
 :class:`~ntsim.theory.overtraining.BudgetSetting` (12–382 tokens per parameter); the
 experiment ``overtraining/fig_pretraining_budget`` runs the same function with the same
@@ -48,31 +48,37 @@ def _setting_diagnostics(run: ot.BudgetSweepRun) -> dict:
 def check_progressive_sensitivity(run: ot.BudgetSweepRun):
     """Fig 3: the mean loss increase under ``γ·std(W_init)`` noise is larger at the last budget.
 
-    Per γ, the paired contrast (the same noise draw at the last and the first budget) is
-    decided on its 95% t interval over the draws: holds when the interval lies above 0.
+    The unit of replication is the pretraining run (the claim is about pretraining budgets):
+    per replicate and γ, the gain is the draw-mean increase at the last budget minus that at
+    the first (paired: a replicate's budgets share its init, batches and noise draws). Per γ
+    the gain is decided on its 95% t interval over the replicates, which therefore carries
+    the variability of pretraining itself; holds when the interval lies above 0.
     """
-    increase = np.asarray(run.perturbed_increase)  # (budgets, γ, draws)
-    gain = increase[-1] - increase[0]  # (γ, draws)
-    draws = gain.shape[-1]
-    mean, (lo, hi) = mean_ci(gain, axis=-1)
-    se = gain.std(axis=-1, ddof=1) / np.sqrt(draws)
+    increase = np.asarray(run.perturbed_increase).mean(axis=-1)  # (replicates, budgets, γ)
+    gain = increase[:, -1] - increase[:, 0]  # (replicates, γ)
+    replicates = gain.shape[0]
+    mean, (lo, hi) = mean_ci(gain, axis=0)
+    se = gain.std(axis=0, ddof=1) / np.sqrt(replicates)
     parts = [
-        estimate_in(m, (low, high), AtLeast(0.0), num_instances=draws)
+        estimate_in(m, (low, high), AtLeast(0.0), num_instances=replicates)
         for m, low, high in zip(mean, lo, hi, strict=True)
     ]
     return all_of(
         *parts,
         diagnostics={
             "γ": run.gammas,
-            "mean increase at the first budget": increase[0].mean(axis=-1),
-            "mean increase at the last budget": increase[-1].mean(axis=-1),
-            "paired gain / s.e.": mean / se,
+            "mean increase at the first budget": increase[:, 0].mean(axis=0),
+            "mean increase at the last budget": increase[:, -1].mean(axis=0),
+            "smallest replicate gain": gain.min(axis=0),
+            "gain / s.e. over replicates": mean / se,
+            "pretraining replicates": replicates,
             **_setting_diagnostics(run),
         },
         notes="Held-out loss increase (nats/byte) under noise γ·std(W_init), last budget minus "
-        "first, paired over noise draws shared by the budgets; 95% t interval per γ against "
-        "> 0 (the figure shows a direction, no magnitude). The interval covers the noise "
-        "draws; the pretraining run is one per seed, so seeds carry its variability.",
+        "first, averaged over the noise draws of each independent pretraining run; 95% t "
+        "interval over the pretraining runs per γ against > 0. Effect size 0: Fig 3 asserts "
+        "a direction (“progressively increases”) and prints no magnitude that carries over "
+        "from OLMo-30M to a 12k–44k parameter decoder.",
     )
 
 
@@ -94,7 +100,8 @@ CLAIMS: tuple[Claim, ...] = (
         id="overtraining.budget.progressive_sensitivity",
         paper=f"{PAPER}, Sec 3.1, Fig 3 (analogue: byte-level decoder on stdlib sources)",
         statement="Gaussian noise γ·std(W_init) raises the held-out loss more at the longest "
-        "pretraining budget than at the shortest, for every γ (95% CI of the paired gain > 0)",
+        "pretraining budget than at the shortest, for every γ (95% CI over independent "
+        "pretraining runs of the paired gain > 0)",
         kind="trend",
         reading=figure(
             "Fig 3 (left): “extending pre-training progressively increases the degree to which "
@@ -103,7 +110,7 @@ CLAIMS: tuple[Claim, ...] = (
         ),
         uses=SWEEP,
         check=check_progressive_sensitivity,
-        min_instances=32,
+        min_instances=4,
         experiment=_EXPERIMENT,
     ),
     Claim(

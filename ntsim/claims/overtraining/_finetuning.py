@@ -105,13 +105,42 @@ def check_per_mode_recursion(run: ot.RecursionRun):
     )  # fmt: skip
 
 
+PRINTED_LIMIT_STEPS = 3000
+PRINTED_LIMIT_TOL = Tolerance(
+    "chosen", 1e-9,
+    "|x_K² − x*²|/Γ after K = 3000 steps of the printed map, x* its closed-form fixed point: "
+    "the map contracts to x* (η ≥ 0.013 under A.8 here), so only float64 round-off remains",
+    observed="≤ 3.4e-15 already at K = 2000 (d = 10, 200 instances, key 0)",
+)  # fmt: skip
+
+
 def check_recursion_printed(run: ot.RecursionRun):
-    """Eq. (18) as printed, ``f = x + 2ηx(σ² − x²) + 2ηλ(σ0² − x²)``, vs the matrix GD."""
+    """Eq. (18) as printed, ``f = x + 2ηx(σ² − x²) + 2ηλ(σ0² − x²)``, vs the matrix GD.
+
+    Two parts, joined: (0) the statement, the matrix GD's deviation from the printed map's
+    trajectory (per instance, as lemma_a7.per_mode_recursion); (1) the map this check
+    iterates is eq. (18) as printed: iterated long, it reaches the printed map's fixed
+    point in closed form (:func:`~ntsim.theory.overtraining.printed_map_fixed_point`, the
+    positive root of ``x(σ^ft − x²) + λ(σ^pre − x²)``), per instance. Part 1 holds exactly
+    when the map is eq. (18), so a wrong printed map (a factor on the λ term, a missing
+    term) turns some of its margins negative too.
+    """
     errors = _recursion_errors(run, printed_map=True)
-    return compare(
-        errors, ROUND_OFF.value, relation="upper_bound", tolerance=ROUND_OFF,
-        diagnostics={"min error/Γ": errors.min(), "max error/Γ": errors.max()},
-        notes="as lemma_a7.per_mode_recursion with the printed map (λ term without the x).",
+    limit = jax.vmap(
+        lambda p, f, e, r: ot.mode_limit(
+            p, f, learning_rate=e, reg=r, num_steps=PRINTED_LIMIT_STEPS, printed=True
+        )
+    )(run.pre, run.ft, run.learning_rate, run.reg)  # (instances, d)
+    root = ot.printed_map_fixed_point(run.pre, run.ft, np.asarray(run.reg)[:, None])
+    gap = np.abs(np.asarray(limit) ** 2 - root**2).max(axis=-1) / np.asarray(run.gamma)
+    return all_of(
+        compare(errors, ROUND_OFF.value, relation="upper_bound", tolerance=ROUND_OFF),
+        compare(gap, PRINTED_LIMIT_TOL.value, relation="upper_bound", tolerance=PRINTED_LIMIT_TOL),
+        diagnostics={"min error/Γ": errors.min(), "max error/Γ": errors.max(),
+                     "max |printed limit² − closed-form root²|/Γ": gap.max()},
+        notes="part 0: as lemma_a7.per_mode_recursion with the printed map (λ term without "
+        "the x); part 1: the printed map iterated 3000 steps vs its closed-form fixed point "
+        "(the root of x³ + λx² − σ^ft·x − λσ^pre), which pins the map to eq. (18).",
     )  # fmt: skip
 
 
@@ -258,10 +287,14 @@ CLAIMS: tuple[Claim, ...] = (
         expect="refuted",
         # Mechanism: the printed and corrected maps differ by 2ηλ(σ^pre − x²)(1 − x), zero at
         # x_0 = √σ^pre and non-zero once x moves, so every instance (λ ≥ 0.2, σ^ft ≠ σ^pre)
-        # deviates; a deviation of a squared mode is at most Γ (both maps keep x² in [0, Γ]
-        # under A.8), and over K = 200 steps of size 2ηλ ≈ 0.01–0.1 it is far above 1e-3.
+        # deviates (part 0: all of its margins negative); a deviation of a squared mode is at
+        # most Γ (both maps keep x² in [0, Γ] under A.8), and over K = 200 steps of size
+        # 2ηλ ≈ 0.01–0.1 it is far above 1e-3. Part 1 (the printed map reaches its own
+        # closed-form fixed point) holds for eq. (18) as printed: none of its margins are
+        # negative. So exactly half of the joined margins violate; a map other than eq. (18)
+        # also violates part 1 and moves the fraction above one half.
         counterexample=ViolationFraction(
-            between=(0.9, 1.0), min_violation=1e-3, max_violation=1.0
+            between=(0.45, 0.5), min_violation=1e-3, max_violation=1.0
         ),  # fmt: skip
         twin="overtraining.lemma_a7.per_mode_recursion",
         min_instances=200,

@@ -23,29 +23,20 @@ _EXPERIMENT = "overtraining/fig_perturbation_inflection"
 MONTE_CARLO = Simulation(
     "overtraining.perturbation.monte_carlo",
     ot.simulate_perturbed_loss_monte_carlo,
-    {
-        "quick": ot.PerturbedLossMonteCarloSetting(d=4, instances=200, samples=4000),
-        "full": ot.PerturbedLossMonteCarloSetting(d=10, instances=200, samples=20_000),
-    },
+    ot.MONTE_CARLO_SETTINGS,
     x64=True,
     key_name="overtraining.lemma_a5.expected_perturbed_loss",
 )
 IDEAL = Simulation(
     "overtraining.perturbation.ideal_checkpoints",
     ot.simulate_ideal_perturbation,
-    {
-        "quick": ot.IdealPerturbationSetting(d=6, instances=200, gammas=16),
-        "full": ot.IdealPerturbationSetting(d=10, instances=400, gammas=16),
-    },
+    ot.IDEAL_PERTURBATION_SETTINGS,
     x64=True,
 )
 HESSIAN = Simulation(
     "overtraining.perturbation.hessian",
     ot.simulate_hessian_traces,
-    {
-        "quick": ot.HessianTraceSetting(d=4, instances=200),
-        "full": ot.HessianTraceSetting(d=10, instances=200),
-    },
+    ot.HESSIAN_TRACE_SETTINGS,
     x64=True,
     key_name="overtraining.prop_d1.hessian_trace",
 )

@@ -28,8 +28,7 @@ _EXPERIMENT = "overtraining/fig_finetuning_inflection"
 SENSITIVITY = Simulation(
     "overtraining.post_finetuning.sensitivity",
     ot.simulate_progressive_sensitivity,
-    {"quick": ot.SensitivitySetting(d=4, instances=64, steps=400),
-     "full": ot.SensitivitySetting(d=10, instances=200, steps=1500)},
+    ot.SENSITIVITY_SETTINGS,
     x64=True,
     key_name="overtraining.thm4_6.progressive_sensitivity",
 )  # fmt: skip
@@ -44,8 +43,7 @@ THRESHOLD = Simulation(
 REGULARISATION = Simulation(
     "overtraining.post_finetuning.regularisation",
     ot.simulate_regularisation,
-    {"quick": ot.RegularisationSetting(d=5, instances=40, steps=1500),
-     "full": ot.RegularisationSetting(d=8, instances=200, steps=3000)},
+    ot.REGULARISATION_SETTINGS,
     x64=True,
     key_name="overtraining.thm4_7.regularisation_delays_inflection",
 )  # fmt: skip

@@ -36,14 +36,7 @@ ALIGNED = Simulation(
 REAL = Simulation(
     "overtraining.pretraining.real_checkpoints",
     ot.simulate_real_checkpoints,
-    {
-        "quick": ot.RealCheckpointSetting(
-            d=4, instances=16, tau=(15.0, 16.0), points=160, ratios=(0.45, 0.6)
-        ),
-        "full": ot.RealCheckpointSetting(
-            d=10, instances=200, tau=(20.0, 21.0), points=400, ratios=(0.55, 0.65)
-        ),
-    },  # fmt: skip
+    ot.REAL_CHECKPOINT_SETTINGS,
     x64=True,
     key_name="overtraining.thm4_1.incremental_learning",
 )

@@ -38,6 +38,7 @@ from ntsim.theory.overtraining._budget import (
     finetune_at_learning_rates,
     perturbation_loss_increase,
     pretrain_for_budget,
+    pretrain_replicates_for_budget,
 )
 from ntsim.theory.overtraining._budget_sweep import (
     QUICK_BUDGET_SETTING,
@@ -57,9 +58,11 @@ from ntsim.theory.overtraining._finetuning import (
     finetuning_increments,
     fixed_point,
     fixed_point_printed,
+    mode_limit,
     mode_step,
     mode_trajectory,
     post_finetuning_losses,
+    printed_map_fixed_point,
 )
 from ntsim.theory.overtraining._finetuning_runs import (
     A8_FRACTION,
@@ -97,6 +100,9 @@ from ntsim.theory.overtraining._instances import (
     sorted_uniform,
 )
 from ntsim.theory.overtraining._perturbation import (
+    HESSIAN_TRACE_SETTINGS,
+    IDEAL_PERTURBATION_SETTINGS,
+    MONTE_CARLO_SETTINGS,
     HessianTraceRun,
     HessianTraceSetting,
     IdealPerturbationRun,
@@ -118,6 +124,8 @@ from ntsim.theory.overtraining._perturbation import (
     simulate_perturbed_loss_monte_carlo,
 )
 from ntsim.theory.overtraining._post_finetuning_runs import (
+    REGULARISATION_SETTINGS,
+    SENSITIVITY_SETTINGS,
     ConvergedModelRun,
     ConvergedModelSetting,
     LongFinetuningRun,
@@ -149,6 +157,7 @@ from ntsim.theory.overtraining._pretraining import (
     task_matrix,
 )
 from ntsim.theory.overtraining._pretraining_runs import (
+    REAL_CHECKPOINT_SETTINGS,
     AlignedFlowRun,
     AlignedFlowSetting,
     RealCheckpointRun,
@@ -161,6 +170,12 @@ from ntsim.theory.overtraining._pretraining_runs import (
 )
 
 __all__ = [
+    "HESSIAN_TRACE_SETTINGS",
+    "IDEAL_PERTURBATION_SETTINGS",
+    "MONTE_CARLO_SETTINGS",
+    "REAL_CHECKPOINT_SETTINGS",
+    "REGULARISATION_SETTINGS",
+    "SENSITIVITY_SETTINGS",
     "ConvergedModelRun",
     "ConvergedModelSetting",
     "LongFinetuningRun",
@@ -242,6 +257,7 @@ __all__ = [
     "cosine_to_zero",
     "perturbation_loss_increase",
     "pretrain_for_budget",
+    "pretrain_replicates_for_budget",
     "finetune_ideal_checkpoints",
     "finetune_step",
     "FinetuneResult",
@@ -259,8 +275,10 @@ __all__ = [
     "lemma_a6_gap_bound",
     "logistic_modes",
     "mode_matrix",
+    "mode_limit",
     "mode_step",
     "mode_trajectory",
+    "printed_map_fixed_point",
     "monte_carlo_perturbed_loss",
     "perturbed_increments",
     "post_finetuning_losses",

@@ -42,6 +42,7 @@ __all__ = [
     "finetune_at_learning_rates",
     "perturbation_loss_increase",
     "pretrain_for_budget",
+    "pretrain_replicates_for_budget",
 ]
 
 
@@ -104,6 +105,61 @@ def pretrain_for_budget(
         if progress is not None:
             progress((i + 1) * chunk)
     return state[0]
+
+
+def pretrain_replicates_for_budget(
+    apply: Callable,
+    params: Params,
+    data: Array,
+    keys: Array,
+    *,
+    budget: int,
+    batch_size: int,
+    context: int,
+    peak_lr: float,
+    warmup: int,
+    weight_decay: float = 0.0,
+    chunk: int = 128,
+    progress: Callable[[int], None] | None = None,
+) -> Params:
+    """:func:`pretrain_for_budget` vmapped over independent pretraining runs.
+
+    Args:
+      params: the initialisations with a leading replicate axis ``R`` (one per run).
+      keys: ``(R, 2)`` batch keys, one per run (row ``r`` gives run ``r`` the batch sequence
+        that :func:`pretrain_for_budget` would draw from it).
+      The rest as :func:`pretrain_for_budget`.
+
+    Returns:
+      the pretrained parameters with the leading replicate axis.
+    """
+    budget = check_positive_int("pretrain_replicates_for_budget", "budget", budget)
+    if budget % chunk:
+        raise ValueError(
+            f"pretrain_replicates_for_budget: budget={budget} must be a multiple of chunk={chunk}."
+        )
+    keys = jnp.asarray(keys)
+    state = (params, jax.vmap(_adamw(weight_decay).init)(params))
+    steps_keys = jax.vmap(lambda k: jax.random.split(k, budget))(keys)
+    steps_keys = steps_keys.reshape(keys.shape[0], budget // chunk, chunk, -1)
+    data = jnp.asarray(data)
+    static = {"apply": apply, "batch_size": batch_size, "context": context, "peak_lr": peak_lr,
+              "warmup": warmup, "weight_decay": weight_decay}  # fmt: skip
+    for i in range(budget // chunk):
+        step0, total = jnp.asarray(i * chunk), jnp.asarray(budget, jnp.float32)
+        state = _pretrain_chunks(state, steps_keys[:, i], step0, total, data, **static)
+        if progress is not None:
+            progress((i + 1) * chunk)
+    return state[0]
+
+
+@functools.partial(
+    jax.jit,
+    static_argnames=("apply", "batch_size", "context", "peak_lr", "warmup", "weight_decay"),
+)
+def _pretrain_chunks(state, keys, step0, budget, data, **static):
+    """:func:`_pretrain_chunk` vmapped over the leading replicate axis of ``state``, ``keys``."""
+    return jax.vmap(lambda s, k: _pretrain_chunk(s, k, step0, budget, data, **static))(state, keys)
 
 
 def _adamw(weight_decay: float):

@@ -1,9 +1,10 @@
 """The whole pretraining-budget protocol of Springer et al. 2025 (Figs 3–5, 8) as one function.
 
 :func:`budget_sweep` pretrains :func:`ntsim.core.causal_decoder` on the Python standard
-library's sources once per budget (:func:`~ntsim.theory.overtraining.pretrain_for_budget`,
-shared init and batch sequence), then evaluates every checkpoint three ways on fixed
-held-out windows: the loss increase under Gaussian noise of relative size ``γ``
+library's sources once per budget and pretraining replicate
+(:func:`~ntsim.theory.overtraining.pretrain_replicates_for_budget`: independent runs, each
+with its own init and batch sequence shared by its budgets), then evaluates every checkpoint
+three ways on fixed held-out windows: the loss increase under Gaussian noise of relative size ``γ``
 (:func:`~ntsim.theory.overtraining.perturbation_loss_increase`, Fig 3), the held-out
 *pretraining* loss after fine-tuning on synthetic arithmetic lines at fixed learning rates
 (:func:`~ntsim.theory.overtraining.finetune_at_learning_rates`, Figs 4–5), and
@@ -32,7 +33,7 @@ from ntsim.core import (
 from ntsim.theory.overtraining._budget import (
     finetune_at_learning_rates,
     perturbation_loss_increase,
-    pretrain_for_budget,
+    pretrain_replicates_for_budget,
 )
 
 __all__ = [
@@ -63,7 +64,8 @@ class BudgetSetting:
     weight_decay: float = 0.0
     chunk: int = 128  # steps per compiled scan (divides every budget)
     gammas: tuple[float, ...] = (0.25, 0.5, 1.0)  # noise scale relative to the init std
-    noise_draws: int = 8
+    noise_draws: int = 8  # per pretraining replicate
+    pretrain_replicates: int = 4  # independent pretraining runs (init and batches) per budget
     finetune_lrs: tuple[float, ...] = (1e-4, 3e-4, 1e-3, 3e-3)
     finetune_steps: int = 256
     eval_windows: int = 128  # fixed held-out windows per task
@@ -72,6 +74,7 @@ class BudgetSetting:
     def __post_init__(self):
         names = (
             "width", "depth", "num_heads", "context", "batch_size", "chunk", "noise_draws",
+            "pretrain_replicates",
             "finetune_steps", "eval_windows", "arithmetic_lines"
         )  # fmt: skip
         check_int_fields(self, names)
@@ -90,12 +93,13 @@ class BudgetSetting:
 
 QUICK_BUDGET_SETTING = BudgetSetting(
     width=16, depth=1, num_heads=2, context=32, batch_size=16, budgets=(128, 512),
-    warmup=32, chunk=64, noise_draws=32, finetune_lrs=(3e-4, 3e-3), finetune_steps=32,
-    eval_windows=64, arithmetic_lines=5000,
+    warmup=32, chunk=64, noise_draws=16, pretrain_replicates=6, finetune_lrs=(3e-4, 3e-3),
+    finetune_steps=32, eval_windows=64, arithmetic_lines=5000,
 )  # fmt: skip
 """Tens of seconds on a CPU: 12,016 parameters, budgets of 128 and 512 steps (5 and 22 tokens
 per parameter; at 1–5 tokens per parameter the progressive sensitivity of the smallest γ had
-not appeared yet), 32 noise draws so the paired budget contrast has a usable standard error."""
+not appeared yet); 6 independent pretraining runs per budget with 16 noise draws each, so the
+budget contrast has an interval over pretraining runs (the claim is about them)."""
 
 
 class BudgetSweepRun(NamedTuple):
@@ -107,7 +111,8 @@ class BudgetSweepRun(NamedTuple):
     gammas: np.ndarray  # (γ,) noise scale relative to the init std
     finetune_lrs: np.ndarray  # (lrs,)
     base_loss: np.ndarray  # (B,) held-out pretraining loss (nats/byte)
-    perturbed_increase: np.ndarray  # (B, γ, draws); draws shared across budgets
+    perturbed_increase: np.ndarray  # (R, B, γ, draws): per pretraining replicate; a
+    # replicate's budgets share its init, batch sequence and noise draws
     finetuned_pretrain_loss: np.ndarray  # (B, lrs)
     finetuned_task_loss: np.ndarray  # (B, lrs)
     distance: np.ndarray  # (B, lrs): ‖θ_ft − θ_pre‖
@@ -144,18 +149,23 @@ def budget_sweep(
     Returns:
       numpy arrays and lists: ``budgets``, ``tokens``, ``tokens_per_parameter``,
       ``num_params``, ``gammas``, ``finetune_lrs``, ``base_loss`` ``(B,)``,
-      ``perturbed_increase`` ``(B, γ, draws)``, ``finetuned_pretrain_loss`` and
+      ``perturbed_increase`` ``(R, B, γ, draws)`` (per pretraining replicate),
+      ``finetuned_pretrain_loss`` and
       ``finetuned_task_loss`` ``(B, lrs)``, ``distance`` ``(B, lrs)`` (``‖θ_ft − θ_pre‖``),
       ``inflection_budget`` and ``u_shape`` per learning rate (argmin of the post-FT
       pretraining loss before the last budget), and the corpora's descriptions.
     """
     c = setting
     k_init, k_batches, k_eval, k_noise, k_ft = jax.random.split(key, 5)
+    init_keys, batch_keys, noise_keys = (
+        jax.random.split(k, c.pretrain_replicates) for k in (k_init, k_batches, k_noise)
+    )
     corpus = stdlib_corpus()
     shifted = arithmetic_corpus(0, c.arithmetic_lines)
     model = causal_decoder(context=c.context, width=c.width, depth=c.depth,
                            num_heads=c.num_heads)  # fmt: skip
-    init = model.init(k_init)
+    inits = jax.vmap(model.init)(init_keys)  # one initialisation per pretraining replicate
+    init = jax.tree.map(lambda a: a[0], inits)
     k_pre, k_arith = jax.random.split(k_eval)
     heldout = sample_windows(k_pre, corpus.heldout, c.eval_windows, c.context + 1)
     heldout_ft = sample_windows(k_arith, shifted.heldout, c.eval_windows, c.context + 1)
@@ -171,15 +181,20 @@ def budget_sweep(
                 progress(steps - done[0])
             done[0] = steps
 
-        params = pretrain_for_budget(
-            model.apply, init, corpus.train, k_batches, budget=budget, batch_size=c.batch_size,
-            context=c.context, peak_lr=c.peak_lr, warmup=c.warmup,
+        replicas = pretrain_replicates_for_budget(
+            model.apply, inits, corpus.train, batch_keys, budget=budget,
+            batch_size=c.batch_size, context=c.context, peak_lr=c.peak_lr, warmup=c.warmup,
             weight_decay=c.weight_decay, chunk=c.chunk, progress=tick,
         )  # fmt: skip
+        replica = [
+            jax.tree.map(lambda a, r=r: a[r], replicas) for r in range(c.pretrain_replicates)
+        ]
+        out["perturbed"].append(np.stack([np.asarray(perturbation_loss_increase(
+            model.apply, p, jax.tree.map(lambda a, r=r: a[r], inits), heldout, c.gammas,
+            noise_keys[r], num_draws=c.noise_draws,
+        )) for r, p in enumerate(replica)]))  # fmt: skip
+        params = replica[0]  # fine-tuning (Figs 4–5, 8) reads the first replicate only
         out["base"].append(float(loss(params, heldout)))
-        out["perturbed"].append(np.asarray(perturbation_loss_increase(
-            model.apply, params, init, heldout, c.gammas, k_noise, num_draws=c.noise_draws,
-        )))  # fmt: skip
         tuned, distance = finetune_at_learning_rates(
             model.apply, params, shifted.train, k_ft, learning_rates=c.finetune_lrs,
             steps=c.finetune_steps, batch_size=c.batch_size, context=c.context,
@@ -188,6 +203,7 @@ def budget_sweep(
         out["ft_task"].append(np.asarray(losses(tuned, heldout_ft)))
         out["distance"].append(np.asarray(distance))
     out = {name: np.asarray(value) for name, value in out.items()}
+    out["perturbed"] = np.moveaxis(out["perturbed"], 1, 0)  # (R, B, γ, draws)
     argmin = out["ft_pretrain"].argmin(axis=0)  # per learning rate
     tokens = np.asarray(c.budgets) * c.batch_size * c.context
     num_params = int(sum(leaf.size for leaf in jax.tree.leaves(init)))

@@ -23,6 +23,7 @@ from typing import Literal, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ntsim._types import Array, ArrayLike, PRNGKey
 from ntsim._validation import check_choice, check_nonnegative, check_positive, check_positive_int
@@ -38,8 +39,10 @@ __all__ = [
     "finetuning_increments",
     "fixed_point",
     "fixed_point_printed",
+    "mode_limit",
     "mode_step",
     "mode_trajectory",
+    "printed_map_fixed_point",
     "post_finetuning_losses",
 ]
 
@@ -273,6 +276,58 @@ def mode_trajectory(
 
     x0 = jnp.sqrt(sigma_pre)
     return jnp.concatenate([x0[None], jax.lax.scan(step, x0, length=num_steps)[1]])
+
+
+def mode_limit(
+    sigma_pre: ArrayLike,
+    sigma_ft: ArrayLike,
+    *,
+    learning_rate: ArrayLike,
+    reg: ArrayLike,
+    num_steps: int,
+    printed: bool = False,
+) -> Array:
+    """``x_K = f^{(K)}(√σ^pre)`` only (the last entry of :func:`mode_trajectory`, no history).
+
+    Examples:
+      >>> import jax.numpy as jnp
+      >>> x = mode_limit(jnp.array(1.0), jnp.array(4.0), learning_rate=0.02, reg=1.0,
+      ...                num_steps=2000)
+      >>> round(float(x**2), 4)  # (σ^ft + λσ^pre)/(1 + λ)
+      2.5
+    """
+    num_steps = check_positive_int("mode_limit", "num_steps", num_steps)
+    sigma_pre, sigma_ft = jnp.broadcast_arrays(jnp.asarray(sigma_pre), jnp.asarray(sigma_ft))
+
+    def step(_, x):
+        return mode_step(x, sigma_ft, sigma_pre, learning_rate=learning_rate, reg=reg,
+                         printed=printed)  # fmt: skip
+
+    return jax.lax.fori_loop(0, num_steps, step, jnp.sqrt(sigma_pre))
+
+
+def printed_map_fixed_point(sigma_pre: ArrayLike, sigma_ft: ArrayLike, reg: ArrayLike):
+    """Fixed point ``x*`` of eq. (18) as printed, in closed form (numpy, float64).
+
+    ``f(x) = x`` for the printed map means ``x(σ^ft − x²) + λ(σ^pre − x²) = 0``, i.e.
+    ``x³ + λx² − σ^ft·x − λσ^pre = 0``; for ``λ, σ^pre > 0`` its coefficients change sign
+    once, so it has exactly one positive root (Descartes), returned here (the corrected map's
+    fixed point is instead ``x*² =`` :func:`fixed_point`). Independent of :func:`mode_step`.
+
+    Examples:
+      >>> round(float(printed_map_fixed_point(0.25, 2.0, 1.0) ** 2), 4)
+      1.1569
+    """
+    pre, ft, lam = np.broadcast_arrays(*(np.asarray(v, np.float64) for v in
+                                         (sigma_pre, sigma_ft, reg)))  # fmt: skip
+    if np.any(lam <= 0) or np.any(pre <= 0):
+        raise ValueError("printed_map_fixed_point: need λ > 0 and σ^pre > 0.")
+    companion = np.zeros(pre.shape + (3, 3))
+    companion[..., 0, :] = np.stack([-lam, ft, lam * pre], axis=-1)
+    companion[..., 1, 0] = companion[..., 2, 1] = 1.0
+    roots = np.linalg.eigvals(companion)
+    positive = (np.abs(roots.imag) < 1e-9 * (1 + np.abs(roots.real))) & (roots.real > 0)
+    return np.where(positive, roots.real, -np.inf).max(axis=-1)
 
 
 def fixed_point(sigma_pre: ArrayLike, sigma_ft: ArrayLike, reg: ArrayLike) -> Array:

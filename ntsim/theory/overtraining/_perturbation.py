@@ -19,6 +19,9 @@ from ntsim.theory.overtraining._instances import haar_pair, ideal_checkpoints, s
 from ntsim.theory.overtraining._pretraining import ideal_checkpoint, task_matrix
 
 __all__ = [
+    "HESSIAN_TRACE_SETTINGS",
+    "IDEAL_PERTURBATION_SETTINGS",
+    "MONTE_CARLO_SETTINGS",
     "HessianTraceRun",
     "HessianTraceSetting",
     "IdealPerturbationRun",
@@ -376,3 +379,20 @@ def simulate_hessian_traces(key: PRNGKey, setting: HessianTraceSetting) -> Hessi
 
     keys = jax.random.split(key, setting.instances)
     return HessianTraceRun(*jax.lax.map(jax.jit(one), keys))
+
+
+MONTE_CARLO_SETTINGS = {
+    "quick": PerturbedLossMonteCarloSetting(d=4, instances=200, samples=4000),
+    "full": PerturbedLossMonteCarloSetting(d=10, instances=200, samples=20_000),
+}
+"""Lemma A.5's Monte Carlo per scale (the claim and the experiment both read these)."""
+IDEAL_PERTURBATION_SETTINGS = {
+    "quick": IdealPerturbationSetting(d=6, instances=200, gammas=16),
+    "full": IdealPerturbationSetting(d=10, instances=400, gammas=16),
+}
+"""Perturbed ideal checkpoints per scale (Prop 4.3, Thm 4.4 claims and the experiment)."""
+HESSIAN_TRACE_SETTINGS = {
+    "quick": HessianTraceSetting(d=4, instances=200),
+    "full": HessianTraceSetting(d=10, instances=200),
+}
+"""Autodiff Hessian traces per scale (Prop D.1 claim and the experiment)."""

@@ -37,6 +37,8 @@ from ntsim.theory.overtraining._pretraining import (
 from ntsim.theory.overtraining._pretraining_runs import _real_checkpoints
 
 __all__ = [
+    "SENSITIVITY_SETTINGS",
+    "REGULARISATION_SETTINGS",
     "ConvergedModelRun",
     "ConvergedModelSetting",
     "LongFinetuningRun",
@@ -328,3 +330,15 @@ def simulate_converged_model(key: PRNGKey, setting: ConvergedModelSetting) -> Co
         return ideal, jax.vmap(run)(w1s, w2s, n_all), pre, ft, reg, reg0, gamma, eta, eps
 
     return ConvergedModelRun(*jax.vmap(one)(keys), steps)
+
+
+REGULARISATION_SETTINGS = {
+    "quick": RegularisationSetting(d=5, instances=40, steps=1500),
+    "full": RegularisationSetting(d=8, instances=200, steps=3000),
+}
+"""Post-fine-tuning losses per λ per scale (Thm 4.7 claims and the experiment)."""
+SENSITIVITY_SETTINGS = {
+    "quick": SensitivitySetting(d=4, instances=64, steps=400),
+    "full": SensitivitySetting(d=10, instances=200, steps=1500),
+}
+"""Δ_pre(n) from the ideal checkpoints per scale (Thm 4.6 claims and the experiment)."""

@@ -38,6 +38,7 @@ from ntsim.theory.overtraining._pretraining import (
 )
 
 __all__ = [
+    "REAL_CHECKPOINT_SETTINGS",
     "AlignedFlowRun",
     "AlignedFlowSetting",
     "RealCheckpointRun",
@@ -237,3 +238,14 @@ def simulate_real_vs_ideal_gap(key: PRNGKey, setting: RealVsIdealGapSetting) -> 
 
     spectrum, gaps, distance = jax.vmap(one)(jax.random.split(key, setting.instances))
     return RealVsIdealGapRun(spectrum, taus, gammas, gaps, distance)
+
+
+REAL_CHECKPOINT_SETTINGS = {
+    "quick": RealCheckpointSetting(
+        d=4, instances=16, tau=(15.0, 16.0), points=160, ratios=(0.45, 0.6)
+    ),
+    "full": RealCheckpointSetting(
+        d=10, instances=200, tau=(20.0, 21.0), points=400, ratios=(0.55, 0.65)
+    ),
+}
+"""Real checkpoints per scale (Thm 4.1 claim and the experiment both read these)."""
