@@ -216,6 +216,13 @@ APPROX = Simulation(
 )  # fmt: skip
 # Both phases must reach (near) zero train loss for eq. (5) to apply.
 _TOL_TRAINED = Tolerance("round-off", 1e-10, "train loss after either phase; measured ≤ 1e-29")
+# The trend is scale-invariant; an absolute anchor: at the smallest σ₀ the mean error to (5)
+# is small (a wrong eq. (5), e.g. evaluated at L + 1, leaves ≈ 0.033 there).
+_ANCHOR = Tolerance(
+    "chosen", 0.01, "mean relative error to eq. (5) at the smallest σ₀ ≤ 0.01 (balance defect "
+    "O(σ₀²) plus the O(η) GD floor)",
+    observed="mean 1.2e-3–1.5e-3 (max 4.5e-3–7.8e-3) at σ₀ = 0.01, quick, seeds 0–1",
+)  # fmt: skip
 
 
 def check_approximately_balanced(run: lt.ApproxBalancedRun):
@@ -234,6 +241,8 @@ def check_approximately_balanced(run: lt.ApproxBalancedRun):
         *parts,
         compare(run.loss, 0.0, relation="upper_bound", atol=_TOL_TRAINED.value,
                 tolerance=_TOL_TRAINED, num_instances=errors.shape[1]),
+        compare(np.exp(errors[-1]).mean(), _ANCHOR.value, relation="upper_bound",
+                tolerance=_ANCHOR, num_instances=errors.shape[1]),
         diagnostics={"σ₀": list(run.sigmas), "mean error per σ₀": np.exp(errors).mean(1),
                      **diag},
         notes="Depth 3, widths d, n_S = 3d source samples, θ_T = 1.7θ_S + ξ; pretrain η = 0.05, "
@@ -344,7 +353,8 @@ CLAIMS: tuple[Claim, ...] = (
         paper=f"{_PAPER}, Thm 5.2 and Sec 5 (near-zero init ⇒ 0-balanced)",
         statement="Pretraining from N(0, σ₀²) init then fine-tuning: the error to eq. (5) falls "
         "as σ₀ falls (σ₀ = 0.1 → 0.03 → 0.01): the mean paired log-ratio of consecutive errors "
-        "has a 95% CI above 0, and both phases reach zero train loss",
+        "has a 95% CI above 0, the mean error at σ₀ = 0.01 is ≤ 0.01, and both phases reach "
+        "zero train loss",
         kind="trend",
         reading=derived(
             "“0-balanced … can be achieved with a near zero random initialization”: read as the "
