@@ -256,7 +256,7 @@ def check_approximately_balanced(run: lt.ApproxBalancedRun):
 ALIGNED = Simulation(
     "linear_teachers.thm5_3.aligned",
     lt.simulate_aligned,
-    {"quick": lt.AlignedSetting(d=100, n=10, draws=200),
+    {"quick": lt.AlignedSetting(d=50, n=8, draws=200),
      "full": lt.AlignedSetting(d=300, n=30, draws=200)},
     x64=True,
 )  # fmt: skip
