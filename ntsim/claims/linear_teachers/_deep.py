@@ -104,8 +104,14 @@ _FIRST_ORDER = Tolerance(
     "of the relative error is ≤ 1)",
     observed="max error/η ≈ 0.48 (GD) and ≈ 0.25 (end-to-end), quick, seeds 0–2",
 )  # fmt: skip
-# Both phases reach zero train loss (Assumption 3.3) to float64 round-off (~eps² ≈ 1e-32).
-_TRAINED = Tolerance("round-off", 1e-20, "final/initial train loss; GD contracts to ~1e-28")
+# Zero train loss (Assumption 3.3), read at the precision the error check needs: a loss ratio
+# ε leaves a relative residual ~√ε, so ε ≤ 1e-12 keeps it ≤ 1e-6, far below the O(η) errors
+# (≥ 1e-4) that are decided.
+_TRAINED = Tolerance(
+    "chosen", 1e-12, "final/initial train loss ≤ 1e-12: the unconverged part (~√ratio ≤ 1e-6) "
+    "is negligible against the O(η) errors ≥ 1e-4",
+    observed="max ratio 1.6e-19 over quick seeds 0–5 (end-to-end, seed 3); typically ~1e-28",
+)  # fmt: skip
 
 
 def _slope_estimate(etas, values: np.ndarray):
