@@ -10,9 +10,10 @@ for ``Σ = diag(top_value × top, bottom_value × (d − top))`` (paper: d = 100
 * "Bottom Eigen Align": ``P_{>m} v = 0`` — ``v`` lies in the top-``m`` span; its risk drops
   to ≈ 0 well before ``n = d``.
 
-Each repeat draws ``v`` uniformly on the sphere of its subspace and one Gaussian ``X`` with
-``d`` rows shared by both curves; all ``n`` come from that draw (nested-prefix trick,
-:func:`ntsim.theory.linear_teachers.risk_curve_nested`, in float64). Bands are mean ± std
+The simulation is :func:`ntsim.theory.linear_teachers.simulate_covariance_alignment` (the
+claim ``linear_teachers.fig1.crossing`` reads it too): each repeat draws ``v`` uniformly on
+the sphere of its subspace and one Gaussian ``X`` with ``d`` rows shared by both curves; all
+``n`` come from that draw (nested-prefix trick, in float64). Bands are mean ± std
 over repeats. Theory curves: the ridgeless deterministic equivalent
 (:func:`~ntsim.theory.linear_teachers.deterministic_equivalent_risk`, an extension, not in
 the paper) and its predicted crossing ``n_×`` (dotted line).
@@ -31,10 +32,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
-from ntsim.core import gaussian_inputs, sweep_keys, two_level_spectrum
 from ntsim.experiment import check_int_fields
 from ntsim.theory import linear_teachers as lt
 
@@ -74,41 +73,26 @@ SCALES = {
 }
 
 
+def setting(config: Config) -> lt.CovarianceAlignmentSetting:
+    """The :func:`~ntsim.theory.linear_teachers.simulate_covariance_alignment` setting of
+    ``config`` (the claim ``linear_teachers.fig1.crossing`` reads the same function)."""
+    return lt.CovarianceAlignmentSetting(
+        d=config.d, top=config.top, top_value=config.top_value,
+        bottom_value=config.bottom_value, norm=config.norm, repeats=config.repeats,
+        chunk_size=config.chunk_size, bound_points=config.bound_points,
+    )  # fmt: skip
+
+
 def run(config: Config, key) -> dict:
     """Risk curves of both alignments over ``n = 1..d`` for ``config.repeats`` draws."""
+    sim_setting = setting(config)
     with jax.enable_x64(True):  # the nested-prefix risks cancel to ~0 as n → d (see theory)
-        spectrum = two_level_spectrum(config.d, config.top, config.top_value, config.bottom_value)
-        grid = tuple(
-            int(n) for n in np.unique(np.geomspace(1, config.d - 1, config.bound_points).round())
-        )
-
-        def one_repeat(k):
-            k_v, k_x = jax.random.split(k)
-            dirs = lt.alignment_directions(k_v, spectrum, config.top, norm=config.norm)
-            risks = lt.risk_curve_nested(k_x, spectrum, jnp.stack(dirs), config.d)
-            # the same draw again (same key), for ĝ on the bound grid (Thm 4.2, m = top)
-            x = gaussian_inputs(k_x, config.d, spectrum)
-            bound = lt.bound_thm4_2_prefixes(x, spectrum, config.top, jnp.stack(dirs), grid)
-            return {"risks": risks, "v_squared": jnp.stack(dirs) ** 2, "bound": bound}
-
-        # vmapped over repeats in chunks (bounded memory), sharded over local devices.
-        out = sweep_keys(
-            one_repeat,
-            key,
-            config.repeats,
-            chunk_size=config.chunk_size,
-            progress=True,
-            description="fig1 repeats",
-        )
-        n = jnp.arange(1, config.d + 1)
-        v_squared = out["v_squared"].mean(axis=0)  # (2, d); block sums are exactly norm²
-        theory = jax.vmap(lambda v2: lt.deterministic_equivalent_risk(spectrum, v2, n))(v_squared)
-        n_cross = lt.deterministic_equivalent_crossing(
-            config.top_value, config.bottom_value, config.d, config.top
-        )
-        risks = np.asarray(out["risks"])  # (repeats, 2, d)
-        bound = np.asarray(out["bound"])  # (repeats, 2, len(grid))
-        theory, n_cross = np.asarray(theory), float(n_cross)
+        sim = lt.simulate_covariance_alignment(key, sim_setting, progress=True)
+        risks = np.asarray(sim.risks)  # (repeats, 2, d)
+        bound = np.asarray(sim.bound)  # (repeats, 2, len(grid))
+        theory, n_cross = np.asarray(sim.theory), float(sim.crossing)
+    grid = sim_setting.bound_sizes
+    n = np.arange(1, config.d + 1)
     results = {
         "n": np.asarray(n).tolist(),
         "theory_crossing_n": n_cross,

@@ -25,12 +25,13 @@ from ntsim.theory import linear_teachers as lt
 
 @dataclass(frozen=True)
 class Config:
-    """Sec 6 setting with linear teachers (notes, check 29/30); sizes are not in the paper."""
+    """Sec 6 setting with linear teachers (Cors. 6.2, 6.3); the sizes are ours, not the
+    paper's (it has no Sec 6 experiment)."""
 
-    d: int = 10  # input dimension (notes' suggested run)
-    n_source: int = 40  # source samples for pretraining (notes)
-    n_values: tuple[int, ...] = (10, 20, 40)  # target sample sizes (issue)
-    gap_norms: tuple[float, ...] = (0.1, 0.3, 1.0)  # ‖θ_T − θ_S‖ (issue)
+    d: int = 10  # input dimension (ours)
+    n_source: int = 40  # source samples for pretraining (ours)
+    n_values: tuple[int, ...] = (10, 20, 40)  # target sample sizes (ours)
+    gap_norms: tuple[float, ...] = (0.1, 0.3, 1.0)  # ‖θ_T − θ_S‖ (ours)
     width: int = 10_000  # m, hidden width
     init_scale: float = 0.1  # κ: w_r(0) ~ N(0, κ² I)
     pretrain_steps: int = 300

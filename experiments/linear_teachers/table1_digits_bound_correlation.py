@@ -14,15 +14,15 @@ bias bound (``δ = e^{−1}``, matching Thm 4.2's ``δ = 1``), and Thm 4.2's bou
 The paper's MNIST values (Table 1) are drawn beside ours (dashed). Expect only qualitative
 agreement: digits is an offline proxy (d = 64, ~90 training images per digit), not MNIST.
 
-How ``θ_S``/``θ_T`` are fitted matters (the paper does not say; notes E2). Plain min-norm
+How ``θ_S``/``θ_T`` are fitted matters (the paper does not say). Plain min-norm
 least squares (``--set teacher_ridge=0``) gives ``R² ≈ 0.04–0.13`` for all three predictors:
 8×8 digits have pixels of near-zero variance, the least-squares teachers put huge weights
 on them (``‖θ_T − θ_S‖² ≈ 20–580``), and those directions carry the distance but not the
 test error. A small ridge (``teacher_ridge = 1e-3`` in ``(1/N)‖Xθ − y‖² + λ‖θ‖²``, the
 default; 3e-4 to 3e-3 behave alike) removes them: at ``n = 10`` the distance and the
 Bartlett et al. bound reach ``R² ≈ 0.7`` (paper: 0.69, 0.73), but Thm 4.2's bound with
-``m = 2`` does not beat them here (≈ 0.46 vs paper 0.86, notes check 31 not reproduced on
-digits), and all ``R²`` fall with ``n`` faster than on MNIST (≈ 0.2 at ``n = 25``).
+``m = 2`` does not beat them here (≈ 0.46 vs paper 0.86: the paper's ordering is not
+reproduced on digits), and all ``R²`` fall with ``n`` faster than on MNIST (≈ 0.2 at ``n = 25``).
 
 Run: ``ntsim run linear_teachers/table1_digits_bound_correlation [--scale full]``.
 """
@@ -79,8 +79,8 @@ class Config:
     samples: int = 25  # random target draws per point (paper)
     repetitions: int = 10  # R² repetitions (paper)
     top: int = 2  # m in Thm 4.2 (paper)
-    c: float = 1.0  # Thm 4.2 constant (notes E2 default)
-    delta: float = 1.0  # Thm 4.2 δ (notes E2 default); Bartlett uses exp(−δ)
+    c: float = 1.0  # Thm 4.2 constant (unknown in the paper; ours)
+    delta: float = 1.0  # Thm 4.2 δ (not stated in the paper; ours); Bartlett uses exp(−δ)
     test_fraction: float = 0.5  # share of each target class held out for the 0-1 error
     # θ_S, θ_T = argmin (1/N)‖Xθ − y‖² + teacher_ridge·‖θ‖² (0: min-norm least squares)
     teacher_ridge: float = 1e-3

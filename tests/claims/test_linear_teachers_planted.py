@@ -161,3 +161,102 @@ def test_thm6_1_risk_catches_a_dropped_factor(monkeypatch):
                         lambda *a, **k: original(*a, **k) ** 2 / 4)  # fmt: skip
     record = _record("linear_teachers.thm6_1.risk_main_term")
     assert record.verdict == "refuted" and not record.as_expected
+
+
+# ------------------------------------------------- Thms 5.2, 5.3, Fig 1, H^∞ (contract v2)
+
+
+def test_root_equation_catches_a_wrong_root(monkeypatch):
+    """‖β_L‖ off by 0.1% (a wrong bisection) leaves h(b) ≠ 0: refuted."""
+    original = _deep.deep_limit_scale
+
+    def planted(*args, **kwargs):
+        sol = original(*args, **kwargs)
+        return sol._replace(norm=1.001 * sol.norm)
+
+    monkeypatch.setattr(_deep, "deep_limit_scale", planted)
+    record = _record("linear_teachers.thm5_2.root_equation")
+    assert record.verdict == "refuted" and not record.as_expected
+
+
+@pytest.mark.parametrize(
+    "claim_id",
+    ["linear_teachers.thm5_2.gd_converges", "linear_teachers.thm5_2.approximately_balanced"],
+)
+def test_gd_claims_catch_a_wrong_depth_exponent(monkeypatch, claim_id):
+    """eq. (5) evaluated at L + 1 instead of L: GD no longer converges to it."""
+    original = _deep.deep_fine_tuned_limit
+    monkeypatch.setattr(_deep, "deep_fine_tuned_limit",
+                        lambda x, s, t, depth: original(x, s, t, depth + 1.0))  # fmt: skip
+    record = _record(claim_id)
+    assert record.verdict != "holds" and not record.as_expected
+
+
+def test_end_to_end_catches_a_wrong_preconditioner(monkeypatch):
+    """The end-to-end preconditioner of depth L + 1: the two paths separate by O(1)."""
+    original = _deep.end_to_end_preconditioner
+    monkeypatch.setattr(_deep, "end_to_end_preconditioner", lambda depth: original(depth + 1))
+    record = _record("linear_teachers.thm5_2.end_to_end")
+    assert record.verdict == "refuted" and not record.as_expected
+
+
+def test_null_space_claim_catches_a_wrong_projector(monkeypatch):
+    """P_∥ in place of P_⊥ (a swapped projector) shows the row-space motion of W_1."""
+    import jax.numpy as jnp
+
+    from ntsim.theory.linear_teachers import _common
+
+    original = _common.null_space_projector
+    monkeypatch.setattr(_common, "null_space_projector",
+                        lambda x: jnp.eye(x.shape[1]) - original(x))  # fmt: skip
+    record = _record("linear_teachers.thm5_2.null_space_first_layer")
+    assert record.verdict == "refuted" and not record.as_expected
+
+
+def test_aligned_claims_catch_wrong_formulas(monkeypatch):
+    """eq. (8) × 1.01 refutes thm5_3.aligned; c_L × 1.001 refutes the depth formula."""
+    original_eq8 = _deep.aligned_risk_depth1
+    monkeypatch.setattr(_deep, "aligned_risk_depth1", lambda *a: 1.01 * original_eq8(*a))
+    record = _record("linear_teachers.thm5_3.aligned")
+    assert record.verdict == "refuted" and not record.as_expected
+    monkeypatch.undo()
+    original = _deep.deep_limit_scale
+
+    def planted(*args, **kwargs):
+        sol = original(*args, **kwargs)
+        return sol._replace(coefficient=1.001 * sol.coefficient)
+
+    monkeypatch.setattr(_deep, "deep_limit_scale", planted)
+    record = _record("linear_teachers.thm5_3.aligned_depths")
+    assert record.verdict == "refuted" and not record.as_expected
+
+
+def test_fig1_catches_swapped_alignments(monkeypatch):
+    """Top and bottom alignment swapped (a wiring error): the ordering is refuted."""
+    from ntsim.theory.linear_teachers import _alignment
+
+    original = _alignment.alignment_directions
+
+    def swapped(*args, **kwargs):
+        dirs = original(*args, **kwargs)
+        return dirs._replace(top_align=dirs.bottom_align, bottom_align=dirs.top_align)
+
+    monkeypatch.setattr(_alignment, "alignment_directions", swapped)
+    record = _record("linear_teachers.fig1.crossing")
+    assert record.verdict == "refuted" and not record.as_expected
+
+
+@pytest.mark.parametrize(
+    "claim_id, factor",
+    [
+        ("linear_teachers.thm6_1.hinf_empirical_gram", 1.02),  # a bias of 2% of H^∞
+        ("linear_teachers.thm6_1.hinf_neural_tangents", 1.0 + 1e-9),
+    ],
+)
+def test_hinf_claims_catch_a_scaled_closed_form(monkeypatch, claim_id, factor):
+    from ntsim.theory.linear_teachers import _ntk_bounds
+
+    original = _ntk_bounds.two_layer_relu_hinf
+    monkeypatch.setattr(_ntk_bounds, "two_layer_relu_hinf", lambda *a: factor * original(*a))
+    record = _record(claim_id)
+    assert record.verdict == "refuted" and not record.as_expected

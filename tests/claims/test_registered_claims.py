@@ -27,11 +27,7 @@ def _release_compiled_programs_per_claim():
 
 # Legacy (v1) claims: instances the issues ask for, per claim (claims not listed need at least
 # one). A claim moved to contract v2 declares ``min_instances`` itself and leaves this table.
-MIN_INSTANCES = {
-    "linear_teachers.fig1.crossing": 20,
-    "linear_teachers.thm5_2.root_equation": 200,
-    "linear_teachers.thm5_3.aligned": 200,
-}
+MIN_INSTANCES = {}
 
 
 def test_registry_is_well_formed():
@@ -63,11 +59,6 @@ def test_every_refuted_legacy_claim_has_a_corrected_twin():
 # budget. TODO: shrink their quick sizes and bring them back.
 SLOW_QUICK_CLAIMS = {
     "early_stopping.thm1.learning_curve_tail_rate",  # the same runs (shared key_id)
-    "linear_teachers.thm5_2.approximately_balanced",
-    "linear_teachers.thm5_2.gd_converges",
-    "linear_teachers.thm5_2.null_space_first_layer",
-    "linear_teachers.thm5_2.root_equation",
-    "linear_teachers.thm6_1.hinf_empirical_gram",
 }
 
 

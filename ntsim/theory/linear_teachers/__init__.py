@@ -62,6 +62,11 @@ from ntsim.theory.linear_teachers._bounds import (
     zero_one_error,
 )
 from ntsim.theory.linear_teachers._common import null_space_projector, row_space_projector
+from ntsim.theory.linear_teachers._covariance_alignment import (
+    CovarianceAlignmentRun,
+    CovarianceAlignmentSetting,
+    simulate_covariance_alignment,
+)
 from ntsim.theory.linear_teachers._deep import (
     DeepLimitScale,
     RandomProjectionBounds,
@@ -75,6 +80,25 @@ from ntsim.theory.linear_teachers._deep import (
     projection_epsilon,
     random_projection_bounds,
     unit_pair_at_distance,
+)
+from ntsim.theory.linear_teachers._deep_simulations import (
+    AlignedRun,
+    AlignedSetting,
+    ApproxBalancedRun,
+    ApproxBalancedSetting,
+    DeepGDRun,
+    DeepGDSetting,
+    EndToEndRun,
+    NullSpaceRun,
+    NullSpaceSetting,
+    RootEquationRun,
+    RootEquationSetting,
+    simulate_aligned,
+    simulate_approximately_balanced,
+    simulate_deep_gd,
+    simulate_end_to_end,
+    simulate_null_space_drift,
+    simulate_root_equation,
 )
 from ntsim.theory.linear_teachers._freezing import (
     FreezingRun,
@@ -94,8 +118,14 @@ from ntsim.theory.linear_teachers._kernel_regime import (
 )
 from ntsim.theory.linear_teachers._ntk_bounds import (
     Cor62Run,
+    HinfFixtureRun,
+    HinfFixtureSetting,
+    HinfGramRun,
+    HinfGramSetting,
     NTKSizes,
     simulate_cor6_2,
+    simulate_hinf_fixture,
+    simulate_hinf_gram,
     simulate_hinf_psd,
 )
 from ntsim.theory.linear_teachers._random_projection import (
@@ -152,6 +182,32 @@ from ntsim.theory.linear_teachers._scale import (
 )
 
 __all__ = [
+    "CovarianceAlignmentRun",
+    "CovarianceAlignmentSetting",
+    "simulate_covariance_alignment",
+    "AlignedRun",
+    "AlignedSetting",
+    "ApproxBalancedRun",
+    "ApproxBalancedSetting",
+    "DeepGDRun",
+    "DeepGDSetting",
+    "EndToEndRun",
+    "NullSpaceRun",
+    "NullSpaceSetting",
+    "RootEquationRun",
+    "RootEquationSetting",
+    "simulate_aligned",
+    "simulate_approximately_balanced",
+    "simulate_deep_gd",
+    "simulate_end_to_end",
+    "simulate_null_space_drift",
+    "simulate_root_equation",
+    "HinfFixtureRun",
+    "HinfFixtureSetting",
+    "HinfGramRun",
+    "HinfGramSetting",
+    "simulate_hinf_fixture",
+    "simulate_hinf_gram",
     "CONSTRUCTED_ANGLES_DEG",
     "RandomProjectionRun",
     "RandomProjectionSetting",

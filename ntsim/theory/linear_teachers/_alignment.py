@@ -83,7 +83,7 @@ def alignment_directions(
 def nested_prefix_risks(x: ArrayLike, covariance: ArrayLike, v: ArrayLike) -> Array:
     r"""``R_n = ‖Σ^{1/2} P_⊥^{(n)} v‖²`` (Thm 4.1, eq. (2)) for every prefix ``X_{1:n}``.
 
-    The nested-prefix trick (notes on Shachaf et al. 2021, Sec 4): with the thin QR
+    The nested-prefix trick (derived here): with the thin QR
     ``Xᵀ = QR`` (``R`` upper triangular), ``q_1, …, q_n`` span the first ``n`` rows, so
     ``P_∥^{(n)} = Q_{≤n}Q_{≤n}ᵀ``. With ``a = Qᵀv``, ``s = QᵀΣv`` and ``M = QᵀΣQ``
 
@@ -156,7 +156,7 @@ def deterministic_equivalent_risk(
     r"""Deterministic equivalent of ``E R(γ)`` for Gaussian data [extension, not in the paper].
 
     Fine-tuning from ``θ_S`` is min-norm interpolation of the target ``v = θ_T − θ_S``, whose
-    risk is the ridgeless bias (notes on Shachaf et al. 2021, E1; cf. Hastie et al. 2022):
+    risk is the ridgeless bias (Hastie et al. 2022, applied to ``v``):
 
     .. math::  R \approx \frac{\kappa^2 \sum_i \lambda_i v_i^2/(\lambda_i+\kappa)^2}
                {1 - \frac{1}{n}\sum_i \lambda_i^2/(\lambda_i+\kappa)^2},
@@ -196,7 +196,7 @@ def deterministic_equivalent_crossing(
     and ``v`` entirely in one block, the two risks share the denominator and are equal iff
     ``λ_t/(λ_t+κ)² = λ_b/(λ_b+κ)²``, i.e. ``κ_× = √(λ_t λ_b)``; then
     ``n_× = top·λ_t/(λ_t+κ_×) + (d−top)·λ_b/(λ_b+κ_×)``. Bottom-align has the smaller risk
-    for ``n > n_×`` (notes on Shachaf et al. 2021, E1 [extension]).
+    for ``n > n_×`` (an extension derived here, not in the paper).
 
     Examples:
       >>> round(float(deterministic_equivalent_crossing(1.5, 0.3, 1000, 50)), 1)

@@ -9,7 +9,7 @@ Shachaf et al. 2021, Thm 4.2, eq. (3): for sub-Gaussian rows, with probability `
 ``v = θ_T − θ_S``, ``r_0 = Σ_iλ_i/λ_1`` (effective rank), ``‖Σ̃ − Σ‖ ≤ g``, ``c`` unknown.
 
 The proof holds for every ``X`` once ``g`` is replaced by the realised deviation
-``ĝ = ‖Σ̃ − Σ‖₂``, ``Σ̃ = XᵀX/n`` (notes on the paper, Thm 4.2 [derived]); it has two steps:
+``ĝ = ‖Σ̃ − Σ‖₂``, ``Σ̃ = XᵀX/n`` (derived here from the proof of Thm 4.2); it has two steps:
 
 * Davis–Kahan: ``P_⊥Σ̃ = 0`` gives ``P_⊥V_{≤m}Λ_{≤m} = P_⊥(Σ − Σ̃)V_{≤m}``, so
   ``‖P_⊥V_{≤m}‖₂ ≤ ĝ/λ_m`` (:func:`null_space_top_overlap` vs ``ĝ/λ_m``);
@@ -222,7 +222,7 @@ def bound_thm4_2_deterministic(
 ) -> Array:
     """Constant-free Thm 4.2 (eq. (3) with ``g = ĝ = ‖Σ̃ − Σ‖₂``) for ``m = 1..d``.
 
-    Holds for every ``X`` (module doc; notes on the paper, Thm 4.2 [derived]): returns
+    Holds for every ``X`` (module doc: derived from the proof of Thm 4.2): returns
     ``(d,)``, entry ``m − 1`` bounds ``R(γ)`` of :func:`risk_thm4_1` (``inf`` if ``λ_m = 0``).
     """
     where = "bound_thm4_2_deterministic"
@@ -300,7 +300,8 @@ def deviation_bound_thm4_2(
 
     ``spectrum`` ``(d,)`` non-increasing, ``≥ 0``; ``n > 0`` any shape; ``c > 0`` is the
     theorem's unknown absolute constant and ``δ >= 1`` sets the failure probability
-    ``e^{−δ}`` (both explicit: the paper's Table 1 uses ``c = δ = 1`` per the notes).
+    ``e^{−δ}`` (both explicit; the paper does not say which values its Table 1 used, and
+    ``c = δ = 1`` is this project's default).
 
     Examples:
       >>> float(deviation_bound_thm4_2(jnp.array([2.0, 1.0, 1.0]), 8, c=1.0, delta=1.0))
@@ -342,7 +343,7 @@ def bound_thm4_2_printed(
 def implied_constant(x: ArrayLike, covariance: ArrayLike, *, delta: ArrayLike) -> Array:
     """``ĝ / (λ_1 max{√(r_0/n), r_0/n, √(δ/n), δ/n})``: the ``c`` making ``ĝ = g`` exactly.
 
-    If Thm 4.2's rate is right, this is ``O(1)`` uniformly in ``n`` (notes, check 8).
+    If Thm 4.2's rate is right, this is ``O(1)`` uniformly in ``n``.
 
     Examples:
       >>> round(float(implied_constant(jnp.array([[2.0, 0.0]]), jnp.eye(2), delta=1.0)), 5)
@@ -373,7 +374,7 @@ def bartlett_bias_bound(
     r"""``c‖v‖²‖Σ‖ max{√(r_0/n), r_0/n, √(log(1/δ)/n)}``, ``v = θ_T − θ_S``.
 
     The bias term of Bartlett et al. 2020, Thm 4 with ``θ* → θ_T − θ_S`` and no label
-    noise (the paper's Sec 4.2, footnote 1, as described in the notes). ``δ ∈ (0, 1]`` is
+    noise (the adaptation of the paper's Sec 4.2, footnote 1). ``δ ∈ (0, 1]`` is
     the failure probability (``δ = e^{−1}`` matches Thm 4.2's ``δ = 1``); ``c > 0`` the
     unknown constant.
     """
@@ -462,7 +463,7 @@ def min_norm_least_squares(
 ) -> Array:
     """``X⁺y`` (``ridge = 0``) or ``argmin (1/N)‖Xθ − y‖² + ridge·‖θ‖²`` (θ_S, θ_T of Table 1).
 
-    The paper leaves how θ_S and θ_T are fitted unspecified (notes E2: least squares). With
+    The paper leaves how θ_S and θ_T are fitted unspecified (here: least squares). With
     ``ridge = 0`` this is the minimum-norm least-squares solution; ``ridge > 0`` is the ridge
     solution ``(XᵀX + N·ridge·I)⁻¹Xᵀy`` with ``N`` the number of kept rows, which tends to
     ``X⁺y`` as ``ridge → 0``. ``weights`` in ``{0, 1}`` drop padded rows (their rows are

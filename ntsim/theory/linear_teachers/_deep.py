@@ -4,7 +4,8 @@ A depth-``L`` linear network ``β = W_1 W_2 ⋯ W_L`` that is 0-balanced before 
 (Def. 5.1) and pretrained perfectly (``β(0) = θ_S``) converges under gradient flow on
 ``L(W) = (1/n)‖Xβ(W) − y‖²``, ``y = Xθ_T``, to ``β_L = c_L P_⊥θ_S + P_∥θ_T`` (Thm 5.2,
 eq. (5)); ``c_L = (‖β_L‖/‖θ_S‖)^{(L−1)/L}`` is implicit and is found here from the scalar
-root equation of the notes (Sec 1b, [derived]). ``L → ∞`` gives eq. (6),
+root equation obtained by taking norms of both sides of (5) (``P_⊥ ⟂ P_∥``; derived
+here, see :func:`deep_limit_scale`). ``L → ∞`` gives eq. (6),
 ``c_∞ = ‖P_∥θ_T‖/‖P_∥θ_S‖``. Also: the aligned-task risk of Thm 5.3 (eq. (8)), the
 random-projection bounds of Thm 5.4 (eqs. (9), (10)) with a measured ``ε``, and the frozen
 first layer of Thm 5.5.
@@ -13,7 +14,7 @@ Layer-wise GD needs no code here: it is :func:`ntsim.core.gradient_descent` on
 ``mse_loss(deep_linear(widths).apply, x, y, loss_scale=1/n)`` from
 :func:`ntsim.core.balanced_deep_linear_params`; freezing ``W_1`` is GD on the other layers
 with ``W_1`` closed over. The end-to-end view of the same flow, ``β̇ = −P_L(β)∇ℓ(β)``, is
-the optax transformation :func:`end_to_end_preconditioner` (notes check 15).
+the optax transformation :func:`end_to_end_preconditioner` (Arora, Cohen & Hazan 2018).
 
 ``depth`` may be a traced float and ``jnp.inf`` (eq. (6)); every function is pure ``jnp``
 and vmappable. Value checks (``depth ≥ 1``, ``P_∥θ_S ≠ 0``, ``P_∥θ_T ≠ 0``) run only on
@@ -84,7 +85,7 @@ def deep_limit_scale(
     The root is unique (``h(b)/b^p`` increases, ``p = 2(L−1)/L``) and lies in
     ``[S·min(1, c_∞), S·max(1, c_∞)]`` (``h(S) = C² − B²`` and
     ``h(S c_∞) = A²(c_∞² − c_∞^p)`` have opposite signs); ``c_L = (b/S)^{(L−1)/L}`` lies
-    between 1 and ``c_∞`` (notes, Sec 1b). Found by bisection on ``log(b/S)`` in a
+    between 1 and ``c_∞`` (since ``b/S`` does). Found by bisection on ``log(b/S)`` in a
     ``lax.fori_loop`` (vmappable). ``L = 1`` gives ``c_1 = 1`` (Thm 4.1); ``L = 2`` gives
     ``b = (A²/S + √(A⁴/S² + 4B²))/2``; ``depth = jnp.inf`` returns ``c_∞`` exactly (eq. (6)).
 
@@ -401,8 +402,8 @@ def end_to_end_preconditioner(depth: int) -> optax.GradientTransformation:
     For a depth-``L`` linear network with scalar output that is 0-balanced, gradient flow on
     the layers moves the end-to-end vector ``β = W_1⋯W_L`` by
     ``β̇ = −‖β‖^{2−2/L}(∇ℓ(β) + (L−1)⟨∇ℓ(β), β̂⟩β̂)``, ``β̂ = β/‖β‖`` (Arora, Cohen & Hazan
-    2018, Thm 1 / Claim 1 for a single output; the flow behind Shachaf et al. 2021, Thm 5.2;
-    notes check 15). Chained with ``optax.sgd(η)`` this is the discrete end-to-end
+    2018, Thm 1 / Claim 1 for a single output; the flow behind Shachaf et al. 2021, Thm 5.2).
+    Chained with ``optax.sgd(η)`` this is the discrete end-to-end
     preconditioned GD ``β ← β − η P_L(β)∇ℓ(β)``, which tracks layer-wise GD from exactly
     balanced weights up to ``O(η)`` and converges to eq. (5).
 

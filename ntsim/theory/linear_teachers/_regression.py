@@ -103,7 +103,7 @@ def gd_iterate_closed_form(
     r"""GD iterates ``w(t) = γ + (I − (2η/n)XᵀX)^t (θ_0 − γ)`` on ``L(w) = (1/n)‖Xw − y‖²``.
 
     Exact iterates of ``w(t+1) = w(t) − η∇L(w(t))``, ``∇L = (2/n)Xᵀ(Xw − y)``, from
-    ``w(0) = θ_0`` (notes on Shachaf et al. 2021, Sec 1a), with ``γ = θ_0 + X⁺(y − Xθ_0)``
+    ``w(0) = θ_0`` (unrolling the linear recursion), with ``γ = θ_0 + X⁺(y − Xθ_0)``
     (Thm 4.1, eq. (1)). ``θ_0 − γ`` lies in the row space, so with the thin SVD
     ``X = U diag(s) Vᵀ`` the power is ``(1 − 2ηs_k²/n)^t`` on each right singular vector.
     GD converges iff ``0 < η < n/λ_max(XᵀX)`` (larger ``η``: the diverging iterates).

@@ -12,7 +12,7 @@ The infinite-width Gram matrix w.r.t. ``W`` is
 ``2√(ỹᵀ(H^∞)⁻¹ỹ/n)`` plus an ``O(√(log(n/(λ₀δ))/n))`` term, with the *residual targets*
 ``ỹ = y − f(X; W_S)``; Corollaries 6.2/6.3 specialise to linear teachers.
 
-Derived facts (notes on the paper, Sec 2 "[derived]"), used as oracles by the claims:
+Derived facts (not in the paper; derived here), used as oracles by the claims:
 
 * ``(π − arccos t)/(2π) = 1/4 + arcsin(t)/(2π)``, and ``arcsin`` has a power series with
   non-negative coefficients in odd powers, so by Schur's product theorem
@@ -84,7 +84,7 @@ __all__ = [
 THM6_1_FACTOR = 2.0  # eq. (11): R ≤ 2√(ỹᵀ(H^∞)⁻¹ỹ/n) + O(·)
 COR6_2_FACTOR = 3.0  # Cor. 6.2: √(ỹᵀ(H^∞)⁻¹ỹ) ≤ 3‖θ_T − θ_S‖
 COR6_3_FACTOR = 6.0  # Cor. 6.3: R ≤ 6‖θ_T − θ_S‖/√n + O(·)
-DERIVED_FACTOR = 2.0  # notes [derived]: √(ỹᵀ(H^∞)⁻¹ỹ) ≤ 2‖P_∥(θ_T − θ_S)‖ (H^∞ ⪰ XXᵀ/4)
+DERIVED_FACTOR = 2.0  # derived: √(ỹᵀ(H^∞)⁻¹ỹ) ≤ 2‖P_∥(θ_T − θ_S)‖ (H^∞ ⪰ XXᵀ/4)
 
 
 class PretrainedReLU(NamedTuple):
@@ -217,7 +217,7 @@ def hinf_norm_bound_cor6_2(theta_source: ArrayLike, theta_target: ArrayLike) -> 
 def hinf_norm_bound_derived(
     x: ArrayLike, theta_source: ArrayLike, theta_target: ArrayLike
 ) -> Array:
-    """``2‖P_∥(θ_T − θ_S)‖``: a tighter bound than Cor. 6.2 (notes [derived], module doc).
+    """``2‖P_∥(θ_T − θ_S)‖``: a tighter bound than Cor. 6.2 (derived: module doc).
 
     Follows from ``H^∞ ⪰ XXᵀ/4``; needs ``XXᵀ`` non-singular (Assumption 3.1, ``n < d``).
     """
@@ -239,7 +239,7 @@ def risk_bound_cor6_3(theta_source: ArrayLike, theta_target: ArrayLike, n: int) 
 def kernel_predictor(
     x_test: ArrayLike, x: ArrayLike, f_source_test: ArrayLike, residual: ArrayLike
 ) -> Array:
-    """``f_S(x*) + H^∞(x*, X)(H^∞)⁻¹ỹ``: the infinite-width fine-tuned predictor (notes).
+    """``f_S(x*) + H^∞(x*, X)(H^∞)⁻¹ỹ``: the infinite-width fine-tuned predictor (module doc).
 
     The limit of GD fine-tuning to zero training loss when the Gram matrix stays at
     ``H^∞`` (linearised dynamics from ``W_S``).

@@ -20,7 +20,7 @@ import jax.numpy as jnp
 
 from ntsim._types import Array, PRNGKey
 from ntsim.core import sweep_keys
-from ntsim.theory.linear_teachers import _deep
+from ntsim.theory.linear_teachers import _common, _deep
 
 __all__ = [
     "DepthRun",
@@ -161,21 +161,30 @@ class DepthRun(NamedTuple):
 
 
 def _depth_draw(key, setting: DepthSetting):
+    """One QR per draw: with ``Σ = I`` and ``θ_T = αθ_S + ε``, eq. (5) gives
+    ``θ_T − β_L = (α − c_L)P_⊥θ_S + P_⊥ε``, so every depth and ``α`` needs only the norms
+    ``A = ‖P_⊥θ_S‖``, ``C = ‖P_∥θ_S‖``, ``B = ‖P_∥θ_T‖``, ``⟨P_⊥θ_S, P_⊥ε⟩`` and ``‖P_⊥ε‖``
+    (``c_L`` from :func:`~ntsim.theory.linear_teachers.deep_limit_scale`)."""
     d = setting.d
     k_x, k_s, k_e = jax.random.split(key, 3)
     x = jax.random.normal(k_x, (d // 10, d))
     theta_s = 2.0 * jax.random.normal(k_s, (d,))
     eps = jax.random.normal(k_e, (d,))
-    scale = theta_s @ theta_s
+    q = _common._row_basis(x)  # (d, n)
+    ps, pe = q.T @ theta_s, q.T @ eps  # row-space coordinates
+    c = jnp.linalg.norm(ps)
+    a = jnp.sqrt(jnp.maximum(theta_s @ theta_s - c**2, 0.0))
+    cross = theta_s @ eps - ps @ pe  # ⟨P_⊥θ_S, P_⊥ε⟩
+    eps_perp_sq = eps @ eps - pe @ pe  # ‖P_⊥ε‖²
     alphas = jnp.asarray(setting.alphas, x.dtype)
+    b_row = jax.vmap(lambda al: jnp.linalg.norm(al * ps + pe))(alphas)
     rows = []
-    for depth in setting.depths:  # static: X is shared, one QR per depth
+    for depth in setting.depths:  # static
         depth = jnp.inf if math.isinf(depth) else depth
-
-        def one(a, depth=depth):
-            return _risk(x, theta_s, a * theta_s + eps, depth) / scale
-
-        rows.append(jax.vmap(one)(alphas))
+        coeff = jax.vmap(lambda b, depth=depth: _deep.deep_limit_scale(a, c, b, depth)
+                         .coefficient)(b_row)  # fmt: skip
+        gap = alphas - coeff
+        rows.append((gap**2 * a**2 + 2 * gap * cross + eps_perp_sq) / (theta_s @ theta_s))
     return jnp.stack(rows)
 
 
