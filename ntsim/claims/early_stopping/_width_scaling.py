@@ -128,9 +128,21 @@ def _estimate(run, field: str, region: Interval, tolerance: Tolerance):
     )
 
 
+#: The pretraining-distance claim's own threshold (its statement, not an allowance around
+#: −1/2): "decays at least like n^{−0.3}".
+DECAYS = Tolerance(
+    "chosen",
+    0.3,
+    "the claim states decay at least like n^{-0.3} (slope ≤ -0.3): clearly apart from no "
+    "decay (slope 0), and weaker than the printed n^{-1/2}, which a width sweep cannot decide",
+    observed="quick (widths 32–256, 24 seeds), seeds 0–2: slope −0.44…−0.54, CI upper ends "
+    "−0.36…−0.47; full −0.48 [−0.56, −0.39]",
+)
+
+
 def check_pretraining_distance(run: es.WidthScalingSweep):
-    """Thm 3 / Step 1: ‖θ_PT − θ_0‖ ≤ C_1 n^{−1/2}: slope ≤ −1/2 + EFFECT."""
-    return _estimate(run, "pretrain_distance", AtMost(_HALF + EFFECT.value), EFFECT)
+    """Thm 3 / Step 1, weakened: ‖θ_PT − θ_0‖ decays at least like n^{−0.3} (slope CI ≤ −0.3)."""
+    return _estimate(run, "pretrain_distance", AtMost(-DECAYS.value), DECAYS)
 
 
 def check_kernel_drift_bound(run: es.WidthScalingSweep):
@@ -195,17 +207,23 @@ CLAIMS = (
     Claim(
         id="early_stopping.thm3.pretraining_distance",
         paper=f"{_PAPER}, Thm 3, proof sketch Step 1, Fig. 1",
-        statement="Pretraining by GD with step η_0/n from the SP Gaussian init stays in "
-        "B(θ_0, C_1 n^{−1/2}): the fitted slope of ‖θ_PT − θ_0‖ in n is ≤ −1/2 + 0.2.",
+        statement="(Weaker than the printed radius: what a finite-width sweep can decide.) "
+        "Pretraining by GD with step η_0/n from the SP Gaussian init moves θ by a distance "
+        "that shrinks with the width at least like n^{−0.3}: the fitted slope of "
+        "‖θ_PT − θ_0‖ in n has its CI ≤ −0.3. The printed B(θ_0, C_1 n^{−1/2}) itself is not "
+        "decided: the slope CIs (≈ −0.44…−0.54, half-width ≈ 0.06–0.08 at quick scale, "
+        "−0.48 [−0.56, −0.39] at full scale) contain −1/2 and cannot separate n^{−1/2} from "
+        "n^{−0.4}, so against slope ≤ −1/2 they are inconclusive.",
         kind="rate",
-        reading=printed(
-            "“θ_PT lies in the neighborhood of θ_0 with controlled radius, which is "
-            "B(θ_0, C_1 n^{-1/2})” (Sec 4.2, proof sketch, step 1)"
+        reading=derived(
+            "the paper prints “θ_PT lies in the neighborhood of θ_0 with controlled radius, "
+            "which is B(θ_0, C_1 n^{-1/2})” (Sec 4.2, proof sketch, step 1), an upper bound with "
+            "an unknown constant; the project tests only that the distance decays with n at "
+            "least like n^{-0.3} (decay clearly apart from none), not the exponent -1/2"
         ),
         uses=WIDTH_SCALING,
         check=check_pretraining_distance,
         min_instances=6,
-        slow_at_quick=True,
     ),
     Claim(
         id="early_stopping.thm5.kernel_drift_bound",
