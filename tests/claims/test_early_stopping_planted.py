@@ -245,7 +245,6 @@ def test_printed_c_h_exponent_counterexample_is_two_sided(monkeypatch, exponent)
 # --- Lemma 5, eq. (93): the head block --------------------------------------------------------
 
 
-@pytest.mark.slow
 def test_mixed_init_blocks_catch_a_head_block_over_n_plus_one(monkeypatch):
     monkeypatch.setattr(_mixed_init, "head_kernel_block", lambda f: f @ f.T / (f.shape[1] + 1))
     planted = _record("early_stopping.lemma5.mixed_init_blocks")

@@ -294,6 +294,5 @@ CLAIMS = (
         uses=MIXED_INIT_BLOCKS,
         check=check_mixed_init_blocks,
         min_instances=200,
-        slow_at_quick=True,
     ),
 )
