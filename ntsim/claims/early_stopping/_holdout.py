@@ -149,7 +149,6 @@ CLAIMS = (
         uses=SOBOLEV_HOLDOUT,
         check=check_holdout_within_guarantee,
         min_instances=60,
-        slow_at_quick=True,
         experiment=_EXPERIMENT,
     ),
 )
