@@ -91,7 +91,7 @@ def _scaled_rate(factor: float):
 @pytest.mark.parametrize("claim_id", [
     "early_stopping.thm5.kernel_drift_slope_half",
     "early_stopping.lemma1.linearisation_slope_half",
-    pytest.param("early_stopping.lemma5.random_init_expansion_slope_half", marks=pytest.mark.slow),
+    "early_stopping.lemma5.random_init_expansion_slope_half",
 ])  # fmt: skip
 def test_exact_rate_readings_catch_a_wrong_log_scale_in_both_directions(monkeypatch, claim_id):
     assert _record(claim_id, cache=CACHE).as_expected
