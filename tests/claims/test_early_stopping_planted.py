@@ -255,7 +255,6 @@ def test_mixed_init_blocks_catch_a_head_block_over_n_plus_one(monkeypatch):
 # --- Cor 2 at finite width: the kernel-predicted cosine ---------------------------------------
 
 
-@pytest.mark.slow
 def test_trained_cosine_catches_a_doubled_cross_block(monkeypatch):
     """The cross-task block G_st counted twice in the predicted cosine."""
     real = _trained_task_vectors.task_vector_cosine

@@ -283,7 +283,6 @@ CLAIMS = (
         uses=TRAINED_TASK_VECTORS,
         check=check_trained_cosine,
         min_instances=4,
-        slow_at_quick=True,
         experiment="early_stopping/task_vectors",
     ),
     ClaimV2(
