@@ -9,6 +9,7 @@ scale are marked slow like the claim.
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import pytest
 
@@ -70,7 +71,7 @@ def test_power_law_rate_catches_a_dropped_padding_factor(monkeypatch):
     assert planted.verdict == "refuted" and not planted.as_expected
 
 
-# --- Thm 5 / Lemma 1: the width rates (the sweep is slow at quick scale) -----------------
+# --- Thm 5 / Lemma 1: the width rates -----------------------------------------------------
 
 
 _REAL_FIT = es.fit_log_log_rate
@@ -79,15 +80,14 @@ _REAL_FIT = es.fit_log_log_rate
 def _scaled_rate(factor: float):
     def fit(axis, values, **kw):  # the slope of log values on log(axis^(1/factor))
         out = _REAL_FIT(axis, values, **kw)
+        ends = sorted((out.lo * factor, out.hi * factor))  # a negative factor swaps them
         return out._replace(
-            slope=out.slope * factor, lo=out.lo * factor, hi=out.hi * factor,
-            slopes=out.slopes * factor,
+            slope=out.slope * factor, lo=ends[0], hi=ends[1], slopes=out.slopes * factor,
         )  # fmt: skip
 
     return fit
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("claim_id", [
     "early_stopping.thm5.kernel_drift_slope_half",
     "early_stopping.lemma1.linearisation_slope_half",
@@ -104,7 +104,6 @@ def test_exact_rate_readings_catch_a_wrong_log_scale_in_both_directions(monkeypa
     assert planted.verdict == "refuted" and not planted.as_expected
 
 
-@pytest.mark.slow
 def test_kernel_drift_bound_catches_an_unnormalised_drift(monkeypatch):
     """‖K − K_PT‖_F without dividing by ‖K_PT‖_F grows like n (SP NTK): the bound fails."""
     monkeypatch.setattr(
@@ -114,10 +113,23 @@ def test_kernel_drift_bound_catches_an_unnormalised_drift(monkeypatch):
     assert planted.verdict != "holds" and not planted.as_expected
 
 
-# --- Sec 6.2: T̂ vs hold-out (slow at quick scale) -----------------------------------------
+def test_pretraining_distance_catches_a_distance_from_the_origin(monkeypatch):
+    """‖θ_PT‖ in place of ‖θ_PT − θ_0‖ (the init not subtracted) grows with the width."""
+    claim_id = "early_stopping.thm3.pretraining_distance"
+    assert _record(claim_id, cache=CACHE).as_expected
+    real = _width_scaling.tree_distance
+    monkeypatch.setattr(
+        _width_scaling,
+        "tree_distance",
+        lambda a, b: real(a, jax.tree.map(jnp.zeros_like, b)),
+    )
+    planted = _record(claim_id)
+    assert planted.verdict == "refuted" and not planted.as_expected
 
 
-@pytest.mark.slow
+# --- Sec 6.2: T̂ vs hold-out ------------------------------------------------------------------
+
+
 def test_rule_vs_holdout_catches_a_late_stopping_time(monkeypatch):
     """T̂ ×10 stops near the oracle step: the rule no longer loses to hold-out. (The other
     direction is not separable on this benchmark: even T̂ = 0 returns f_0 = 0, whose error is
@@ -154,6 +166,24 @@ def test_negation_sanity_catches_a_doubled_eq104(monkeypatch):
     real = _task_vectors.negation_gap
     monkeypatch.setattr(_task_vectors, "negation_gap", lambda *a: 2 * real(*a))
     planted = _record("early_stopping.cor1.negation_gap_corrected")
+    assert planted.verdict == "refuted" and not planted.as_expected
+
+
+# --- Thm 1 outside Assumption 4.1: the teacher's tail rate ----------------------------------
+
+
+def test_teacher_tail_rate_counterexample_is_two_sided(monkeypatch):
+    """Tripled slopes (tail ≈ −0.5 to −0.6): the O(N^{−1/2}) reading "holds" at large N (doubled,
+    ≈ −0.33, the CI straddles −0.3: inconclusive); negated
+    slopes (≈ +0.2, an error growing with N): still refuted, but not by an approximation floor
+    (the declared region ends at 0.05)."""
+    claim_id = "early_stopping.thm1.learning_curve_tail_rate"
+    assert _record(claim_id, cache=CACHE).as_expected
+    monkeypatch.setattr(es, "fit_log_log_rate", _scaled_rate(3.0))
+    planted = _record(claim_id, cache=CACHE)
+    assert planted.verdict == "holds" and not planted.as_expected
+    monkeypatch.setattr(es, "fit_log_log_rate", _scaled_rate(-1.0))
+    planted = _record(claim_id, cache=CACHE)
     assert planted.verdict == "refuted" and not planted.as_expected
 
 
@@ -196,6 +226,13 @@ def test_monte_carlo_catches_a_variance_off_by_ten_percent(monkeypatch):
 # --- eq. (11): the C_H exponent -------------------------------------------------------------
 
 
+def test_c_h_exponent_sanity_catches_a_squared_correction(monkeypatch):
+    """The sanity twin reads the corrected exponent: set to 2 it is the printed rule."""
+    monkeypatch.setattr(_stopping_checks, "CORRECTED_C_H_EXPONENT", 2)
+    planted = _record("early_stopping.eq11.c_h_exponent_corrected")
+    assert planted.verdict == "refuted" and not planted.as_expected
+
+
 @pytest.mark.parametrize("exponent", [1, 4], ids=["printed_made_correct", "printed_cubed_worse"])
 def test_printed_c_h_exponent_counterexample_is_two_sided(monkeypatch, exponent):
     """C_H¹ in place of the printed C_H²: invariant (holds); C_H⁴: the gap exceeds the
@@ -209,7 +246,6 @@ def test_printed_c_h_exponent_counterexample_is_two_sided(monkeypatch, exponent)
 # --- Lemma 5, eq. (93): the head block --------------------------------------------------------
 
 
-@pytest.mark.slow
 def test_mixed_init_blocks_catch_a_head_block_over_n_plus_one(monkeypatch):
     monkeypatch.setattr(_mixed_init, "head_kernel_block", lambda f: f @ f.T / (f.shape[1] + 1))
     planted = _record("early_stopping.lemma5.mixed_init_blocks")
@@ -219,7 +255,6 @@ def test_mixed_init_blocks_catch_a_head_block_over_n_plus_one(monkeypatch):
 # --- Cor 2 at finite width: the kernel-predicted cosine ---------------------------------------
 
 
-@pytest.mark.slow
 def test_trained_cosine_catches_a_doubled_cross_block(monkeypatch):
     """The cross-task block G_st counted twice in the predicted cosine."""
     real = _trained_task_vectors.task_vector_cosine

@@ -58,7 +58,6 @@ def test_every_refuted_legacy_claim_has_a_corrected_twin():
 # in `make test-full` (and `ntsim verify`), not in CI, to keep CI within its 15-minute
 # budget. TODO: shrink their quick sizes and bring them back.
 SLOW_QUICK_CLAIMS = {
-    "early_stopping.thm1.learning_curve_tail_rate",  # the same runs (shared key_id)
 }
 
 

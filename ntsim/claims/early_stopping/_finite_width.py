@@ -6,11 +6,12 @@
 * Lemma 5, eq. (97) (contract v2): pretrained backbone + fresh Gaussian head; the NTK
   minus its random-init expansion, relative to the NTK, over widths × seeds
   (:func:`ntsim.theory.early_stopping.simulate_mixed_init`), decided on the slope's CI.
-* Thm 1, eq. (15) (still v1 claims): test MSE of hold-out-stopped (linearised) fine-tuning
+* Thm 1, eq. (15) (contract v2): test MSE of hold-out-stopped (linearised) fine-tuning
   of the pretrained attention model against ``N``
-  (:func:`ntsim.theory.early_stopping.holdout_learning_curves`), over sizes × seeds; "slope
-  ≤ about s" means ``ŝ ≤ s + 0.15`` on the point estimate (the next migration decides it
-  on the CI of :func:`ntsim.theory.early_stopping.fit_log_log_rate`).
+  (:func:`ntsim.theory.early_stopping.simulate_learning_curves`), over sizes × seeds,
+  decided on the CI of :func:`ntsim.theory.early_stopping.fit_log_log_rate`. The quick
+  setting uses width 12 (a smaller finite-width RKHS, so the tanh teacher's approximation
+  floor shows within N ≤ 800 at 20 seeds); full keeps width 64.
 
 Outcome (full scale, measured; README): the trained cosines approach the kernel prediction
 like ``n^{−0.98}`` (mean max gap 0.065 at n = 16, 0.0043 at n = 256); Lemma 5's ``e`` decays
@@ -25,16 +26,12 @@ from __future__ import annotations
 
 import dataclasses
 
-import jax
 import numpy as np
 
-from ntsim._validation import check_choice
-from ntsim.claims._base import SCALES, Claim, ClaimResult, cached_per_key, compare
 from ntsim.claims._contract import Claim as ClaimV2
-from ntsim.claims._contract import Simulation, derived, printed
+from ntsim.claims._contract import EstimateIn, Simulation, derived, printed
 from ntsim.claims._decisions import AtMost, Interval, Tolerance, all_of, estimate_in
 from ntsim.claims._decisions import compare as compare_v2
-from ntsim.claims.early_stopping._common import map_instances
 from ntsim.claims.early_stopping._width_scaling import (
     DECAYS_LIKE_INVERSE_N,
     EFFECT,
@@ -46,32 +43,6 @@ from ntsim.theory import early_stopping as es
 __all__ = ["CLAIMS"]
 
 _PAPER = "Sun & Raskutti 2026"
-_SLOPE_TOL = 0.15  # as the width-scaling claims (see that module's doc)
-_HALF = -0.5
-
-
-def fit_rate(axis, values) -> tuple[float, float, float]:
-    """Slope and 95% CI of :func:`ntsim.theory.early_stopping.fit_log_log_rate`."""
-    fit = es.fit_log_log_rate(axis, values)
-    return fit.slope, fit.lo, fit.hi
-
-
-def _rate(name: str, axis, values) -> tuple[float, float, float, str]:
-    slope, lo, hi = fit_rate(axis, values)
-    means = ", ".join(f"{v:.3g}" for v in np.mean(values, axis=1))
-    return slope, lo, hi, f"{name}: slope {slope:.3f} (95% CI [{lo:.3f}, {hi:.3f}]); means {means}"
-
-
-def _slope_result(slope: float, values, note: str) -> ClaimResult:
-    result = compare([slope], [_HALF], relation="upper_bound", atol=_SLOPE_TOL)
-    return ClaimResult(
-        holds=result.holds,
-        measured=result.measured,
-        reference=result.reference,
-        margins=result.margins,
-        num_instances=np.asarray(values).size,
-        notes=note,
-    )
 
 
 # ------------------------------------------------------------ Cor 2 at finite width
@@ -143,8 +114,11 @@ MIXED_INIT = Simulation(
     "early_stopping.lemma5.random_init",
     es.simulate_mixed_init,
     {
+        # quick: widths 16–64 (≈ 7 s of run after compilation; 32–128 took ≈ 50 s of CPU);
+        # 24 seeds keep the steeper small-width slope's CI (≈ −1.2…−1.3 at 12 seeds, lower
+        # ends down to −1.55) inside the counterexample's [−1.6, −0.7]
         "quick": es.WidthScalingSetting(
-            num_target=8, pretrain_steps=200, widths=(32, 64, 128), num_seeds=12
+            num_target=8, pretrain_steps=100, widths=(16, 32, 64), num_seeds=24
         ),
         "full": es.WidthScalingSetting(pretrain_steps=200, num_seeds=40),
     },
@@ -197,12 +171,19 @@ def check_random_init_expansion_half(run: es.MixedInitSweep):
 
 _LC_SIZES = (25, 50, 100, 200, 400, 800)
 _LC_TAIL = 3  # the tail fit uses the three largest N (200, 400, 800)
-_LC_SEEDS = {"quick": 8, "full": 36}  # multiples of the batch
-_LC_BATCH = {"quick": 4, "full": 2}  # full: a (1000 × P) float64 Jacobian per seed
+#: seeds per scale, multiples of the batch; the in-span target's rates sit far from −0.3
+#: (−0.86 [−0.93, −0.79] over all N, tail −0.74 [−0.92, −0.56] at width 12 × 20 seeds), so
+#: its quick run needs fewer seeds than the teacher's (whose tail decides by ≈ 0.06–0.10)
+_LC_SEEDS = {"quick": 40, "full": 36}
+_LC_SEEDS_KERNEL = {"quick": 16, "full": 36}
+_LC_BATCH = {"quick": 8, "full": 2}  # full: a (1000 × P) float64 Jacobian per seed
 _LC_RANK = 16  # full-rank Gaussian tokens (d⁰ = 16): no subspace structure
 _LC_SETTINGS = {
+    # quick: width 12 × 40 seeds (one run shared by two claims). At width 32 × 8 seeds the
+    # teacher's tail CI (≈ [−0.41, −0.12]) straddled −0.3; at width 16 × 16 it did at one
+    # seed in three; at width 12 × 20 it decided, but by 0.016–0.019 at two seeds of three.
     "quick": es.LearningCurveSetting(
-        width=32,
+        width=12,
         ranks=(_LC_RANK,),
         sizes=_LC_SIZES,
         num_test=100,
@@ -214,65 +195,15 @@ _LC_SETTINGS = {
 }
 
 
-@cached_per_key(maxsize=4)
-def _curves(key, scale: str, target: str) -> dict:
-    """Errors, kept steps ``(seeds, sizes)`` and β ``(seeds,)``; shared by the two claims
-    of each target (same ``key_id``)."""
-    setting = dataclasses.replace(_LC_SETTINGS[scale], target=target)
-    keys = jax.random.split(key, _LC_SEEDS[scale])
-    with jax.enable_x64(True):  # as the experiment: NTK spectra span many decades
-        out = map_instances(
-            lambda k: es.holdout_learning_curves(k, setting), keys, batch_size=_LC_BATCH[scale]
-        )
-        errors, steps, betas = (np.asarray(a)[:, 0] for a in out)
-    return {"errors": errors, "steps": steps, "betas": betas, "setting": setting}
-
-
-def _learning_curve(key, scale: str, target: str, tail: bool) -> ClaimResult:
-    out = _curves(key, scale, target)
-    setting, errors = out["setting"], out["errors"]
-    sizes = setting.sizes
-    fitted = slice(len(sizes) - _LC_TAIL, None) if tail else slice(None)
-    slope, _, _, note = _rate(
-        f"test MSE / mean Δ² over N ∈ {sizes[fitted]}", sizes[fitted], errors[:, fitted].T
-    )
-    if tail:
-        other = _rate("over all N", sizes, errors.T)[3]
-    else:
-        other = _rate("over the tail", sizes[-_LC_TAIL:], errors[:, -_LC_TAIL:].T)[3]
-    beta = float(out["betas"].mean())
-    return _slope_result(
-        slope,
-        errors[:, fitted],
-        f"{note}. Criterion: slope ≤ −1/2 + {_SLOPE_TOL} (Thm 1: O(N^{{−1/2}})). For "
-        f"comparison, {other}. Fitted NTK decay β = {beta:.2f} ({setting.beta_points}-point "
-        f"NTK at θ_PT), eq. (30) rate {-2 * beta / (2 * beta + 1):.2f}; mean kept step per N: "
-        + ", ".join(f"{v:.0f}" for v in out["steps"].mean(axis=0))
-        + f". N ∈ {sizes} × {errors.shape[0]} seeds (nested samples, keys shared across N); "
-        f"attention block n = {setting.width} pretrained {setting.pretrain_steps} GD steps; "
-        f"Gaussian tokens of dimension {setting.input_dim} (r = {_LC_RANK}); Δ: {target}"
-        + (f" ({setting.kernel_centres} NTK sections)" if target == "kernel" else " (tanh)")
-        + f"; σ = {setting.noise_std}; hold-out {setting.holdout_fraction:.0%}, validation "
-        f"every {setting.eval_every} kernel-GD steps, patience {setting.patience}, horizon "
-        f"{setting.max_steps}; linearised fine-tuning (kernel GD on the NTK at θ_PT), "
-        f"{setting.num_test} test points, float64.",
-    )
-
-
-def check_learning_curve_teacher_tail(key, scale: str) -> ClaimResult:
-    """Tanh-teacher Δ: slope over the three largest N ≤ about −1/2 (refuted: it flattens)."""
-    check_choice("check_learning_curve_teacher_tail", "scale", scale, SCALES)
-    return _learning_curve(key, scale, "teacher", tail=True)
-
-
 def _lc_simulation(name: str, target: str, key_name: str) -> Simulation:
+    seeds = _LC_SEEDS_KERNEL if target == "kernel" else _LC_SEEDS
     return Simulation(
         name,
         es.simulate_learning_curves,
         {
             scale: es.LearningCurveSweepSetting(
                 base=dataclasses.replace(_LC_SETTINGS[scale], target=target),
-                num_seeds=_LC_SEEDS[scale],
+                num_seeds=seeds[scale],
                 batch_size=_LC_BATCH[scale],
             )
             for scale in ("quick", "full")
@@ -319,6 +250,17 @@ def check_curve_tail_rate(run: es.LearningCurves):
     return _curve_rate(run, tail=True)
 
 
+#: The counterexample of the teacher's tail rate: Δ (a tanh teacher) is not in the span of the
+#: finite-width NTK, so the test error tends to a positive approximation floor and its local
+#: log–log slope rises from the in-span rate toward 0 at large N; the region is disjoint from
+#: the statement's ≤ −0.3, and its upper end 0.05 leaves room for a quick-scale CI around a
+#: slope near 0 (the error never grows with N on nested samples).
+APPROXIMATION_FLOOR = EstimateIn(
+    Interval(-0.5 + EFFECT.value, 0.05),
+    "Δ outside the finite-width NTK's RKHS: the error approaches a positive floor, so the "
+    "tail slope is shallower than -0.3",
+)
+
 _LC_TEACHER = "early_stopping.thm1.learning_curves_teacher"
 _LC_KERNEL = "early_stopping.thm1.learning_curves_kernel"
 
@@ -341,7 +283,6 @@ CLAIMS = (
         uses=TRAINED_TASK_VECTORS,
         check=check_trained_cosine,
         min_instances=4,
-        slow_at_quick=True,
         experiment="early_stopping/task_vectors",
     ),
     ClaimV2(
@@ -357,7 +298,6 @@ CLAIMS = (
         uses=MIXED_INIT,
         check=check_random_init_expansion,
         min_instances=6,
-        slow_at_quick=True,
     ),
     ClaimV2(
         id="early_stopping.lemma5.random_init_expansion_slope_half",
@@ -376,7 +316,6 @@ CLAIMS = (
         counterexample=DECAYS_LIKE_INVERSE_N,
         twin="early_stopping.lemma5.random_init_expansion",
         min_instances=6,
-        slow_at_quick=True,
     ),
     ClaimV2(
         id="early_stopping.thm1.learning_curve_rate",
@@ -393,21 +332,30 @@ CLAIMS = (
         uses=LC_TEACHER,
         check=check_curve_rate,
         min_instances=8,
-        slow_at_quick=True,
         experiment="early_stopping/learning_curves",
     ),
-    Claim(
+    ClaimV2(
         id="early_stopping.thm1.learning_curve_tail_rate",
         paper=f"{_PAPER}, Thm 1, eq. (15) read as a rate at large N, applied outside "
         "Assumption 4.1",
-        statement="The same tanh-teacher target, whose Δ is outside Assumption 4.1 (not in "
-        "the NTK's span, so Thm 1 does not apply): the N^{−1/2} rate persists at large N "
-        "(slope over N ∈ {200, 400, 800} ≤ about −1/2). A reading beyond the theorem's "
-        "hypotheses, not a statement of the paper.",
-        check=check_learning_curve_teacher_tail,
+        statement="(Derived reading beyond the theorem's hypotheses.) The same tanh-teacher "
+        "target, whose Δ is not in the NTK's span (Assumption 4.1 fails, so Thm 1 does not "
+        "apply): the O(N^{−1/2}) rate persists at large N, i.e. the fitted slope over "
+        "N ∈ {200, 400, 800} is ≤ −1/2 + 0.2 (on its CI). Refuted: the error flattens toward "
+        "an approximation floor (slope CI inside (−0.3, 0.05]); not a statement of the paper.",
+        kind="rate",
+        reading=derived(
+            "Thm 1's “‖f_T̂op − f_tgt‖²_2 ≤ O(N_2^{-1/2})” (eq. (15)), which the paper says "
+            "“should be interpreted as an upper bound” (Sec 6.3), applied by the project to a "
+            "tanh teacher that violates Assumption 4.1 and read as holding at the largest N"
+        ),
+        uses=LC_TEACHER,
+        check=check_curve_tail_rate,
         expect="refuted",
+        counterexample=APPROXIMATION_FLOOR,
+        twin="early_stopping.thm1.learning_curve_rate",
+        min_instances=8,
         experiment="early_stopping/learning_curves",
-        key_id=_LC_TEACHER,
     ),
     ClaimV2(
         id="early_stopping.thm1.learning_curve_rate_rkhs",
@@ -422,7 +370,6 @@ CLAIMS = (
         uses=LC_KERNEL,
         check=check_curve_rate,
         min_instances=8,
-        slow_at_quick=True,
         experiment="early_stopping/learning_curves",
     ),
     ClaimV2(
@@ -435,7 +382,6 @@ CLAIMS = (
         uses=LC_KERNEL,
         check=check_curve_tail_rate,
         min_instances=8,
-        slow_at_quick=True,
         experiment="early_stopping/learning_curves",
     ),
 )

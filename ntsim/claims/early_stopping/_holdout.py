@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from ntsim.claims._contract import Claim, EstimateIn, Simulation, derived, printed
+from ntsim.claims._contract import Claim, EstimateIn, Simulation, derived
 from ntsim.claims._decisions import AtMost, Interval, compare, estimate_in
 from ntsim.core import mean_ci
 from ntsim.theory import early_stopping as es
@@ -35,9 +35,13 @@ SOBOLEV_HOLDOUT = Simulation(
     "early_stopping.holdout.sobolev",
     es.simulate_sobolev_sweep,
     {
-        # max_steps ≥ 3× the largest oracle step (≈ 150 at N = 400, ≈ 200 at N = 1600)
-        "quick": es.SobolevSweepSetting(sizes=(100, 200, 400), draws=20, max_steps=1500),
-        "full": es.SobolevSweepSetting(draws=40),
+        # σ = 0.5 stated in both settings: the ordering's sign depends on it (claim below).
+        # Quick: max_steps ≥ 4× the largest oracle step seen (≈ 210 at N = 200); N ≥ 100
+        # (at N ∈ {50, 100} the comparison was inconclusive: 0.04 [−0.09, 0.17]).
+        "quick": es.SobolevSweepSetting(
+            sizes=(100, 200), draws=30, noise_std=0.5, max_steps=1000
+        ),  # fmt: skip
+        "full": es.SobolevSweepSetting(draws=40, noise_std=0.5),
     },
     x64=True,
     key_name="early_stopping.holdout.draws",  # the v1 claims' key id
@@ -107,14 +111,21 @@ CLAIMS = (
     Claim(
         id="early_stopping.holdout.rule_beats_holdout",
         paper=f"{_PAPER}, Sec 6.2, citing Raskutti et al. 2014, Sec 4, Fig. 3",
-        statement="On the first-order Sobolev benchmark the data-dependent rule T̂ (= T̂_op for "
-        "kernel GD) is at least as accurate as hold-out early stopping (80/20 split, "
-        "patience) on average: E log(error_T̂ / error_hold-out) ≤ 0.",
+        statement="(Setting-specific: σ = 0.5, this hold-out protocol.) On the first-order "
+        "Sobolev benchmark with noise σ = 0.5, the data-dependent rule T̂ (= T̂_op for kernel "
+        "GD) is at least as accurate as hold-out early stopping (80/20 split, validation every "
+        "10 steps, patience 5, best checkpoint) on average: E log(error_T̂ / error_hold-out) ≤ "
+        "0. The refutation is of this setting, not of the paper's hedged sentence: the sign "
+        "depends on σ (T̂'s 2eσ threshold stops early, which costs most at moderate noise); "
+        "a sensitivity run of the same benchmark found the comparison inconclusive at σ = 1 "
+        "and σ = 2 (means 0.07 ± 0.11 and 0.02 ± 0.17) and at σ = 0.1.",
         kind="ordering",
-        reading=printed(
-            "“the optimal stopping rule proposed in the theoretical framework is expected to "
-            "outperform the hold-out method, which is supported by simulations (Figure 3) in "
-            "Raskutti et al. [2014]” (Sec 6.2)"
+        reading=derived(
+            "the paper's sentence is hedged and rests on another paper's figure: “the optimal "
+            "stopping rule proposed in the theoretical framework is expected to outperform the "
+            "hold-out method, which is supported by simulations (Figure 3) in Raskutti et al. "
+            "[2014]” (Sec 6.2); the project makes it a testable ordering at σ = 0.5 with its "
+            "own hold-out protocol and step size (neither paper gives them)"
         ),
         uses=SOBOLEV_HOLDOUT,
         check=check_rule_beats_holdout,
@@ -122,7 +133,6 @@ CLAIMS = (
         counterexample=RULE_LOSES,
         twin="early_stopping.holdout.within_guarantee",
         min_instances=60,
-        slow_at_quick=True,
         experiment=_EXPERIMENT,
     ),
     Claim(
@@ -139,7 +149,6 @@ CLAIMS = (
         uses=SOBOLEV_HOLDOUT,
         check=check_holdout_within_guarantee,
         min_instances=60,
-        slow_at_quick=True,
         experiment=_EXPERIMENT,
     ),
 )

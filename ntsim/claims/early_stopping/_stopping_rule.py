@@ -14,6 +14,7 @@ import numpy as np
 
 from ntsim.claims._contract import Claim, Simulation, ViolationFraction, derived, printed, proof
 from ntsim.claims._decisions import Tolerance, all_of, compare
+from ntsim.claims.early_stopping._holdout import SOBOLEV_HOLDOUT
 from ntsim.core import log_log_slope
 from ntsim.theory import early_stopping as es
 
@@ -43,18 +44,10 @@ OPTIMAL_STOPPING = _spectra(
     "early_stopping.eq36.t_op", es.simulate_optimal_stopping,
     "early_stopping.eq36.optimal_stopping_time",
 )  # fmt: skip
-SOBOLEV_GUARANTEE = Simulation(
-    "early_stopping.raskutti_thm1.sobolev",
-    es.simulate_sobolev_sweep,
-    {
-        "quick": es.SobolevSweepSetting(
-            sizes=(25, 50, 100, 200), draws=50, holdout_fraction=None, max_steps=1
-        ),
-        "full": es.SobolevSweepSetting(draws=40, holdout_fraction=None, max_steps=1),
-    },
-    x64=True,
-    key_name="early_stopping.raskutti_thm1.sobolev_guarantee",  # the v1 claim's key
-)
+#: The guarantee reads the hold-out comparison's sweep (the same draws score T̂, hold-out and
+#: the bound 12C_H²ϱ̂²): one Sobolev run per scale for the topic instead of two (at full
+#: scale the same sizes × 40 draws were computed twice).
+SOBOLEV_GUARANTEE = SOBOLEV_HOLDOUT
 
 ROUND_OFF = Tolerance("round-off", 1e-14, "float64 differences of O(1) normalised numbers")
 # Bisection returns the upper end after 100 halvings of a log-bracket of width ≤ log √N:
@@ -66,7 +59,8 @@ SOBOLEV_RATE = Tolerance(
     "chosen",
     0.05,
     "the empirical Sobolev spectrum only approximates k^{-2} at small k",
-    observed="slope −0.688 (N = 25..200) and −0.685 (N = 100..1600): gaps 0.021, 0.018",
+    observed="slope −0.688 (N = 25..200) and −0.685 (N = 100..1600): gaps 0.021, 0.018; "
+    "the hold-out sweep's quick N ∈ {100, 200}: gaps 0.027–0.033 at seeds 0–2",
 )
 
 
@@ -136,12 +130,13 @@ def _rescaling(values):
 
 
 def check_c_h_exponent_printed(run: es.CHRescaling):
-    """Eq. (11) as printed (C_H²) is not invariant under rescaling f by C_H (refuted)."""
+    """Eq. (11) as printed (C_H²) against the rescaled unit-ball rule (refuted: C_H² ≠ C_H)."""
     return _rescaling(run.printed)
 
 
 def check_c_h_exponent_corrected(run: es.CHRescaling):
-    """Eq. (11) with C_H to the first power is invariant under rescaling f by C_H."""
+    """Eq. (11) with C_H to the first power is invariant under rescaling f by C_H (sanity:
+    both bisections see the same coefficient, so this holds to round-off by construction)."""
     return _rescaling(run.corrected)
 
 
@@ -291,11 +286,22 @@ CLAIMS = (
     ),
     Claim(
         id="early_stopping.eq11.c_h_exponent_printed",
-        paper=f"{_PAPER}, eq. (11) as printed",
-        statement="Eq. (11) with C_H² is invariant under rescaling f and Y by 1/C_H (the "
-        "unit-ball problem with noise σ/C_H gives the same ϱ̂ and T̂).",
+        paper=f"{_PAPER}, eq. (11) as printed (C_H²), against {_RAD}'s unit-ball rule",
+        statement="(Derived reading: the paper does not print an invariance.) Eq. (11) as "
+        "printed, R̂_K(ϱ) ≤ ϱ²C_H²/(2eσ), read as Raskutti et al.'s unit-ball rule carried to "
+        "radius C_H = ‖f_PT − f_tgt‖_H, must give the ϱ̂ of the rescaled problem (f, Y divided "
+        "by C_H: C_H = 1, noise σ/C_H). Measured: |ϱ̂(σ, C_H) / ϱ̂(σ/C_H, 1) − 1| ≤ 1e-9 on "
+        "random spectra with C_H ~ U[2, 5]. It fails by 29–80% in every instance because the "
+        "printed coefficient C_H²/(2eσ) is C_H times the rescaled one (C_H² ≠ C_H), as "
+        "predicted in closed form. The finding rests on that argument, not on a measurement "
+        "of anything the paper prints.",
         kind="identity",
-        reading=printed("“R̂_K(ϱ) ≤ ϱ² C_H² / (2eσ)” (eq. (11))"),
+        reading=derived(
+            "eq. (11) prints “R̂_K(ϱ) ≤ ϱ² C_H² / (2eσ)” with C_H = ‖f_PT − f_tgt‖_H; the "
+            "project argues that a rule for ‖f‖_H ≤ C_H must agree with the unit-ball rule "
+            "(C_H = 1) of Raskutti et al. 2014 applied to f/C_H, Y/C_H with noise σ/C_H, which "
+            "requires C_H to the first power"
+        ),
         uses=RESCALING,
         check=check_c_h_exponent_printed,
         expect="refuted",
@@ -306,9 +312,11 @@ CLAIMS = (
     Claim(
         id="early_stopping.eq11.c_h_exponent_corrected",
         paper=f"{_PAPER}, eq. (11) with C_H (the rescaled unit-ball rule of {_RAD})",
-        statement="Eq. (11) with C_H to the first power is invariant under rescaling f and Y "
-        "by 1/C_H.",
-        kind="identity",
+        statement="(Sanity: with C_H to the first power both bisections see the same "
+        "coefficient C_H/(2eσ) = 1/(2e·σ/C_H) and the same eigenvalues, so they agree to "
+        "round-off by construction; it checks the bisection code, not the paper.) Eq. (11) "
+        "with C_H is invariant under rescaling f and Y by 1/C_H: |ϱ̂/ϱ̂_unit − 1| ≤ 1e-9.",
+        kind="sanity",
         reading=derived(
             "the project's correction: rescaling Raskutti et al.'s unit-ball rule "
             "to radius C_H gives C_H, not C_H²"
@@ -367,8 +375,7 @@ CLAIMS = (
         ),  # fmt: skip
         uses=SOBOLEV_GUARANTEE,
         check=check_sobolev_guarantee,
-        min_instances=200,
-        slow_at_quick=True,
+        min_instances=60,
         experiment="early_stopping/sobolev_stopping_rule",
     ),
 )

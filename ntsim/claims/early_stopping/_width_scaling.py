@@ -32,7 +32,8 @@ _PAPER = "Sun & Raskutti 2026"
 _HALF = -0.5
 
 #: The sweep every width claim reads. Quick: small samples and few steps (quick exists to
-#: catch bugs), 4 widths × 24 seeds so that the slope CIs are narrow enough to decide.
+#: catch bugs), 4 widths × 24 seeds so that the slope CIs are narrow enough to decide; widths
+#: 16–128 (≈ 25 s of run after compilation; 32–256 took several times longer).
 WIDTH_SCALING = Simulation(
     "early_stopping.width_scaling",
     es.simulate_width_scaling,
@@ -44,7 +45,7 @@ WIDTH_SCALING = Simulation(
             pretrain_steps=100,
             finetune_steps=60,
             record_every=20,
-            widths=(32, 64, 128, 256),
+            widths=(16, 32, 64, 128),
             num_seeds=24,
         ),  # fmt: skip
         "full": es.WidthScalingSetting(),
@@ -56,7 +57,10 @@ INIT_LOGITS = Simulation(
     "early_stopping.init_logits",
     es.simulate_init_logits,
     {
-        "quick": es.InitLogitSetting(widths=(32, 64, 128)),
+        # quick: widths 64–512 (at 32–128 the small-n tails of the q·k sums steepened
+        # both slopes by ≈ 0.07, one CI half-width from the band's edge: inconclusive at
+        # one seed of 12); 50 seeds per width, as full
+        "quick": es.InitLogitSetting(widths=(64, 128, 256, 512)),
         "full": es.InitLogitSetting(),
     },
     key_name="early_stopping.lemma2.logit_scaling",  # the v1 claim's key
@@ -128,9 +132,22 @@ def _estimate(run, field: str, region: Interval, tolerance: Tolerance):
     )
 
 
+#: The pretraining-distance claim's own threshold (its statement, not an allowance around
+#: −1/2): "decays at least like n^{−0.3}".
+DECAYS = Tolerance(
+    "chosen",
+    0.3,
+    "the claim states decay at least like n^{-0.3} (slope ≤ -0.3): clearly apart from no "
+    "decay (slope 0), and weaker than the printed n^{-1/2}, which a width sweep cannot decide",
+    observed="quick (widths 32–256, 24 seeds), seeds 0–2: slope −0.44…−0.54, CI upper ends "
+    "−0.36…−0.47; widths 16–128: −0.51 [−0.59, −0.44], −0.42 [−0.48, −0.36]; full −0.48 "
+    "[−0.56, −0.39]",
+)
+
+
 def check_pretraining_distance(run: es.WidthScalingSweep):
-    """Thm 3 / Step 1: ‖θ_PT − θ_0‖ ≤ C_1 n^{−1/2}: slope ≤ −1/2 + EFFECT."""
-    return _estimate(run, "pretrain_distance", AtMost(_HALF + EFFECT.value), EFFECT)
+    """Thm 3 / Step 1, weakened: ‖θ_PT − θ_0‖ decays at least like n^{−0.3} (slope CI ≤ −0.3)."""
+    return _estimate(run, "pretrain_distance", AtMost(-DECAYS.value), DECAYS)
 
 
 def check_kernel_drift_bound(run: es.WidthScalingSweep):
@@ -195,17 +212,23 @@ CLAIMS = (
     Claim(
         id="early_stopping.thm3.pretraining_distance",
         paper=f"{_PAPER}, Thm 3, proof sketch Step 1, Fig. 1",
-        statement="Pretraining by GD with step η_0/n from the SP Gaussian init stays in "
-        "B(θ_0, C_1 n^{−1/2}): the fitted slope of ‖θ_PT − θ_0‖ in n is ≤ −1/2 + 0.2.",
+        statement="(Weaker than the printed radius: what a finite-width sweep can decide.) "
+        "Pretraining by GD with step η_0/n from the SP Gaussian init moves θ by a distance "
+        "that shrinks with the width at least like n^{−0.3}: the fitted slope of "
+        "‖θ_PT − θ_0‖ in n has its CI ≤ −0.3. The printed B(θ_0, C_1 n^{−1/2}) itself is not "
+        "decided: the slope CIs (≈ −0.44…−0.54, half-width ≈ 0.06–0.08 at quick scale, "
+        "−0.48 [−0.56, −0.39] at full scale) contain −1/2 and cannot separate n^{−1/2} from "
+        "n^{−0.4}, so against slope ≤ −1/2 they are inconclusive.",
         kind="rate",
-        reading=printed(
-            "“θ_PT lies in the neighborhood of θ_0 with controlled radius, which is "
-            "B(θ_0, C_1 n^{-1/2})” (Sec 4.2, proof sketch, step 1)"
+        reading=derived(
+            "the paper prints “θ_PT lies in the neighborhood of θ_0 with controlled radius, "
+            "which is B(θ_0, C_1 n^{-1/2})” (Sec 4.2, proof sketch, step 1), an upper bound with "
+            "an unknown constant; the project tests only that the distance decays with n at "
+            "least like n^{-0.3} (decay clearly apart from none), not the exponent -1/2"
         ),
         uses=WIDTH_SCALING,
         check=check_pretraining_distance,
         min_instances=6,
-        slow_at_quick=True,
     ),
     Claim(
         id="early_stopping.thm5.kernel_drift_bound",
@@ -217,7 +240,6 @@ CLAIMS = (
         uses=WIDTH_SCALING,
         check=check_kernel_drift_bound,
         min_instances=6,
-        slow_at_quick=True,
     ),
     Claim(
         id="early_stopping.thm5.kernel_drift_slope_half",
@@ -232,7 +254,6 @@ CLAIMS = (
         counterexample=DECAYS_LIKE_INVERSE_N,
         twin="early_stopping.thm5.kernel_drift_bound",
         min_instances=6,
-        slow_at_quick=True,
     ),
     Claim(
         id="early_stopping.lemma1.linearisation_bound",
@@ -244,7 +265,6 @@ CLAIMS = (
         uses=WIDTH_SCALING,
         check=check_linearisation_bound,
         min_instances=6,
-        slow_at_quick=True,
     ),
     Claim(
         id="early_stopping.lemma1.linearisation_slope_half",
@@ -259,7 +279,6 @@ CLAIMS = (
         counterexample=DECAYS_LIKE_INVERSE_N,
         twin="early_stopping.lemma1.linearisation_bound",
         min_instances=6,
-        slow_at_quick=True,
     ),
     Claim(
         id="early_stopping.lemma2.logit_scaling",

@@ -260,8 +260,7 @@ def expected_variance(
 ) -> Array:
     r"""``E V_τ = (σ²/N) Σ_i (1 − (1 − αλ̂_i)^τ)²`` for i.i.d. noise of variance ``σ²``.
 
-    Notes §1.4 [derived] (check 15): ``V_τ = (1/N)‖[I − (I − αK)^τ] w‖²`` and
-    ``E wwᵀ = σ² I``.
+    Derived: ``V_τ = (1/N)‖[I − (I − αK)^τ] w‖²`` and ``E wwᵀ = σ² I``.
 
     Examples:
       >>> import jax.numpy as jnp

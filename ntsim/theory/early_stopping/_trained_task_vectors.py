@@ -5,19 +5,17 @@ fine-tuned network is ``f_PT + Σ_i ζ_i 𝕂(·, X_i) + e`` with ``‖e‖ = Õ
 (Lemma 1), so the task vector of the *trained network* should be close to the one of the
 linearised model, ``τ ≈ Jᵀc`` (:func:`task_vector_coefficients`), and its cosine with
 another task's vector close to the kernel-only prediction
-``c_sᵀG_{st}c_t/√(c_sᵀG_{ss}c_s · c_tᵀG_{tt}c_t)`` (:func:`task_vector_cosine`,
-checks 32–33).
+``c_sᵀG_{st}c_t/√(c_sᵀG_{ss}c_s · c_tᵀG_{tt}c_t)`` (:func:`task_vector_cosine`).
 
-:func:`trained_task_vectors` runs one instance of the Sec 7.2 / Fig. 3 analogue (
-§5): an attention block pretrained by GD on a synthetic source task
-(:func:`pretrain_attention`), four target tasks whose tokens lie on subspaces of ``ℝ^{d⁰}``
-(:func:`task_vector_bases`: A and B share one subspace with different teachers, C overlaps
-it in half of its directions, D lies on an orthogonal subspace), each fine-tuned separately
-by full-batch GD with step ``η_0/n`` on ``(1/2N)Σ(f − y)²`` (the real network), and returns
-the trained cosines, the linearised-model predicted cosines from kernel blocks at ``θ_PT``,
-the cross-task NTK alignments and the multi-task MSEs of ``θ_PT + Σ_t τ_t``. Pure and
-``vmap``-able over the key; the width (in :class:`TaskVectorSetting`) is static.
-"""
+:func:`trained_task_vectors` runs one instance of the Sec 7.2 / Fig. 3 analogue: an attention
+block pretrained by GD on a synthetic source task (:func:`pretrain_attention`), four target
+tasks whose tokens lie on subspaces of ``ℝ^{d⁰}`` (:func:`task_vector_bases`: A and B share one
+subspace with different teachers, C overlaps it in half of its directions, D lies on an
+orthogonal subspace), each fine-tuned separately by full-batch GD with step ``η_0/n`` on
+``(1/2N)Σ(f − y)²`` (the real network), and returns the trained cosines, the linearised-model
+predicted cosines from kernel blocks at ``θ_PT``, the cross-task NTK alignments and the
+multi-task MSEs of ``θ_PT + Σ_t τ_t``. Pure and ``vmap``-able over the key; the width (in
+:class:`TaskVectorSetting`) is static."""
 
 from __future__ import annotations
 
@@ -170,7 +168,7 @@ class TrainedTaskVectors(NamedTuple):
 def trained_task_vectors(key: PRNGKey, setting: TaskVectorSetting) -> TrainedTaskVectors:
     r"""Fine-tune a pretrained attention block on four tasks; trained vs predicted task vectors.
 
-    Sun & Raskutti 2026, Sec 7.2, Fig. 3, Cor 2, §5, checks 32–33. Targets are
+    Sun & Raskutti 2026, Sec 7.2, Fig. 3, Cor 2. Targets are
     ``f_tgt = f_PT + Δ_t`` (``Δ_t`` a random tanh teacher, :func:`task_teacher`) plus
     ``N(0, σ²)`` noise on the training points. Task vectors ``τ_t = θ_FT,t − θ_PT``
     (eq. (22)) of the network trained by GD with step ``ε = η_0/n``; the prediction uses
