@@ -120,9 +120,8 @@ def _cmd_list(args) -> int:
         print("Claims (ntsim verify --id ID): id, kind/reading, reference")
         for claim in REGISTRY:
             flag = "" if claim.expect == "holds" else "  [expect refuted]"
-            kind = getattr(claim, "kind", "legacy")
-            reading = claim.reading.kind if hasattr(claim, "reading") else "v1"
-            print(f"  {claim.id:55s} {kind + '/' + reading:18s} {claim.paper}{flag}")
+            kind = f"{claim.kind}/{claim.reading.kind}"
+            print(f"  {claim.id:55s} {kind:18s} {claim.paper}{flag}")
     return 0
 
 

@@ -86,7 +86,7 @@ def test_no_private_imports_across_packages_and_layers_point_down():
 
 def test_the_checker_sees_violations():
     """The rules above catch what they are meant to (a test of the test)."""
-    assert _private_violation("ntsim.experiment", "ntsim.claims._base", "SCALES")
+    assert _private_violation("ntsim.experiment", "ntsim.claims._contract", "SCALES")
     assert _private_violation("ntsim.claims.stability._x", "ntsim.theory.stability._tables", "f")
     assert _private_violation("ntsim.cli", "ntsim.claims._report", "_write_index")
     assert _private_violation("ntsim.theory.foo", "ntsim.claims", "_private")

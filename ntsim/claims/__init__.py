@@ -4,8 +4,7 @@ Write a claim with :class:`Claim` (what it reads and how it is decided) and the 
 :func:`compare`, :func:`estimate_in` and :func:`all_of`; :func:`run_claims` runs claims at
 several seeds and :func:`write_verification` records them. The registry is an explicit
 tuple (no registration by import side effect): each topic package ``ntsim/claims/<topic>/``
-exports ``CLAIMS`` and is listed in :data:`REGISTRY`. Topics not yet moved to contract v2
-register legacy claims (``ntsim.claims._base.Claim``), which the runner still runs.
+exports ``CLAIMS`` and is listed in :data:`REGISTRY`.
 """
 
 from __future__ import annotations

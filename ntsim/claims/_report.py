@@ -7,7 +7,8 @@ The CLI calls it after *every* claim, so an interrupted ``ntsim verify`` keeps w
 
 Verdict classes are counted apart: printed statements that hold, printed statements refuted
 (each with its counterexample), other readings (proof, figure, derived), sanity checks,
-inconclusive, errors, and claims still on the legacy contract (one-sided refutations).
+inconclusive, errors, and rows recorded under the retired v1 contract (one seed,
+one-sided refutations), which count as legacy until they are re-made.
 :func:`stale_records` lists rows whose source hash no longer matches the checkout.
 """
 
@@ -59,21 +60,18 @@ def _finite_or_none(value: float):
 
 def _entry(record: ClaimRecord, metadata: dict) -> dict:
     claim = record.claim
-    legacy = record.legacy
     first = next((s.result for s in record.per_seed if s.result is not None), None)
     tolerance = first.tolerance.to_dict() if first is not None else None
     return {
         "id": claim.id,
         "paper": claim.paper,
         "statement": claim.statement,
-        "kind": "legacy" if legacy else claim.kind,
-        "reading": None if legacy else {"kind": claim.reading.kind, "source": claim.reading.source},
-        "simulation": None if legacy else claim.uses.name,
+        "kind": claim.kind,
+        "reading": {"kind": claim.reading.kind, "source": claim.reading.source},
+        "simulation": claim.uses.name,
         "expect": claim.expect,
-        "counterexample": None
-        if legacy or claim.counterexample is None
-        else claim.counterexample.describe(),
-        "twin": None if legacy else claim.twin,
+        "counterexample": None if claim.counterexample is None else claim.counterexample.describe(),
+        "twin": claim.twin,
         "verdict": record.verdict,
         "as_expected": record.as_expected,
         "flips": record.flips,

@@ -17,10 +17,6 @@ A claim's verdict is holds or refuted only when every seed agrees; otherwise it 
 inconclusive (an error at any seed makes it an error). ``on_record`` receives each record
 as soon as it is finished (``ntsim verify`` writes it to the tables then, so an interrupted
 run keeps what finished).
-
-Claims not yet moved to contract v2 (``ntsim.claims._base.Claim``, "legacy") run through
-the same loop: their ``check(key, scale)`` receives the key derived from their ``key_id``,
-and their verdict is marked one-sided (no counterexample is matched).
 """
 
 from __future__ import annotations
@@ -37,18 +33,15 @@ from typing import Any
 import numpy as np
 
 from ntsim._scales import check_scale
-from ntsim.claims import _base as legacy
 from ntsim.claims._contract import Claim
-from ntsim.claims._decisions import ClaimResult, NonFiniteError
+from ntsim.claims._decisions import ClaimResult
 from ntsim.claims._provenance import callable_module, source_hash
 
 __all__ = ["ClaimRecord", "RunCache", "SeedOutcome", "claim_key", "parse_seeds", "run_claims"]
 
-AnyClaim = Claim | legacy.Claim
-
 
 def claim_key(seed: int, name: str):
-    """The key for simulation (or legacy key id) ``name`` at master seed ``seed``.
+    """The key for simulation ``name`` at master seed ``seed``.
 
     Examples:
       >>> import jax
@@ -108,14 +101,10 @@ class SeedOutcome:
 class ClaimRecord:
     """A claim's outcome over all seeds, as the tables record it."""
 
-    claim: AnyClaim
+    claim: Claim
     scale: str
     per_seed: tuple[SeedOutcome, ...]
     source_hash: str
-
-    @property
-    def legacy(self) -> bool:
-        return isinstance(self.claim, legacy.Claim)
 
     @property
     def seeds(self) -> tuple[int, ...]:
@@ -144,7 +133,7 @@ class ClaimRecord:
         """The verdict is the one registered; a refutation must also match its counterexample."""
         if self.verdict != self.claim.expect:
             return False
-        return self.legacy or self.claim.expect == "holds" or bool(self.counterexample_matched)
+        return self.claim.expect == "holds" or bool(self.counterexample_matched)
 
     @property
     def seconds(self) -> float:
@@ -206,75 +195,46 @@ def _format_error(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}\n{where}"
 
 
-def _legacy_result(old: legacy.ClaimResult) -> ClaimResult:
-    if not isinstance(old, legacy.ClaimResult):
-        raise TypeError(f"check returned {type(old).__name__}, expected a (legacy) ClaimResult.")
-    for name, values in (("measured", old.measured), ("reference", old.reference)):
-        if not np.all(np.isfinite(values)):
-            raise NonFiniteError(f"legacy check: {name} holds non-finite values.")
-    # v1 results do not say what their threshold was: no headroom for them
-    relative = np.full(np.shape(old.margins), np.nan)
-    return ClaimResult(
-        outcome="holds" if old.holds else "refuted",
-        measured=np.asarray(old.measured, float),
-        reference=np.asarray(old.reference, float),
-        margins=np.asarray(old.margins, float),
-        relative_margins=np.asarray(relative, float),
-        num_instances=old.num_instances,
-        notes=old.notes,
-    )
-
-
-def claim_roots(claim: AnyClaim) -> tuple[str, ...]:
+def claim_roots(claim: Claim) -> tuple[str, ...]:
     """The modules a claim's source hash starts from: its check's and its simulation's."""
-    roots = [callable_module(claim.check)]
-    if isinstance(claim, Claim):
-        roots.append(callable_module(claim.uses.fn))
-    return tuple(roots)
+    return (callable_module(claim.check), callable_module(claim.uses.fn))
 
 
-def claim_source_hash(claim: AnyClaim) -> str:
+def claim_source_hash(claim: Claim) -> str:
     """Hash of the claim's transitive source (:mod:`ntsim.claims._provenance`)."""
     return source_hash(claim_roots(claim))
 
 
-def _run_one(claim: AnyClaim, scale: str, seed: int, cache: RunCache) -> SeedOutcome:
+def _run_one(claim: Claim, scale: str, seed: int, cache: RunCache) -> SeedOutcome:
     start = time.perf_counter()
     try:
-        if isinstance(claim, legacy.Claim):
-            result = _legacy_result(claim.check(claim_key(seed, claim.key_name), scale))
-        else:
-            sim = claim.uses
-            setting = sim.setting(scale)
-            with _x64(sim.x64):
-                run = cache.get(
-                    (sim.name, scale, seed), lambda: sim.fn(claim_key(seed, sim.key), setting)
-                )
-                result = claim.check(run)
-            if not isinstance(result, ClaimResult):
-                raise TypeError(
-                    f"check returned {type(result).__name__}, expected ntsim.claims.ClaimResult."
-                )
-        if result.num_instances < claim_min_instances(claim):
+        sim = claim.uses
+        setting = sim.setting(scale)
+        with _x64(sim.x64):
+            run = cache.get(
+                (sim.name, scale, seed), lambda: sim.fn(claim_key(seed, sim.key), setting)
+            )
+            result = claim.check(run)
+        if not isinstance(result, ClaimResult):
+            raise TypeError(
+                f"check returned {type(result).__name__}, expected ntsim.claims.ClaimResult."
+            )
+        if result.num_instances < claim.min_instances:
             raise ValueError(
                 f"decided on {result.num_instances} instances; the claim requires at least "
-                f"{claim_min_instances(claim)}."
+                f"{claim.min_instances}."
             )
     except Exception as error:  # a broken claim is an error row, never hides the others
         return SeedOutcome(seed, "error", None, _format_error(error), time.perf_counter() - start)
     matched, found = None, ""
-    if isinstance(claim, Claim) and claim.expect == "refuted":
+    if claim.expect == "refuted":
         matched, found = claim.counterexample.matches(result)
     seconds = time.perf_counter() - start
     return SeedOutcome(seed, result.outcome, result, None, seconds, matched, found)
 
 
-def claim_min_instances(claim: AnyClaim) -> int:
-    return getattr(claim, "min_instances", 1)
-
-
 def run_claims(
-    claims: Sequence[AnyClaim],
+    claims: Sequence[Claim],
     *,
     scale: str = "quick",
     seeds: Sequence[int] = (0,),
@@ -299,7 +259,7 @@ def run_claims(
         raise ValueError("run_claims: need at least one seed.")
     own_cache = cache is None
     cache = cache or RunCache(maxsize=max(8, len(seeds)))
-    last_use = {c.uses.name: i for i, c in enumerate(claims) if isinstance(c, Claim)}
+    last_use = {c.uses.name: i for i, c in enumerate(claims)}
     records = []
     for index, claim in enumerate(claims, start=1):
         if progress:
@@ -311,7 +271,7 @@ def run_claims(
             if progress:
                 progress(_seed_line(claim, outcome))
         record = ClaimRecord(claim, scale, tuple(outcomes), claim_source_hash(claim))
-        if own_cache and isinstance(claim, Claim) and last_use[claim.uses.name] == index - 1:
+        if own_cache and last_use[claim.uses.name] == index - 1:
             cache.drop(claim.uses.name)
         if progress:
             mark = "as expected" if record.as_expected else "UNEXPECTED"
@@ -326,7 +286,7 @@ def _seed_text(seeds: Sequence[int]) -> str:
     return ",".join(map(str, seeds)) if len(seeds) <= 6 else f"{seeds[0]}..{seeds[-1]}"
 
 
-def _seed_line(claim: AnyClaim, outcome: SeedOutcome) -> str:
+def _seed_line(claim: Claim, outcome: SeedOutcome) -> str:
     head = f"    seed {outcome.seed}: {outcome.verdict} in {outcome.seconds:.1f} s"
     if outcome.error:
         return head + "\n" + "\n".join("      " + line for line in outcome.error.splitlines())
