@@ -30,6 +30,16 @@ norm, ``ŵ_S`` the bias-penalised SVM, i.e. the minimum-norm head with margin 1,
 for the paper's ``w_*``); (f) Fig 9 vs ``B`` at fixed ``γ``. Panels (d)–(f) are one program
 over concatenated cells (the varying thing is a traced parameter of one generator+runner).
 
+Bottom row, drawn with the settings the claims read (``shared_settings`` names the scale of
+the ``ntsim.theory.stability`` settings dicts): (g)–(h) the step-size condition of Thm 2.4
+(:func:`~ntsim.theory.stability.simulate_step_sizes`, GD from 0 at ``η·β_F ∈ {1, 1.9, 2.5,
+4, 8}``; claims ``stability.lr.*``) — the median loss curve per step size and the fraction of
+monotone runs, and the mean and std over datasets of ``‖Δ̂_T‖`` per step size; (i) the
+closed-form anchor ``x = (1, −1, 2)``, ``y = (+1, −1, +1)``
+(:func:`~ntsim.theory.stability.simulate_loo_anchor`; claim
+``stability.anchor.svm_loo_distance``): GD's ``‖Δ̂_t‖`` per left-out point against the
+SVM-limit distance measured by the suite and its closed form.
+
 Reported: Spearman ρ of the per-dataset ‖Δ̂_T‖ against ``γ_S``, ``‖w_0 − ŵ_S‖`` and ``B``,
 and the log–log slopes of the mean ‖Δ̂_T‖ (GD and SVM) against ``n``. The paper's claims
 (Sec 4.3): decreasing in ``n`` and in ``γ``, increasing in ``‖w_0 − w_*‖`` and ``B``.
@@ -85,6 +95,8 @@ class Config:
     head_scale: float = 1.0  # σ_0
     head_points: int = 200
     head_datasets: int = 30
+    # panels (g)–(i): scale of the settings shared with the claims (step sizes, anchor)
+    shared_settings: str = "full"
 
     def __post_init__(self):
         ints = ("d", "num_points", "num_datasets", "num_steps", "num_records", "chunk_size",
@@ -93,6 +105,7 @@ class Config:
         if self.d < 2:
             raise ValueError(f"Config.d must be >= 2, got {self.d}.")
         check_choice("Config", "implementation", self.implementation, HEAD_TUNING_IMPLEMENTATIONS)
+        check_choice("Config", "shared_settings", self.shared_settings, st.SHARED_SCALES)
         if min(self.num_points, self.panel_points, self.head_points, *self.sample_sizes) < 2:
             raise ValueError("Config: every number of points must be >= 2.")
         if not self.heads or min(self.heads) < 1:
@@ -124,6 +137,7 @@ SCALES = {
         init_norms=(0.0, 5.0, 20.0),
         head_points=100,
         head_datasets=8,
+        shared_settings="quick",
     ),  # fmt: skip
     "full": Config(),
 }
@@ -168,11 +182,52 @@ def over_n_setting(c: Config) -> st.OverNSetting:
     )  # fmt: skip
 
 
+def step_size_summary(run: st.StepSizeRun) -> dict:
+    """Per step size: monotone fraction, median loss curve, mean/s.e./std of ‖Δ̂_T‖."""
+    loss, delta = np.asarray(run.loss), np.asarray(run.loo_distance)
+    monotone = np.max(np.diff(loss, axis=-1), axis=-1) <= 0  # (N, F): the loss never rises
+    mean, se = mean_se(delta)
+    return {
+        "factors": np.asarray(run.factors).tolist(),
+        "datasets": int(delta.shape[0]),
+        "fraction_monotone": monotone.mean(axis=0).tolist(),
+        "median_loss_ratio": np.median(loss / loss[..., :1], axis=0).tolist(),  # (F, T + 1)
+        "delta_mean": mean,
+        "delta_se": se,
+        "delta_std": delta.std(axis=0, ddof=1).tolist(),
+    }
+
+
+def anchor_summary(run: st.LooAnchorRun) -> dict:
+    """GD's ‖Δ̂_t‖ per left-out point, the suite's SVM-limit distances and the closed form."""
+    closed = st.loo_anchor_closed_form()
+    return {
+        "steps": np.asarray(run.steps).tolist(),
+        "gd_distance": np.asarray(run.gd_distance).tolist(),
+        "gd_error": np.asarray(run.gd_error).tolist(),
+        "svm_distance": np.asarray(run.svm_distance).tolist(),
+        "closed_form": [float(v) for v in closed["distance"]],
+        "svm_mean": float(np.asarray(run.svm_mean).ravel()[0]),
+        "closed_form_mean": float(closed["mean_distance"]),
+    }
+
+
+def shared_panels(scale: str, key) -> dict:
+    """Panels (g)–(i): the claims' step-size and anchor simulations, in float64."""
+    k_steps, k_anchor = jax.random.split(key)
+    with jax.enable_x64(True):
+        steps = st.simulate_step_sizes(k_steps, st.STEP_SIZE_SETTINGS[scale])
+        anchor = st.simulate_loo_anchor(k_anchor, st.LOO_ANCHOR_SETTINGS[scale])
+    return {"step_sizes": step_size_summary(steps), "anchor": anchor_summary(anchor)}
+
+
 def run(config: Config, key) -> dict:
-    """The main sweep, the n panel, the (γ, ‖w_0 − ŵ_S‖, B) panels and the MHLoss panel."""
+    """The main sweep, the n panel, the (γ, ‖w_0 − ŵ_S‖, B) panels, the MHLoss panel and the
+    step-size and anchor panels."""
     c = config
     steps = st.log_spaced_steps(c.num_steps, c.num_records)
     k_main, k_n, k_panel, k_heads = jax.random.split(key, 4)
+    k_shared = jax.random.fold_in(key, 1)  # the other panels' key stream is unchanged
     base = (c.margin, c.radius, c.offset, 0.0)
 
     # main sweep: num_datasets × num_points × d × num_steps, S and S^i
@@ -273,6 +328,7 @@ def run(config: Config, key) -> dict:
         "heads_delta_se": h_se,
         "heads_svm_mean": float(heads_svm.mean()),
         "heads_wall_time_s": heads_time,
+        **shared_panels(c.shared_settings, k_shared),
     }
 
 
@@ -290,7 +346,7 @@ def plot(results: dict):
     import matplotlib.pyplot as plt
     from matplotlib.ticker import NullFormatter
 
-    fig, axes = plt.subplots(2, 3, figsize=(17.0, 9.5))
+    fig, axes = plt.subplots(3, 3, figsize=(17.0, 14.0))
     gd_label = r"GD $\|\hat\Delta_T\|$"
     svm_label = r"SVM $\|\hat w_S/\|\cdot\| - \hat w_{S^i}/\|\cdot\|\|$, mean over all i"
     steps = np.asarray(results["steps"])
@@ -351,6 +407,8 @@ def plot(results: dict):
           f"(e) Fig 8: vs init distance (ρ = {results['spearman_init']:.2f})")  # fmt: skip
     panel(axes[1, 2], results["radii"], results["over_radius"], "radius B",
           f"(f) Fig 9: vs B (ρ = {results['spearman_radius']:.2f})", logx=True)  # fmt: skip
+    _step_size_panels(axes[2, 0], axes[2, 1], results["step_sizes"])
+    _anchor_panel(axes[2, 2], results["anchor"])
     fig.suptitle(
         f"Fu et al. 2023, Sec 4.3: normalised leave-one-out distance of head tuning "
         f"(panels c–f: {results['panel_datasets']} datasets per point, n = "
@@ -358,6 +416,58 @@ def plot(results: dict):
     )
     fig.tight_layout()
     return fig
+
+
+def _step_size_panels(ax_loss, ax_delta, part: dict) -> None:
+    """(g) median loss curves and monotone fractions, (h) ‖Δ̂_T‖ per step size."""
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
+
+    factors = part["factors"]
+    curves = np.asarray(part["median_loss_ratio"])
+    colors = plt.cm.plasma(np.linspace(0, 0.85, len(factors)))
+    for color, f, curve, mono in zip(colors, factors, curves, part["fraction_monotone"],
+                                     strict=True):  # fmt: skip
+        ax_loss.plot(np.arange(curve.size), curve, color=color,
+                     label=f"η·β_F = {f:g}: {100 * mono:.0f}% monotone")  # fmt: skip
+    ax_loss.set_yscale("log")
+    ax_loss.set_xlabel("step t")
+    ax_loss.set_ylabel("median loss / initial loss (log 2)")
+    ax_loss.set_title(f"(g) Thm 2.4 step size: loss of GD from 0, {part['datasets']} datasets",
+                      fontsize=10)  # fmt: skip
+    ax_loss.legend(fontsize=8)
+    x = np.asarray(factors, float)
+    _band(ax_delta, x, part["delta_mean"], part["delta_se"], r"mean $\|\hat\Delta_T\|$ ± s.e.",
+          "tab:blue")  # fmt: skip
+    ax_delta.plot(x, part["delta_std"], "s--", color="tab:orange", markersize=4,
+                  label=r"std over datasets of $\|\hat\Delta_T\|$")  # fmt: skip
+    ax_delta.axvline(2.0, color="gray", linestyle=":", label=r"$\eta = 2/\beta_F$")
+    ax_delta.set_xscale("log")
+    ax_delta.set_xticks(x, [f"{f:g}" for f in factors])
+    ax_delta.xaxis.set_minor_formatter(NullFormatter())
+    ax_delta.set_xlabel(r"$\eta\cdot\beta_F$")
+    ax_delta.set_ylabel(r"$\|\hat\Delta_T\|$ at the last step")
+    ax_delta.set_title("(h) leave-one-out distance vs step size (same datasets at every η)",
+                       fontsize=10)  # fmt: skip
+    ax_delta.legend(fontsize=8)
+
+
+def _anchor_panel(ax, part: dict) -> None:
+    """(i) GD's ‖Δ̂_t‖ on the anchor against the SVM limit (measured and closed form)."""
+    steps = np.asarray(part["steps"])
+    for i, color in enumerate(("tab:blue", "tab:green", "tab:red")):
+        ax.plot(steps, part["gd_distance"][i], "o-", color=color, markersize=4,
+                label=f"GD, x_{i + 1} left out")  # fmt: skip
+        ax.axhline(part["closed_form"][i], color=color, linestyle="--", linewidth=1)
+        ax.plot(steps[-1] * 1.6, part["svm_distance"][i], "*", color=color, markersize=11)
+    ax.plot([], [], "k--", linewidth=1, label="closed-form SVM limit")
+    ax.plot([], [], "k*", label="SVM limit as the suite computes it")
+    ax.set_xscale("log")
+    ax.set_xlabel("step t")
+    ax.set_ylabel(r"$\|\hat\Delta_t\|$")
+    ax.set_title(f"(i) anchor x = (1, −1, 2), y = ±1: SVM mean over i {part['svm_mean']:.4f} "
+                 f"(closed form {part['closed_form_mean']:.4f})", fontsize=10)  # fmt: skip
+    ax.legend(fontsize=8)
 
 
 if __name__ == "__main__":

@@ -12,8 +12,17 @@ normalised head distance of Def. 2.3.
 What is plotted: (left) the distribution of test accuracy over seeds per method (violins,
 Fig. 10 analogue); (middle) the std of test accuracy over seeds per method, next to the
 paper's Table 2 AVG std (RoBERTa-base, 11 tasks; a different scale, compare orderings only);
-(right) mean ± std of the LOO distance. The paper's AVG columns are printed in the results
-(``paper_table2_avg``) beside the simulated numbers.
+(third) mean ± std of the LOO distance; (right) the margin effect of MMR on a linear encoder
+(:func:`ntsim.theory.stability.simulate_mmr_margin`, the claim
+``stability.mmr.increases_margin``): the SVM margin of the encoded data before and after
+minimising eq. (8). The paper's AVG columns are printed in the results
+(``paper_table2_avg``) beside the simulated numbers, with the checks the claims
+``stability.tables.avg_consistent`` (:func:`~ntsim.theory.stability.simulate_tables`),
+``stability.mmr.identity`` and ``stability.mhloss.identity``
+(:func:`~ntsim.theory.stability.simulate_mmr_identity`,
+:func:`~ntsim.theory.stability.simulate_mhloss_identity`) decide, drawn with the claims'
+settings (``shared_settings`` names the scale of the ``ntsim.theory.stability`` settings
+dicts) and shown under the right panel.
 
 The same experiment gives the other tables' settings through config fields:
 ``tune_encoder=False`` (Table 3, head tuning: the encoder is frozen),
@@ -37,7 +46,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ntsim.experiment import check_int_fields
+from ntsim.experiment import check_choice, check_int_fields
+from ntsim.theory import stability as st
 from ntsim.theory.stability import (
     METHODS,
     TABLES,
@@ -78,6 +88,8 @@ class Config:
     tune_encoder: bool = True  # False: head tuning, the setting of Table 3
     drop_fraction: float = 0.0  # training points removed before fine-tuning (Table 4: 0.1)
     paper_table: str = "table2"  # the printed table shown beside the result
+    # scale of the settings shared with the claims (MMR margin, identities, AVG check)
+    shared_settings: str = "full"
 
     def __post_init__(self):
         names = (
@@ -97,6 +109,7 @@ class Config:
             raise ValueError(
                 f"Config.drop_fraction must lie in [0, 0.5], got {self.drop_fraction}."
             )
+        check_choice("Config", "shared_settings", self.shared_settings, st.SHARED_SCALES)
         if self.paper_table not in TABLES:
             raise ValueError(
                 f"Config.paper_table must be one of {TABLES}, got {self.paper_table!r}."
@@ -111,14 +124,63 @@ class Config:
 
 
 SCALES = {
-    "quick": Config(n_test=1000, n_source=1000, pretrain_steps=200, epochs=12, surt_steps=50),
+    "quick": Config(
+        n_test=1000,
+        n_source=1000,
+        pretrain_steps=200,
+        epochs=12,
+        surt_steps=50,
+        shared_settings="quick",
+    ),  # fmt: skip
     "full": Config(n_train=256, epochs=40, pretrain_steps=1000, surt_steps=200),
 }
 
 
+def _single_head_loss(heads, features, labels):
+    """``(H,)`` mean logistic loss of each head ``w_h = [v; b]`` on ``x̃ = [E(x); −1]``."""
+    margins = labels[None] * (np.einsum("hk,nk->hn", heads[:, :-1], features) - heads[:, -1:])
+    return np.logaddexp(0.0, -margins).mean(axis=1)
+
+
+def shared_checks(scale: str, key) -> dict:
+    """The claims' simulations of the methods (MMR, MHLoss) and of the printed tables."""
+    k_mmr, k_mmr_id, k_mh, k_tables = jax.random.split(key, 4)
+    with jax.enable_x64(True):
+        margin = st.simulate_mmr_margin(k_mmr, st.MMR_MARGIN_SETTINGS[scale])
+        mmr = st.simulate_mmr_identity(k_mmr_id, st.MMR_IDENTITY_SETTINGS[scale])
+        mh = st.simulate_mhloss_identity(k_mh, st.MHLOSS_IDENTITY_SETTINGS[scale])
+    tables = st.simulate_tables(k_tables, st.TABLES_SETTINGS[scale])
+    r0, r1, g0, g1 = (np.asarray(a) for a in margin)
+    # eq. (8) against explicit class means, eq. (10) against the mean of single-head losses
+    feats, labels = np.asarray(mmr.features), np.asarray(mmr.labels)
+    gap = np.asarray([np.linalg.norm(e[y > 0].mean(0) - e[y < 0].mean(0))
+                      for e, y in zip(feats, labels, strict=True)])  # fmt: skip
+    mmr_error = np.abs(np.asarray(mmr.plain) * (1 + gap) - 1)
+    per_batch = zip(*(np.asarray(a) for a in (mh.heads, mh.features, mh.labels)), strict=True)
+    singles = np.asarray([_single_head_loss(h, e, y).mean() for h, e, y in per_batch])
+    mh_error = np.abs(np.asarray(mh.loss) / singles - 1)
+    return {
+        "mmr_margin": {
+            "r_before": r0.tolist(),
+            "r_after": r1.tolist(),
+            "gamma_before": g0.tolist(),
+            "gamma_after": g1.tolist(),
+            "median_gamma_ratio": float(np.median(g1 / g0)),
+            "mean_log_gamma_ratio": float(np.mean(np.log(g1 / g0))),
+            "fraction_r_lowered": float(np.mean(r1 <= r0)),
+        },  # fmt: skip
+        "mmr_identity_max_rel_error": float(mmr_error.max()),
+        "mhloss_identity_max_rel_error": float(mh_error.max()),
+        "tables_avg_max_discrepancy": float(np.abs(tables.discrepancy).max()),
+        "tables_avg_entries": int(tables.discrepancy.size),
+    }
+
+
 def run(config: Config, key) -> dict:
-    """All six methods × ``seeds`` seeds, each on ``S`` and ``S^i``, in one vmapped program."""
+    """All six methods × ``seeds`` seeds, each on ``S`` and ``S^i``, in one vmapped program;
+    then the claims' MMR, MHLoss and table simulations (:func:`shared_checks`)."""
     setting = config.setting()
+    k_shared = jax.random.fold_in(key, 1)  # the methods' key stream is unchanged
     k_data, k_pre, k_seeds, k_surt, k_removed, k_drop = jax.random.split(key, 6)
     data = jax.jit(transfer_task_data, static_argnums=1)(k_data, setting)
     pretrained = jax.jit(lambda k: pretrain(k, data, setting, steps=config.pretrain_steps))(k_pre)
@@ -204,6 +266,7 @@ def run(config: Config, key) -> dict:
             results["loo_head_normalized_mean"], paper.avg_mean, paper.avg_std, strict=True,
         )
     ]  # fmt: skip
+    results["shared"] = shared_checks(config.shared_settings, k_shared)
     return results
 
 
@@ -213,7 +276,7 @@ def plot(results: dict):
 
     methods = results["methods"]
     pos = np.arange(len(methods))
-    fig, (ax_v, ax_s, ax_l) = plt.subplots(1, 3, figsize=(16.0, 4.8))
+    fig, (ax_v, ax_s, ax_l, ax_m) = plt.subplots(1, 4, figsize=(21.0, 5.2))
     ax_v.violinplot(np.asarray(results["accuracy"]).T, positions=pos, showmeans=True)
     ax_v.set_xticks(pos, methods)
     ax_v.set_ylabel("target test accuracy (%)")
@@ -239,6 +302,30 @@ def plot(results: dict):
     ax_l.set_xticks(pos, methods)
     ax_l.set_ylabel(r"LOO distance $\|A(S^i) - A(S)\|$ (mean ± std)")
     ax_l.set_title("Def. 2.1 leave-one-out distance, encoder + averaged head", fontsize=10)
+    shared = results["shared"]
+    margin = shared["mmr_margin"]
+    before, after = np.asarray(margin["gamma_before"]), np.asarray(margin["gamma_after"])
+    ax_m.scatter(before, after, s=8, alpha=0.6, label=f"{before.size} datasets")
+    edges = [min(before.min(), after.min()), max(before.max(), after.max())]
+    ax_m.plot(edges, edges, "k--", linewidth=1, label="no change")
+    ax_m.set_xscale("log")
+    ax_m.set_yscale("log")
+    ax_m.set_xlabel(r"SVM margin $\gamma_S$ of the encoded data, before MMR")
+    ax_m.set_ylabel(r"$\gamma_S$ after minimising eq. (8)")
+    ax_m.set_title(
+        f"MMR on a linear encoder: median γ ratio {margin['median_gamma_ratio']:.2f}, "
+        f"R lowered on {100 * margin['fraction_r_lowered']:.0f}%",
+        fontsize=10,
+    )
+    ax_m.legend(fontsize=8, loc="upper left")
+    checks = (
+        f"eq. (8) vs class means: max rel. error {shared['mmr_identity_max_rel_error']:.0e}\n"
+        f"eq. (10) vs single heads: max rel. error {shared['mhloss_identity_max_rel_error']:.0e}"
+        f"\nTables 2–5 AVG: max |printed − recomputed| "
+        f"{shared['tables_avg_max_discrepancy']:.3f} ({shared['tables_avg_entries']} entries)"
+    )
+    ax_m.text(0.98, 0.02, checks, transform=ax_m.transAxes, ha="right", va="bottom", fontsize=7,
+              bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "none"})  # fmt: skip
     fig.suptitle(
         f"Fu et al. 2023, small-scale analogue of {results['paper_caption']}\n(pretrained MLP "
         f"encoder, synthetic target; {results['setting']})",

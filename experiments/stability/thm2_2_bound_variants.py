@@ -11,9 +11,18 @@ three bound variants with ``L = βR`` (:mod:`ntsim.theory.stability._full_finetu
 * proof (App. A.1, last line): ``√(2LR/β) / (n(q^{−1/4} − 1))``;
 * corrected (off-by-one fixed): ``√(2LR/β) / (n(1 − q^{1/4}))``.
 
-Left panel: against ``n`` (log–log) at fixed ``μ/β``; all curves ∝ 1/n. Right panel: against
-``μ/β`` at fixed ``n``, log ``y``; the region where the printed bound is below the largest
-measured distance is shaded (it is 0 at ``μ = β``, drawn at the bottom edge).
+Every run is :func:`ntsim.theory.stability.simulate_loo_grid` with the settings the claims
+``stability.thm2_2.*`` read (:data:`ntsim.theory.stability.THM2_2_SETTINGS`, the same at
+each scale; ``R = β = 1``, ``d = 5``):
+
+* left — against ``n`` (log–log) at ``μ/β = 0.5`` (``over_n``; claim ``scaling_n``): all
+  curves ∝ 1/n;
+* middle — against ``μ/β`` at ``n = 10`` (``generic`` up to ``μ/β = 0.96`` and ``near_one``
+  from 0.9; claims ``bound_printed_generic`` and ``bound_printed``), log ``y``; the region
+  where the printed bound is below the largest measured distance is shaded (it is 0 at
+  ``μ = β``, drawn at the bottom edge);
+* right — the worst and mean ``sup‖Δ‖``/corrected bound against ``μ/β`` for each ``n``
+  (``certificate``; claim ``bound_corrected``): at most 1.
 
 Run: ``ntsim run stability/thm2_2_bound_variants [--scale full]`` or this file.
 """
@@ -25,7 +34,7 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
-from ntsim.experiment import check_int_fields
+from ntsim.experiment import check_choice
 from ntsim.theory import stability as ff
 
 # name: (legend, color, line style, line width); the proof is drawn wide so that the
@@ -35,80 +44,74 @@ _BOUNDS = {
     "bound_proof": ("proof, App. A.1", "tab:orange", "-", 4.0),
     "bound_printed": ("printed, eq. (3) (= proof when R = β)", "tab:red", "--", 1.5),
 }
+_PARTS = ("over_n", "generic", "near_one", "certificate")
 
 
 @dataclass(frozen=True)
 class Config:
-    """Quadratic model of Sec 2.2; the paper has no simulation, so every value is ours."""
+    """The paper has no simulation; the sizes are the claims' (THM2_2_SETTINGS)."""
 
-    d: int = 5  # parameter dimension (the bounds are dimension-free)
-    beta: float = 1.0  # smoothness β (η = 1/β); at R = β the printed and proof bounds agree
-    radius: float = 1.0  # R = ‖w_0 − w_*‖
-    mu_over_beta: float = 0.5  # μ/β of the left panel
-    sample_sizes: tuple[int, ...] = (10, 25, 50, 100, 200, 400)  # n, left panel
-    ratio_n: int = 10  # n of the right panel (that of the claim stability.thm2_2.bound_printed)
-    ratios: tuple[float, ...] = (
-        0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 0.97, 0.98, 0.99, 1.0,
-    )  # fmt: skip
-    instances: int = 200  # random instances per point
-    num_steps: int = 600  # GD steps; (1 − μ/β)^T is negligible, the sup is reached early
+    settings: str = "full"  # which scale of ntsim.theory.stability.THM2_2_SETTINGS to draw
 
     def __post_init__(self):
-        check_int_fields(self, ("d", "ratio_n", "instances", "num_steps"))
-        if self.d < 2:
-            raise ValueError(f"Config.d must be >= 2, got {self.d}.")
-        if not self.sample_sizes or min(self.sample_sizes) < 2:
-            raise ValueError(f"Config.sample_sizes must be >= 2, got {self.sample_sizes}.")
-        for name in ("beta", "radius"):
-            if not float(getattr(self, name)) > 0:
-                raise ValueError(f"Config.{name} must be positive, got {getattr(self, name)!r}.")
-        ratios = (*self.ratios, self.mu_over_beta)
-        if not all(0 < r <= 1 for r in ratios):
-            raise ValueError(f"Config ratios μ/β must lie in (0, 1], got {ratios}.")
+        check_choice("Config", "settings", self.settings, ff.SHARED_SCALES)
 
 
-SCALES = {
-    "quick": Config(sample_sizes=(10, 25, 50, 100), instances=20, num_steps=200),
-    "full": Config(),
-}
+SCALES = {"quick": Config(settings="quick"), "full": Config()}
 
 
-def _summary(out: dict) -> dict:
-    sup = out["sup_distance"]
+def _summary(run: ff.LooGridRun, cells) -> dict:
+    """Per cell (in the order of ``cells``): the measured distances and the bounds."""
+    sup = run.sup_distance[cells]
     summary = {
+        "mu_over_beta": run.mu_over_beta[cells].tolist(),
+        "num_samples": run.num_samples[cells].tolist(),
         "sup_mean": sup.mean(axis=-1).tolist(),
         "sup_max": sup.max(axis=-1).tolist(),
-        "certificate_mean": out["certificate"].mean(axis=-1).tolist(),
-        "printed_violation_rate": (sup > out["bound_printed"]).mean(axis=-1).tolist(),
-        "corrected_violation_rate": (sup > out["bound_corrected"]).mean(axis=-1).tolist(),
+        "certificate_mean": run.certificate[cells].mean(axis=-1).tolist(),
+        "printed_violation_rate": (sup > run.bound_printed[cells]).mean(axis=-1).tolist(),
+        "corrected_violation_rate": (sup > run.bound_corrected[cells]).mean(axis=-1).tolist(),
+        "worst_sup_over_corrected": (sup / run.bound_corrected[cells]).max(axis=-1).tolist(),
+        "mean_sup_over_corrected": (sup / run.bound_corrected[cells]).mean(axis=-1).tolist(),
     }
     for name in _BOUNDS:  # L = max_j λ_max(H_j)·R = βR on every instance: one value per cell
-        summary[name] = out[name].mean(axis=-1).tolist()
+        summary[name] = getattr(run, name)[cells].mean(axis=-1).tolist()
     return summary
 
 
 def run(config: Config, key) -> dict:
-    """Both sweeps as one compiled, vmapped program (cells concatenated), in float64."""
-    sizes, ratios = list(config.sample_sizes), list(config.ratios)
-    cell_ratios = [config.mu_over_beta] * len(sizes) + ratios
-    cell_sizes = sizes + [config.ratio_n] * len(ratios)
+    """The four Thm 2.2 grids of the claims, each one compiled program, in float64."""
+    runs = {}
     with jax.enable_x64(True):
-        out = ff.simulate_loo_stability_grid(
-            key, mu_over_beta=cell_ratios, num_samples=cell_sizes, radius=config.radius,
-            beta=config.beta, d=config.d, num_steps=config.num_steps, instances=config.instances,
-        )  # fmt: skip
-    over_n = {name: v[: len(sizes)] for name, v in out.items()}
-    over_ratio = {name: v[len(sizes) :] for name, v in out.items()}
+        for part, k in zip(_PARTS, jax.random.split(key, len(_PARTS)), strict=True):
+            runs[part] = ff.simulate_loo_grid(k, ff.THM2_2_SETTINGS[part][config.settings])
+    over_n = runs["over_n"]
+    # μ/β panel at n = 10: the generic grid below 0.9, the near-one grid from 0.9 on
+    generic, near = runs["generic"], runs["near_one"]
+    low = np.flatnonzero(generic.mu_over_beta < near.mu_over_beta.min())
+    below, above = _summary(generic, low), _summary(near, np.arange(near.mu_over_beta.size))
+    over_ratio = {name: below[name] + above[name] for name in below}
+    cert = runs["certificate"]
+    setting = ff.THM2_2_SETTINGS["over_n"][config.settings]
     return {
-        "sample_sizes": sizes,
-        "ratios": ratios,
-        "mu_over_beta": config.mu_over_beta,
-        "ratio_n": config.ratio_n,
-        "radius": config.radius,
-        "beta": config.beta,
-        "instances": config.instances,
-        "over_n": _summary(over_n),
-        "over_ratio": _summary(over_ratio),
+        "settings": config.settings,
+        "radius": float(over_n.radius[0]),
+        "beta": 1.0,
+        "mu_over_beta": float(over_n.mu_over_beta[0]),
+        "sample_sizes": over_n.num_samples.tolist(),
+        "instances": {
+            part: ff.THM2_2_SETTINGS[part][config.settings].instances for part in _PARTS
+        },  # fmt: skip
+        "num_steps": setting.num_steps,
+        "over_n": _summary(over_n, np.arange(over_n.num_samples.size)),
+        "ratios": over_ratio["mu_over_beta"],
+        "ratio_n": int(near.num_samples[0]),
+        "over_ratio": over_ratio,
+        "certificate": {
+            int(n): _summary(cert, np.flatnonzero(cert.num_samples == n))
+            for n in np.unique(cert.num_samples)
+        },
+        "max_certificate_gap": float(cert.max_certificate_gap.max()),
     }
 
 
@@ -121,25 +124,28 @@ def _measured(ax, x, part: dict) -> None:
 
 
 def plot(results: dict):
-    """Left: vs n (log–log). Right: vs μ/β (log y), printed-bound violations shaded."""
+    """Left: vs n (log–log). Middle: vs μ/β (log y), printed-bound violations shaded. Right:
+    sup‖Δ‖ over the corrected bound."""
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
 
-    fig, (ax_n, ax_r) = plt.subplots(1, 2, figsize=(16.0, 5.0))
+    fig, (ax_n, ax_r, ax_c) = plt.subplots(1, 3, figsize=(19.0, 5.2))
     n = np.asarray(results["sample_sizes"])
     part = results["over_n"]
     _measured(ax_n, n, part)
     for name, (label, color, style, width) in _BOUNDS.items():
         ax_n.plot(n, part[name], color=color, linestyle=style, linewidth=width, label=label)
     ax_n.set_xscale("log")
+    ax_n.xaxis.set_minor_formatter(NullFormatter())  # crowded labels on short decades
     ax_n.set_yscale("log")
     ax_n.set_xlabel("number of samples n")
     ax_n.set_ylabel(r"$\|w_T - w^i_T\|$ and bounds")
     ax_n.set_title(
         f"vs n at μ/β = {results['mu_over_beta']:g} (R = {results['radius']:g}, "
-        f"β = {results['beta']:g}, L = βR, {results['instances']} instances)",
+        f"β = {results['beta']:g}, L = βR, {results['instances']['over_n']} instances)",
         fontsize=10,
     )
-    ax_n.legend(fontsize=8, loc="upper right")
+    ax_n.legend(fontsize=7, loc="lower left")
 
     ratios = np.asarray(results["ratios"])
     part = results["over_ratio"]
@@ -163,10 +169,30 @@ def plot(results: dict):
     ax_r.set_xlabel(r"$\mu/\beta$")
     ax_r.set_ylabel(r"$\|w_T - w^i_T\|$ and bounds")
     ax_r.set_title(
-        f"vs μ/β at n = {results['ratio_n']} (R/n = {results['radius'] / results['ratio_n']:g})",
+        f"vs μ/β at n = {results['ratio_n']} (R/n = {results['radius'] / results['ratio_n']:g}; "
+        f"{results['instances']['generic']}/{results['instances']['near_one']} instances "
+        "below/from 0.9)",
         fontsize=10,
     )
-    ax_r.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
+    ax_r.legend(fontsize=7, loc="upper right")
+
+    colors = plt.cm.viridis(np.linspace(0, 0.8, len(results["certificate"])))
+    for color, (n_cell, part) in zip(colors, results["certificate"].items(), strict=True):
+        x = np.asarray(part["mu_over_beta"])
+        ax_c.plot(x, part["worst_sup_over_corrected"], "o-", color=color,
+                  label=f"n = {n_cell}: worst instance")  # fmt: skip
+        ax_c.plot(x, part["mean_sup_over_corrected"], "s:", color=color, markersize=4,
+                  label=f"n = {n_cell}: mean")  # fmt: skip
+    ax_c.axhline(1.0, color="tab:green", linestyle="--", label="corrected bound (ratio 1)")
+    ax_c.set_ylim(0, 1.1)
+    ax_c.set_xlabel(r"$\mu/\beta$")
+    ax_c.set_ylabel(r"$\max_T\|w_T - w^i_T\|$ / corrected bound")
+    ax_c.set_title(
+        f"corrected bound holds ({results['instances']['certificate']} instances per cell; "
+        f"certificate gap ≤ {results['max_certificate_gap']:.1e})",
+        fontsize=10,
+    )
+    ax_c.legend(fontsize=7, loc="lower left")
     fig.suptitle("Fu et al. 2023, Thm 2.2: leave-one-out stability of GD on the quadratic model")
     fig.tight_layout()
     return fig

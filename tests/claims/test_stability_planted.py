@@ -181,3 +181,33 @@ def test_margin_measured_as_its_reciprocal_flips_the_fig7_trends(monkeypatch):
     assert svm.verdict == "refuted" and not svm.as_expected
     monkeypatch.undo()
     jax.clear_caches()
+
+
+def test_shared_settings_figures_read_the_claims_settings():
+    """One simulation per figure and claim: Thm 2.2, the Table 2 figure and the step-size and
+    anchor panels draw the claims' simulate_* with the claims' settings at each scale."""
+    import inspect
+
+    from experiments.stability import synthetic_loo_stability as synthetic
+    from experiments.stability import table2_methods_small_scale as table2
+    from experiments.stability import thm2_2_bound_variants as thm2_2
+    from ntsim.claims.stability import _full_finetuning as ff_claims
+    from ntsim.claims.stability import _head_tuning, _learning_rate, _methods
+
+    pairs = (
+        (thm2_2, "settings", ff_claims.OVER_N, st.THM2_2_SETTINGS["over_n"]),
+        (thm2_2, "settings", ff_claims.GENERIC, st.THM2_2_SETTINGS["generic"]),
+        (thm2_2, "settings", ff_claims.NEAR_ONE, st.THM2_2_SETTINGS["near_one"]),
+        (thm2_2, "settings", ff_claims.CERT, st.THM2_2_SETTINGS["certificate"]),
+        (synthetic, "shared_settings", _learning_rate.STEP_SIZES, st.STEP_SIZE_SETTINGS),
+        (synthetic, "shared_settings", _head_tuning.ANCHOR, st.LOO_ANCHOR_SETTINGS),
+        (table2, "shared_settings", _learning_rate.MMR, st.MMR_MARGIN_SETTINGS),
+        (table2, "shared_settings", _methods.MMR_DRAWS, st.MMR_IDENTITY_SETTINGS),
+        (table2, "shared_settings", _methods.MH_DRAWS, st.MHLOSS_IDENTITY_SETTINGS),
+        (table2, "shared_settings", _methods.TABLES, st.TABLES_SETTINGS),
+    )
+    for experiment, field, simulation, shared in pairs:
+        assert simulation.fn.__name__ in inspect.getsource(experiment)
+        for scale in ("quick", "full"):
+            assert getattr(experiment.SCALES[scale], field) == scale
+            assert shared[scale] == simulation.setting(scale)

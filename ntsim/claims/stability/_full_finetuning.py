@@ -27,13 +27,11 @@ __all__ = ["CLAIMS"]
 _PAPER = "Fu et al. 2023"
 _EXPERIMENT = "stability/thm2_2_bound_variants"
 _THM = "Thm 2.2, eq. (3) and App. A.1"
-_STEPS = {"quick": 300, "full": 600}  # (1 − μ/β)^T ≤ 0.95^300 ≈ 2e-7: the sup is long past
-_GRID = (0.05, 0.1, 0.2, 0.35, 0.5, 0.7, 0.85, 0.95, 0.99, 1.0)  # μ/β, incl. μ = β
-# μ/β grid of the generic printed-bound claim: up to the largest value where the derived
-# margin ff.printed_bound_safe_ratio is positive (0.968), not up to observed failures.
-_GRID_SAFE = (0.05, 0.1, 0.2, 0.35, 0.5, 0.7, 0.85, 0.95, 0.96)
-_NEAR_ONE = (0.9, 0.95, 0.97, 0.98, 0.99, 1.0)  # μ/β where the printed bound fails
-_NS_SCALING = (25, 50, 100, 200, 400)
+_STEPS = ff.THM2_2_STEPS  # (1 − μ/β)^T ≤ 0.95^300 ≈ 2e-7: the sup is long past
+# μ/β grids and sizes shared with the figure (ff.THM2_2_SETTINGS): the certificate grid,
+# the printed bound near μ = β (where it fails), up to μ/β = 0.96 (inside the derived safe
+# region μ/β ≤ 0.968 of ff.printed_bound_safe_ratio, not read off the runs) and over n.
+_SHARED = ff.THM2_2_SETTINGS
 _RADII = (1e-3, 1e-2, 0.1, 1.0, 10.0, 100.0)
 _SMALL_RADII = (1e-1, 1e-2, 1e-3)
 
@@ -58,26 +56,14 @@ def _grid(name, quick, full, key_name):
                       key_name=key_name)  # fmt: skip
 
 
-CERT = _grid(
-    "stability.thm2_2.certificate_grid",
-    ff.LooGridSetting(mu_over_beta=_GRID, num_samples=(10, 40), instances=10,
-                      num_steps=_STEPS["quick"]),
-    ff.LooGridSetting(mu_over_beta=_GRID, num_samples=(10, 50, 200), instances=35,
-                      num_steps=_STEPS["full"]),
-    "stability.thm2_2.certificate",
-)  # fmt: skip
-NEAR_ONE = _grid(
-    "stability.thm2_2.near_one",
-    ff.LooGridSetting(mu_over_beta=_NEAR_ONE, instances=100, num_steps=_STEPS["quick"]),
-    ff.LooGridSetting(mu_over_beta=_NEAR_ONE, instances=250, num_steps=_STEPS["full"]),
-    "stability.thm2_2.bound_printed",
-)  # fmt: skip
-GENERIC = _grid(
-    "stability.thm2_2.printed_generic",
-    ff.LooGridSetting(mu_over_beta=_GRID_SAFE, instances=50, num_steps=_STEPS["quick"]),
-    ff.LooGridSetting(mu_over_beta=_GRID_SAFE, instances=125, num_steps=_STEPS["full"]),
-    "stability.thm2_2.bound_printed_generic",
-)  # fmt: skip
+def _shared(name, part, key_name):
+    return _grid(name, _SHARED[part]["quick"], _SHARED[part]["full"], key_name)
+
+
+CERT = _shared("stability.thm2_2.certificate_grid", "certificate", "stability.thm2_2.certificate")
+NEAR_ONE = _shared("stability.thm2_2.near_one", "near_one", "stability.thm2_2.bound_printed")
+GENERIC = _shared("stability.thm2_2.printed_generic", "generic",
+                  "stability.thm2_2.bound_printed_generic")  # fmt: skip
 # μ/β = 0.9: sup‖Δ‖ is pinned in closed form within a factor (β/μ)² ≈ 1.23 (see
 # _radius_violation_band), narrow enough that the printed eq. (3) is pinned two-sided.
 _SMALL_R_RATIO = 0.9
@@ -89,14 +75,7 @@ SMALL_R = _grid(
                       num_steps=_STEPS["full"]),
     "stability.thm2_2.bound_printed_radius",
 )  # fmt: skip
-OVER_N = _grid(
-    "stability.thm2_2.over_n",
-    ff.LooGridSetting(mu_over_beta=(0.5,), num_samples=_NS_SCALING, instances=40,
-                      num_steps=_STEPS["quick"]),
-    ff.LooGridSetting(mu_over_beta=(0.5,), num_samples=_NS_SCALING, instances=200,
-                      num_steps=_STEPS["full"]),
-    "stability.thm2_2.scaling_n",
-)  # fmt: skip
+OVER_N = _shared("stability.thm2_2.over_n", "over_n", "stability.thm2_2.scaling_n")
 RADII = Simulation(
     "stability.thm2_2.radius_scaling", ff.simulate_radius_scaling,
     {"quick": ff.RadiusScalingSetting(instances=200, radii=_RADII, num_steps=_STEPS["quick"]),

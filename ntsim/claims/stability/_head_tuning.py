@@ -38,11 +38,8 @@ __all__ = ["CLAIMS"]
 # ------------------------------------------------------------------ the closed-form anchor
 
 ANCHOR = Simulation(
-    "stability.head_tuning.anchor", ht.simulate_loo_anchor,
-    {"quick": ht.LooAnchorSetting(num_steps=10_000, num_records=5),
-     "full": ht.LooAnchorSetting(num_steps=100_000, num_records=6)},
-    x64=True,
-)  # fmt: skip
+    "stability.head_tuning.anchor", ht.simulate_loo_anchor, ht.LOO_ANCHOR_SETTINGS, x64=True
+)  # shared with synthetic_loo_stability (i)
 
 
 def check_anchor_svm(run: ht.LooAnchorRun):

@@ -34,22 +34,13 @@ __all__ = ["CLAIMS"]
 _PAPER = "Fu et al. 2023"
 _EXPERIMENT = "stability/synthetic_loo_stability"
 
-STEP_SIZES = Simulation(
-    "stability.head_tuning.step_sizes", st.simulate_step_sizes,
-    # Datasets: the spread ratio of ‖Δ̂_T‖ (a ratio of two stds) has a paired 95% CI of about
-    # ±0.05 at 400 datasets; 3200 (quick) and 2000 (full) bring it to about ±0.02-0.025, so the
-    # 5% effect below is decided at every seed instead of by the luck of the draw.
-    {"quick": st.StepSizeSetting(datasets=3200, points=60, dim=5, num_steps=100),
-     "full": st.StepSizeSetting(datasets=2000, points=500, dim=10, num_steps=1000)},
-    x64=True,
-)  # fmt: skip
-MMR = Simulation(
-    "stability.mmr.encoder", st.simulate_mmr_margin,
-    {"quick": st.MMRSetting(datasets=200, points=60, dim=6, num_steps=100),
-     "full": st.MMRSetting(datasets=500, points=200, dim=10, num_steps=300)},
-    x64=True,
-    key_name="stability.mmr.increases_margin",
-)  # fmt: skip
+# Settings shared with the figures (st.STEP_SIZE_SETTINGS: 3200 datasets at quick, 2000 at
+# full, so the paired 95% CI of the spread ratio of ‖Δ̂_T‖ is about ±0.02-0.025 and the 5%
+# effect below is decided at every seed instead of by the luck of the draw).
+STEP_SIZES = Simulation("stability.head_tuning.step_sizes", st.simulate_step_sizes,
+                        st.STEP_SIZE_SETTINGS, x64=True)  # fmt: skip
+MMR = Simulation("stability.mmr.encoder", st.simulate_mmr_margin, st.MMR_MARGIN_SETTINGS,
+                 x64=True, key_name="stability.mmr.increases_margin")  # fmt: skip
 
 ROUND_OFF = Tolerance(
     "round-off",

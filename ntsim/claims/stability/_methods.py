@@ -27,20 +27,14 @@ __all__ = ["CLAIMS"]
 _PAPER = "Fu et al. 2023"
 _EXPERIMENT = "stability/table2_methods_small_scale"
 
-TABLES = Simulation("stability.tables.printed", st.simulate_tables,
-                    {"quick": st.TablesSetting(), "full": st.TablesSetting()})  # fmt: skip
-MMR_DRAWS = Simulation(
-    "stability.mmr.draws", st.simulate_mmr_identity,
-    {"quick": st.MMRIdentitySetting(instances=200, n=16, k=5),
-     "full": st.MMRIdentitySetting()},
-    x64=True, key_name="stability.mmr.identity",
-)  # fmt: skip
-MH_DRAWS = Simulation(
-    "stability.mhloss.draws", st.simulate_mhloss_identity,
-    {"quick": st.MHLossIdentitySetting(instances=200, n=12, k=4, heads=7),
-     "full": st.MHLossIdentitySetting()},
-    x64=True, key_name="stability.mhloss.identity",
-)  # fmt: skip
+# Settings shared with the figure (table2_methods_small_scale draws these simulations).
+TABLES = Simulation("stability.tables.printed", st.simulate_tables, st.TABLES_SETTINGS)
+MMR_DRAWS = Simulation("stability.mmr.draws", st.simulate_mmr_identity,
+                       st.MMR_IDENTITY_SETTINGS, x64=True,
+                       key_name="stability.mmr.identity")  # fmt: skip
+MH_DRAWS = Simulation("stability.mhloss.draws", st.simulate_mhloss_identity,
+                      st.MHLOSS_IDENTITY_SETTINGS, x64=True,
+                      key_name="stability.mhloss.identity")  # fmt: skip
 
 ROUNDING = Tolerance("theorem", st.ROUNDING_TOLERANCE, "printed entries and the printed AVG "
                      "are each rounded to 0.01: together at most one last-digit unit")  # fmt: skip

@@ -10,6 +10,7 @@ One private submodule per section; the public names are re-exported here.
   :mod:`._svm_runs` the step-size, MMR and SVM-lemma simulations.
 * :mod:`._head_tuning` — Sec 2.3: head tuning by GD on the augmented features, its
   direction limit (the bias-penalised SVM), Thm 2.4, Lemmas A.2.1–A.2.5, Cor 2.5, Cor 3.1.
+* :mod:`._shared_settings` — the settings a claim and its figure share (per scale).
 * :mod:`._methods_runs` — draws for the MMR/MHLoss identities and the tables' AVG checks.
 * :mod:`._tables` — the paper's Tables 2–5 as data and their AVG columns.
 * :mod:`._synthetic` — Sec 4.3: the synthetic leave-one-out suite (one dataset per cell, GD
@@ -142,6 +143,17 @@ from ntsim.theory.stability._methods_runs import (
     simulate_mmr_identity,
     simulate_tables,
 )
+from ntsim.theory.stability._shared_settings import (
+    LOO_ANCHOR_SETTINGS,
+    MHLOSS_IDENTITY_SETTINGS,
+    MMR_IDENTITY_SETTINGS,
+    MMR_MARGIN_SETTINGS,
+    SHARED_SCALES,
+    STEP_SIZE_SETTINGS,
+    TABLES_SETTINGS,
+    THM2_2_SETTINGS,
+    THM2_2_STEPS,
+)
 from ntsim.theory.stability._small_scale import (
     FinetuneResult,
     LooResult,
@@ -196,6 +208,15 @@ from ntsim.theory.stability._tables import (
 )
 
 __all__ = [
+    "SHARED_SCALES",
+    "THM2_2_STEPS",
+    "THM2_2_SETTINGS",
+    "STEP_SIZE_SETTINGS",
+    "LOO_ANCHOR_SETTINGS",
+    "TABLES_SETTINGS",
+    "MMR_IDENTITY_SETTINGS",
+    "MHLOSS_IDENTITY_SETTINGS",
+    "MMR_MARGIN_SETTINGS",
     "MHLossIdentityRun",
     "MHLossIdentitySetting",
     "MMRIdentityRun",
