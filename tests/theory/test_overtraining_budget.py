@@ -104,3 +104,18 @@ def test_simulate_budget_sweep_records_the_protocol():
     assert np.all(run.distance <= np.asarray(setting.finetune_lrs) * 4 * np.sqrt(run.num_params))
     tokens = np.asarray(setting.budgets) * setting.batch_size * setting.context
     np.testing.assert_allclose(run.tokens_per_parameter, tokens / run.num_params)
+
+
+@pytest.mark.parametrize("every", [False, True])
+def test_budget_sweep_pretrains_extra_replicates_at_the_ends_only(every):
+    setting = ot.BudgetSetting(
+        width=8, depth=1, num_heads=2, context=8, batch_size=4, budgets=(32, 64, 96), warmup=4,
+        chunk=32, gammas=(1.0,), noise_draws=2, pretrain_replicates=2, finetune_lrs=(1e-3,),
+        finetune_steps=2, eval_windows=8, arithmetic_lines=200, replicate_every_budget=every,
+    )  # fmt: skip
+    steps = []
+    run = ot.simulate_budget_sweep(jax.random.PRNGKey(1), setting, progress=steps.append)
+    increase = run.perturbed_increase  # (R, B, γ, draws)
+    assert sum(steps) == sum(setting.budgets) and run.distance.shape == (3, 1)
+    assert np.all(np.isfinite(increase[0])) and np.all(np.isfinite(increase[:, [0, 2]]))
+    assert np.all(np.isnan(increase[1, 1])) != every  # the middle budget of replicate 1
