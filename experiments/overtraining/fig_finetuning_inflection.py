@@ -23,7 +23,22 @@ functions with the claims' settings of the same scale:
 * (f) Thm 4.7.2: the inflection ``r(λ)`` per random instance
   (:func:`~ntsim.theory.overtraining.simulate_regularisation`,
   :data:`~ntsim.theory.overtraining.REGULARISATION_SETTINGS`; claims
-  ``overtraining.thm4_7.regularisation_*``).
+  ``overtraining.thm4_7.regularisation_*``);
+* (g) Lemma A.11 (corrected): the modes after long GD from ``n = d`` against
+  ``(σ^ft + λσ^pre)/(1 + λ)`` (and the printed ``(σ^pre + λσ^ft)/(1 + λ)``, grey)
+  (:func:`~ntsim.theory.overtraining.simulate_fixed_point`,
+  :data:`~ntsim.theory.overtraining.FIXED_POINT_SETTINGS`; claims
+  ``overtraining.lemma_a11.*``);
+* (h) Thm 4.7.1 at ``λ = 0``: the increment ``L_pre(n) − L_pre(n−1)`` after fine-tuning
+  against ``σ^ft_n/σ^pre_n``; its sign flips at 2
+  (:func:`~ntsim.theory.overtraining.simulate_misalignment_threshold`,
+  :data:`~ntsim.theory.overtraining.THRESHOLD_SETTINGS`; claim
+  ``overtraining.thm4_7.misalignment_threshold``);
+* (i) the simulation caveat: ``L_pre(n)/‖A^ft − A^pre‖²`` after fine-tuning from *real*
+  checkpoints for ``ηK = 1`` and ``ηK = 30``, against the ideal ones
+  (:func:`~ntsim.theory.overtraining.simulate_long_finetuning`,
+  :data:`~ntsim.theory.overtraining.LONG_FINETUNING_SETTINGS`; claim
+  ``overtraining.caveat.long_finetuning_erases``).
 
 The ideal init is used on purpose: from real checkpoints long fine-tuning learns the
 unlearned modes and erases the effect (claim ``overtraining.caveat.long_finetuning_erases``).
@@ -62,6 +77,9 @@ class Config:
     # the claims' simulations (same setting types and values as the claims at this scale)
     sensitivity: ot.SensitivitySetting = ot.SENSITIVITY_SETTINGS["full"]
     regularisation: ot.RegularisationSetting = ot.REGULARISATION_SETTINGS["full"]
+    fixed: ot.FixedPointSetting = ot.FIXED_POINT_SETTINGS["full"]
+    threshold: ot.ThresholdSetting = ot.THRESHOLD_SETTINGS["full"]
+    long: ot.LongFinetuningSetting = ot.LONG_FINETUNING_SETTINGS["full"]
 
     def __post_init__(self):
         check_int_fields(self, ("d", "num_steps", "reg_grid_points"), minimum=2)
@@ -81,6 +99,9 @@ SCALES = {
         reg_grid_points=81,
         sensitivity=ot.SENSITIVITY_SETTINGS["quick"],
         regularisation=ot.REGULARISATION_SETTINGS["quick"],
+        fixed=ot.FIXED_POINT_SETTINGS["quick"],
+        threshold=ot.THRESHOLD_SETTINGS["quick"],
+        long=ot.LONG_FINETUNING_SETTINGS["quick"],
     ),  # seconds on CPU
     "full": Config(),
 }
@@ -92,6 +113,7 @@ def run(config: Config, key) -> dict:
         pre = ot.geometric_spectrum(config.d, config.pre_first, config.pre_ratio)
         ft = ot.geometric_spectrum(config.d, config.ft_first, config.ft_ratio)
         k_u, k_v, k_sens, k_reg = jax.random.split(key, 4)
+        k_fixed, k_thr, k_long = (jax.random.fold_in(key, i) for i in (4, 5, 6))
         u, v = random_orthogonal(k_u, config.d), random_orthogonal(k_v, config.d)
 
         def gd(reg):
@@ -132,25 +154,39 @@ def run(config: Config, key) -> dict:
         reg_run = ot.simulate_regularisation(k_reg, config.regularisation)
         out["claim_regs"] = reg_run.regs
         out["claim_inflection"] = ot.inflection_point(reg_run.pre_loss)  # (instances, λ)
+        fixed = ot.simulate_fixed_point(k_fixed, config.fixed)
+        gamma = fixed.gamma[:, None]
+        out["fixed_modes"] = fixed.modes / gamma  # (instances, d)
+        out["fixed_corrected"] = jax.vmap(ot.fixed_point)(fixed.pre, fixed.ft, fixed.reg) / gamma
+        out["fixed_printed"] = (
+            jax.vmap(ot.fixed_point_printed)(fixed.pre, fixed.ft, fixed.reg) / gamma
+        )
+        threshold = ot.simulate_misalignment_threshold(k_thr, config.threshold)
+        out["threshold_ratio"] = threshold.ft / threshold.pre  # (instances, d)
+        out["threshold_increment"] = threshold.increments
+        long = ot.simulate_long_finetuning(k_long, config.long)
+        scale = long.distance[:, None]
+        for name in ("real_long", "real_short", "ideal_short", "ideal_long"):
+            out[f"long_{name}"] = getattr(long, name) / scale  # (instances, d + 1)
         out = {name: np.asarray(value).tolist() for name, value in out.items()}
     return {
         **out,
         "regs": list(config.regs),
         "d": config.d,
         "eta_k": config.learning_rate * config.num_steps,
-    }
+        "long_eta_k": [config.long.learning_rate * config.long.short,
+                       config.long.learning_rate * config.long.long],
+    }  # fmt: skip
 
 
 def plot(results: dict):
-    """Four panels: Δ_pre(n), post-FT L_pre(n) with inflections, ID loss vs λ, r(λ)."""
+    """Config R (a–d) and the claims' simulations (e–i), on a 3 × 3 grid."""
     import matplotlib.pyplot as plt
 
     d = results["d"]
     n = np.arange(d + 1)
-    fig, axes = plt.subplots(2, 4, figsize=(21.0, 9.6))
-    (ax_delta, ax_pre, ax_id, ax_r), (ax_sens, ax_reg, ax_blank, ax_blank2) = axes
-    ax_blank.axis("off")
-    ax_blank2.axis("off")
+    fig, axes = plt.subplots(3, 3, figsize=(17.0, 14.4))
+    ax_delta, ax_pre, ax_id, ax_r, ax_sens, ax_reg, ax_fixed, ax_thr, ax_long = axes.ravel()
     colors = plt.cm.viridis(np.linspace(0.0, 0.85, len(results["regs"])))
     for j, (reg, color) in enumerate(zip(results["regs"], colors, strict=True)):
         ax_delta.plot(n, results["closed_delta"][j], color=color, label=f"λ = {reg:g}")
@@ -207,6 +243,53 @@ def plot(results: dict):
     ax_reg.set_title(f"(f) Thm 4.7.2 on {len(inflection)} random instances (claims' simulation)",
                      fontsize=10)  # fmt: skip
     ax_reg.legend(fontsize=8)
+
+    corrected = np.asarray(results["fixed_corrected"]).ravel()
+    modes = np.asarray(results["fixed_modes"]).ravel()
+    ax_fixed.plot(np.asarray(results["fixed_printed"]).ravel(), modes, "o", color="gray",
+                  markersize=2, alpha=0.4, label="printed (σ^pre + λσ^ft)/(1+λ)")  # fmt: skip
+    ax_fixed.plot(corrected, modes, "o", color="tab:blue", markersize=3, alpha=0.6,
+                  label="corrected (σ^ft + λσ^pre)/(1+λ)")  # fmt: skip
+    ax_fixed.plot([0, modes.max()], [0, modes.max()], "k--", linewidth=1)
+    ax_fixed.set_xlabel("predicted fixed point / Γ")
+    ax_fixed.set_ylabel(r"diag$(U^\top\theta(K)V)$ / Γ after long GD from n = d")
+    ax_fixed.set_title(f"(g) Lemma A.11 on {len(results['fixed_modes'])} instances "
+                       "(claims' simulation)", fontsize=10)  # fmt: skip
+    ax_fixed.legend(fontsize=8)
+
+    ratio = np.asarray(results["threshold_ratio"]).ravel()
+    increment = np.asarray(results["threshold_increment"]).ravel()
+    up = increment > 0
+    ax_thr.plot(ratio[up], increment[up], "o", color="tab:red", markersize=3, alpha=0.6,
+                label="L_pre(n) > L_pre(n−1)")  # fmt: skip
+    ax_thr.plot(ratio[~up], increment[~up], "o", color="tab:blue", markersize=3, alpha=0.6,
+                label="L_pre(n) ≤ L_pre(n−1)")  # fmt: skip
+    ax_thr.axvline(2.0, color="k", linestyle="--", label="σ^ft_n = 2σ^pre_n")
+    ax_thr.axhline(0.0, color="gray", linewidth=0.7)
+    ax_thr.set_xlabel(r"$\sigma^{ft}_n / \sigma^{pre}_n$")
+    ax_thr.set_ylabel(r"$(L_{pre}(\theta^n(K)) - L_{pre}(\theta^{n-1}(K)))/\Gamma^2$, λ = 0")
+    ax_thr.set_title(f"(h) Thm 4.7.1 on {len(results['threshold_ratio'])} instances "
+                     "(claim's simulation)", fontsize=10)  # fmt: skip
+    ax_thr.legend(fontsize=8)
+
+    short_k, long_k = results["long_eta_k"]
+    width = len(results["long_real_long"][0])
+    for name, color, style, thick, label in (
+        ("ideal_long", "gray", "-", 3.0, f"ideal checkpoints, ηK = {long_k:g}"),
+        ("ideal_short", "k", "--", 0.8, f"ideal checkpoints, ηK = {short_k:g}"),
+        ("real_short", "tab:blue", "-", 0.8, f"real checkpoints, ηK = {short_k:g}"),
+        ("real_long", "tab:red", "-", 0.8, f"real checkpoints, ηK = {long_k:g}"),
+    ):
+        rows = np.asarray(results[f"long_{name}"])
+        for k, row in enumerate(rows):
+            ax_long.plot(np.arange(width), row, linestyle=style, color=color, alpha=0.4,
+                         linewidth=thick, label=label if k == 0 else None)  # fmt: skip
+    ax_long.axhline(1.0, color="tab:red", linewidth=0.6)
+    ax_long.set_xlabel("checkpoint n (features learned)")
+    ax_long.set_ylabel(r"$L_{pre}(\theta^n(K)) / \|A^{ft} - A^{pre}\|_F^2$")
+    ax_long.set_title("(i) Long fine-tuning from real checkpoints erases the curve "
+                      "(claim's simulation)", fontsize=10)  # fmt: skip
+    ax_long.legend(fontsize=7)
     fig.tight_layout()
     return fig
 

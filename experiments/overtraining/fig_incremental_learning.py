@@ -15,7 +15,12 @@ simulation keeps only the checkpoints, not the time course):
   the claim's own simulation (:func:`~ntsim.theory.overtraining.simulate_real_checkpoints`
   with :data:`~ntsim.theory.overtraining.REAL_CHECKPOINT_SETTINGS` of the same scale): the
   distance ``‖θ(t_n) − UΣ_{:n}Vᵀ‖_F/σ_1`` of each real checkpoint from the truncated SVD,
-  per instance and ``n``, against the claim's bound ``1.5·e^{−0.4τ}``.
+  per instance and ``n``, against the claim's bound ``1.5·e^{−0.4τ}``;
+* far right: the statement the claim ``overtraining.thm4_1.logistic_closed_form`` checks, on
+  its own simulation (:func:`~ntsim.theory.overtraining.simulate_aligned_flow` with
+  :data:`~ntsim.theory.overtraining.ALIGNED_FLOW_SETTINGS` of the same scale): per random
+  aligned-init instance, the largest ``|UᵀθV − diag(a(t))|/σ_1`` between the ODE solver and
+  the logistic closed form, against ``τ`` and the claim's tolerance ``1e-6``.
 
 The identity init learns each mode later than the aligned formula (its mode ``n`` starts
 at ``≈ e^{−2τ}(1 + u_nᵀv_n)/2`` and couples to the others), but passes through every ideal
@@ -49,6 +54,7 @@ class Config:
     end_factor: float = 3.0  # last save time = end_factor × t_d of the aligned init
     # the claim's simulation (same setting type and values as the claim at this scale)
     checkpoints: ot.RealCheckpointSetting = ot.REAL_CHECKPOINT_SETTINGS["full"]
+    aligned: ot.AlignedFlowSetting = ot.ALIGNED_FLOW_SETTINGS["full"]
 
     def __post_init__(self):
         check_int_fields(self, ("d", "points"), minimum=2)
@@ -61,7 +67,11 @@ class Config:
 
 SCALES = {
     "quick": Config(
-        d=6, tau=12.0, points=300, checkpoints=ot.REAL_CHECKPOINT_SETTINGS["quick"]
+        d=6,
+        tau=12.0,
+        points=300,
+        checkpoints=ot.REAL_CHECKPOINT_SETTINGS["quick"],
+        aligned=ot.ALIGNED_FLOW_SETTINGS["quick"],
     ),  # seconds on CPU
     "full": Config(),
 }
@@ -72,6 +82,7 @@ def run(config: Config, key) -> dict:
     with jax.enable_x64(True):  # τ = 15 puts the init at e^{−30} ≈ 1e-13 of σ_1
         spectrum = ot.geometric_spectrum(config.d, config.first, config.ratio)
         k_u, k_v, k_claim = jax.random.split(key, 3)
+        k_aligned = jax.random.fold_in(key, 3)
         u, v = random_orthogonal(k_u, config.d), random_orthogonal(k_v, config.d)
         aligned_times = ot.checkpoint_times(spectrum, config.tau)
         times = jnp.geomspace(
@@ -97,6 +108,12 @@ def run(config: Config, key) -> dict:
         claim_distance = (
             jnp.linalg.norm(real.w1 @ real.w2 - truncated, axis=(-2, -1)) / real.spectrum[:, :1]
         )
+        aligned = ot.simulate_aligned_flow(k_aligned, config.aligned)
+        closed = jax.vmap(ot.logistic_modes)(aligned.spectrum, aligned.tau, aligned.times)
+        aligned_error = (
+            jnp.abs(aligned.modes - jax.vmap(jax.vmap(jnp.diag))(closed)).max(axis=(1, 2, 3))
+            / aligned.spectrum[:, 0]
+        )  # (instances,): the claim's max_t,ij |UᵀθV − diag(a(t))|/σ_1
     return {
         "times": np.asarray(times).tolist(),
         "spectrum": np.asarray(spectrum).tolist(),
@@ -111,6 +128,8 @@ def run(config: Config, key) -> dict:
         "tau": config.tau,
         "claim_distance": np.asarray(claim_distance).tolist(),  # (instances, d + 1)
         "claim_tau": np.asarray(real.tau).tolist(),
+        "aligned_error": np.asarray(aligned_error).tolist(),
+        "aligned_tau": np.asarray(aligned.tau).tolist(),
     }
 
 
@@ -120,7 +139,7 @@ def plot(results: dict):
 
     t = np.asarray(results["times"])
     modes, logistic = np.asarray(results["modes"]), np.asarray(results["logistic"])
-    fig, (ax, ax_loss, ax_claim) = plt.subplots(1, 3, figsize=(18.0, 4.8))
+    fig, (ax, ax_loss, ax_claim, ax_ode) = plt.subplots(1, 4, figsize=(23.0, 4.8))
     colors = plt.cm.viridis(np.linspace(0, 0.9, results["d"]))
     for i, color in enumerate(colors):
         ax.plot(t, modes[:, i], color=color, label=f"σ_{i + 1}(t)" if i < 4 else None)
@@ -163,6 +182,15 @@ def plot(results: dict):
     ax_claim.set_ylabel(r"$\|\theta(t_n) - U\Sigma_{:n}V^\top\|_F / \sigma_1$")
     ax_claim.set_title(f"Thm 4.1 on {count} random instances (claim's simulation)", fontsize=10)
     ax_claim.legend(fontsize=8)
+    error = np.maximum(np.asarray(results["aligned_error"]), 1e-18)  # exact 0 on a log axis
+    ax_ode.plot(results["aligned_tau"], error, "o", color="tab:orange", markersize=3, alpha=0.6)
+    ax_ode.axhline(1e-6, color="k", linestyle="--", label="the claim's tolerance 1e-6")
+    ax_ode.set_yscale("log")
+    ax_ode.set_xlabel("init scale τ (W1 = e^(−τ)U, W2 = e^(−τ)Vᵀ)")
+    ax_ode.set_ylabel(r"$\max_{t,ij} |U^\top\theta V - \mathrm{diag}(a(t))| / \sigma_1$")
+    ax_ode.set_title(f"Logistic closed form vs ODE on {error.size} aligned instances "
+                     "(claim's simulation)", fontsize=10)  # fmt: skip
+    ax_ode.legend(fontsize=8)
     fig.tight_layout()
     return fig
 

@@ -25,7 +25,13 @@ the same functions:
   ``overtraining.thm4_4.*``, ``overtraining.prop4_3.increment``);
 * right: Prop D.1, ``Tr ∇²L`` by autodiff against ``2d(‖W1‖² + ‖W2‖²)`` at random factors and
   ideal checkpoints (:func:`~ntsim.theory.overtraining.simulate_hessian_traces`; claim
-  ``overtraining.prop_d1.hessian_trace``).
+  ``overtraining.prop_d1.hessian_trace``);
+* far right: Lemma A.6, the largest gap ``|L̃(θ^n(0)) − L̃(θ̄^n(0))|`` between the perturbed
+  losses of real (gradient flow from ``e^{−τ}I``) and ideal checkpoints ``n ≥ 1`` over γ,
+  relative to the lemma's bound ``(σ^pre_d)²/2``, per instance and ``τ``
+  (:func:`~ntsim.theory.overtraining.simulate_real_vs_ideal_gap`,
+  :data:`~ntsim.theory.overtraining.REAL_VS_IDEAL_GAP_SETTINGS`; claim
+  ``overtraining.lemma_a6.real_vs_ideal_gap`` reads the largest τ).
 
 The project's config R: ``d = 10``, ``σ^pre_i = 4·0.6^{i−1}``, γ ∈ {0.05, 0.10, 0.15}.
 
@@ -58,6 +64,7 @@ class Config:
     monte_carlo: ot.PerturbedLossMonteCarloSetting = ot.MONTE_CARLO_SETTINGS["full"]
     ideal: ot.IdealPerturbationSetting = ot.IDEAL_PERTURBATION_SETTINGS["full"]
     hessian: ot.HessianTraceSetting = ot.HESSIAN_TRACE_SETTINGS["full"]
+    gap: ot.RealVsIdealGapSetting = ot.REAL_VS_IDEAL_GAP_SETTINGS["full"]
 
     def __post_init__(self):
         check_int_fields(self, ("d", "grid_points"), minimum=2)
@@ -73,6 +80,7 @@ SCALES = {
         monte_carlo=ot.MONTE_CARLO_SETTINGS["quick"],
         ideal=ot.IDEAL_PERTURBATION_SETTINGS["quick"],
         hessian=ot.HESSIAN_TRACE_SETTINGS["quick"],
+        gap=ot.REAL_VS_IDEAL_GAP_SETTINGS["quick"],
     ),  # seconds on CPU
     "full": Config(),
 }
@@ -83,6 +91,7 @@ def run(config: Config, key) -> dict:
     with jax.enable_x64(True):
         spectrum = ot.geometric_spectrum(config.d, config.first, config.ratio)
         k_mc, k_ideal, k_hessian = jax.random.split(key, 3)
+        k_gap = jax.random.fold_in(key, 3)
         gammas = jnp.asarray(config.gammas)
         closed = jax.vmap(ot.ideal_perturbed_losses, in_axes=(None, 0))(spectrum, gammas)
         grid = jnp.linspace(
@@ -99,6 +108,10 @@ def run(config: Config, key) -> dict:
             jax.vmap(ot.gaussian_inflection, in_axes=(None, 0)), in_axes=(0, 0)
         )(ideal.spectrum, ideal.gammas)
         hessian = ot.simulate_hessian_traces(k_hessian, config.hessian)
+        gap = ot.simulate_real_vs_ideal_gap(k_gap, config.gap)
+        gap_ratio = gap.gaps[..., 1:].max(axis=(-2, -1)) / (
+            gap.spectrum[:, -1:] ** 2 / 2
+        )  # (instances, τ): largest gap over γ and n ≥ 1 / (σ_d²/2)
         out = {
             "spectrum": spectrum,
             "closed": closed,
@@ -120,6 +133,8 @@ def run(config: Config, key) -> dict:
             "hessian_ideal_formula": jax.vmap(ot.ideal_hessian_traces)(hessian.spectrum)[
                 jnp.arange(hessian.spectrum.shape[0]), hessian.n
             ],
+            "gap_taus": gap.taus,
+            "gap_ratio": gap_ratio,
         }
         out = {name: np.asarray(value).tolist() for name, value in out.items()}
     return {**out, "gammas": list(config.gammas), "d": config.d}
@@ -132,7 +147,10 @@ def plot(results: dict):
 
     d = results["d"]
     n = np.arange(d + 1)
-    fig, ((ax, ax_r, ax_h), (ax_z, ax_i, ax_t)) = plt.subplots(2, 3, figsize=(17.0, 9.6))
+    fig, ((ax, ax_r, ax_h, ax_blank), (ax_z, ax_i, ax_t, ax_gap)) = plt.subplots(
+        2, 4, figsize=(22.0, 9.6)
+    )
+    ax_blank.axis("off")
     colors = plt.cm.plasma(np.linspace(0.1, 0.8, len(results["gammas"])))
     for j, (gamma, color) in enumerate(zip(results["gammas"], colors, strict=True)):
         closed = np.asarray(results["closed"][j])
@@ -194,6 +212,21 @@ def plot(results: dict):
     ax_t.set_ylabel("Tr ∇²L by jax.hessian")
     ax_t.set_title("Prop D.1: autodiff vs closed form (claim's simulation)", fontsize=10)
     ax_t.legend(fontsize=8)
+
+    ratio = np.asarray(results["gap_ratio"])  # (instances, τ)
+    taus = np.asarray(results["gap_taus"])
+    jitter = np.linspace(-0.3, 0.3, ratio.shape[0])
+    for j, tau in enumerate(taus):
+        ax_gap.plot(tau + jitter, ratio[:, j], "o", color="tab:brown", markersize=3, alpha=0.5)
+    ax_gap.axhline(1.0, color="k", linestyle="--", label="Lemma A.6 bound (σ_d)²/2")
+    ax_gap.set_yscale("log")
+    ax_gap.set_xticks(taus)
+    ax_gap.set_xlabel("init scale τ (W(0) = e^(−τ)I; the claim reads the largest)")
+    ax_gap.set_ylabel(r"$\max_{\gamma, n\geq 1} |\tilde L(\theta^n) - \tilde L(\bar\theta^n)|"
+                      r" / (\sigma_d^2/2)$")  # fmt: skip
+    ax_gap.set_title(f"Lemma A.6: real vs ideal checkpoints, {ratio.shape[0]} instances "
+                     "(claim's simulation)", fontsize=10)  # fmt: skip
+    ax_gap.legend(fontsize=8)
     fig.tight_layout()
     return fig
 

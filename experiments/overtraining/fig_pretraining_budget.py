@@ -7,8 +7,11 @@ pretraining runs (a run's budgets share its init and batch sequence). Then, per 
 
 * left (Fig 3 analogue): held-out pretraining loss after Gaussian noise
   ``γ · std(W_init) · N(0, I)`` on every tensor, minus the unperturbed loss, vs budget, per
-  γ (mean ± 2 s.e. over independent pretraining runs, each averaged over its noise draws) —
-  *progressive sensitivity* predicts growth with budget;
+  γ: the first pretraining replicate over every budget (line), and at the first and last
+  budgets — where every independent pretraining run is pretrained, and what the claim
+  ``overtraining.budget.progressive_sensitivity`` reads — the mean ± 2 s.e. over the runs
+  (error bars; each run averaged over its noise draws) — *progressive sensitivity* predicts
+  growth with budget;
 * middle (Figs 4–5 analogue, first pretraining replicate): held-out *pretraining* loss
   after fine-tuning at fixed learning rates on a shifted task (arithmetic lines ``a±b=c``),
   vs budget, per learning rate, with the base checkpoint's loss dashed — *catastrophic
@@ -19,9 +22,10 @@ pretraining runs (a run's budgets share its init and batch sequence). Then, per 
 The paper's U-shape appears at ≳ 10³ tokens per parameter on billion-parameter models; the
 full scale here reaches 382 (8192 steps × 2048 bytes on 43,904 parameters) on a 2-core
 CPU, so read the result as what this scale shows, not as a replication (the JSON records
-whether a U-shape appeared). The protocol itself is
-:func:`ntsim.theory.overtraining.budget_sweep`; ``Config`` is its
-:class:`~ntsim.theory.overtraining.BudgetSetting`.
+whether a U-shape appeared). The protocol is the claims' simulation
+:func:`ntsim.theory.overtraining.simulate_budget_sweep` (claims ``overtraining.budget.*``);
+``Config`` is its :class:`~ntsim.theory.overtraining.BudgetSetting`, with the claims' settings
+at both scales.
 
 Run: ``ntsim run overtraining/fig_pretraining_budget [--scale full]`` or this file.
 """
@@ -31,6 +35,7 @@ from __future__ import annotations
 import numpy as np
 from tqdm.auto import tqdm
 
+from ntsim.core import stdlib_corpus
 from ntsim.theory import overtraining as ot
 
 Config = ot.BudgetSetting  # model, budgets, perturbation and fine-tuning grids
@@ -39,10 +44,34 @@ SCALES = {"quick": ot.QUICK_BUDGET_SETTING, "full": ot.BudgetSetting()}
 
 
 def run(config: Config, key) -> dict:
-    """:func:`ntsim.theory.overtraining.budget_sweep` with a progress bar over pretraining steps."""
+    """:func:`ntsim.theory.overtraining.simulate_budget_sweep` (the claims' simulation) with a
+    progress bar over pretraining steps."""
     total = sum(config.budgets)  # steps per replicate (the replicates run vmapped)
     with tqdm(total=total, desc="pretraining steps", unit="step") as bar:
-        return ot.budget_sweep(config, key, progress=bar.update)
+        sweep = ot.simulate_budget_sweep(key, config, progress=bar.update)
+    increase = np.asarray(sweep.perturbed_increase).mean(-1)  # (R, B, γ); NaN: not pretrained
+    argmin = np.asarray(sweep.finetuned_pretrain_loss).argmin(axis=0)  # per learning rate
+    corpus = stdlib_corpus()
+    return {
+        "budgets": list(config.budgets),
+        "tokens_per_parameter": np.asarray(sweep.tokens_per_parameter).tolist(),
+        "num_params": int(sweep.num_params),
+        "gammas": list(config.gammas),
+        "finetune_lrs": list(config.finetune_lrs),
+        "base_loss": np.asarray(sweep.base_loss).tolist(),
+        # (R, B, γ) draw means; null where a replicate was not pretrained at that budget
+        "perturbed_increase": [
+            [[None if np.isnan(x) else float(x) for x in row] for row in budget]
+            for budget in increase
+        ],
+        "finetuned_pretrain_loss": np.asarray(sweep.finetuned_pretrain_loss).tolist(),
+        "finetuned_task_loss": np.asarray(sweep.finetuned_task_loss).tolist(),
+        "distance": np.asarray(sweep.distance).tolist(),
+        "inflection_budget": [config.budgets[i] for i in argmin],
+        "u_shape": [bool(i < len(config.budgets) - 1) for i in argmin],
+        "corpus": corpus.description,
+        "corpus_sha256": corpus.sha256,
+    }
 
 
 def plot(results: dict):
@@ -51,13 +80,19 @@ def plot(results: dict):
 
     budgets = np.asarray(results["budgets"])
     fig, (ax_p, ax_f, ax_d) = plt.subplots(1, 3, figsize=(17.0, 4.8))
-    increase = np.asarray(results["perturbed_increase"]).mean(-1)  # (replicates, B, γ)
+    increase = np.asarray(results["perturbed_increase"], dtype=float)  # (R, B, γ); NaN: none
+    ends = [0, len(budgets) - 1]
     colors = plt.cm.viridis(np.linspace(0.1, 0.85, len(results["gammas"])))
     for j, (gamma, color) in enumerate(zip(results["gammas"], colors, strict=True)):
-        mean = increase[:, :, j].mean(0)
-        se = increase[:, :, j].std(0, ddof=1) / np.sqrt(increase.shape[0])
-        ax_p.errorbar(budgets, mean, yerr=2 * se, marker="o", color=color, capsize=2,
-                      label=f"γ = {gamma:g}")  # fmt: skip
+        ax_p.plot(budgets, increase[0, :, j], marker="o", color=color, markersize=4,
+                  label=f"γ = {gamma:g}, replicate 0")  # fmt: skip
+        at_ends = increase[:, ends, j]
+        mean = at_ends.mean(0)
+        se = at_ends.std(0, ddof=1) / np.sqrt(at_ends.shape[0])
+        ax_p.errorbar(budgets[ends], mean, yerr=2 * se, marker="s", color=color, capsize=3,
+                      linestyle="none")  # fmt: skip
+    ax_p.plot([], [], "s", color="gray",
+              label=f"mean ± 2 s.e. over {increase.shape[0]} runs (claim)")  # fmt: skip
     ax_p.set(xscale="log", xlabel="pretraining budget (AdamW steps)",
              ylabel="held-out loss increase (nats/byte)")  # fmt: skip
     ax_p.set_title("Gaussian perturbation γ·std(W_init) (Fig 3 analogue)", fontsize=10)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import jax
@@ -104,3 +105,24 @@ def test_simulate_budget_sweep_records_the_protocol():
     assert np.all(run.distance <= np.asarray(setting.finetune_lrs) * 4 * np.sqrt(run.num_params))
     tokens = np.asarray(setting.budgets) * setting.batch_size * setting.context
     np.testing.assert_allclose(run.tokens_per_parameter, tokens / run.num_params)
+
+
+def test_budget_sweep_pretrains_extra_replicates_at_the_ends_only():
+    """The cheaper default pretrains replicates 1..R−1 at the first and last budgets only, and
+    what it computes there (and for replicate 0 everywhere) is what the full grid computes."""
+    setting = ot.BudgetSetting(
+        width=8, depth=1, num_heads=2, context=8, batch_size=4, budgets=(32, 64, 96), warmup=4,
+        chunk=32, gammas=(1.0,), noise_draws=2, pretrain_replicates=2, finetune_lrs=(1e-3,),
+        finetune_steps=2, eval_windows=8, arithmetic_lines=200,
+    )  # fmt: skip
+    steps = []
+    ends = ot.simulate_budget_sweep(jax.random.PRNGKey(1), setting, progress=steps.append)
+    every = ot.simulate_budget_sweep(
+        jax.random.PRNGKey(1), dataclasses.replace(setting, replicate_every_budget=True)
+    )
+    assert sum(steps) == sum(setting.budgets) and ends.distance.shape == (3, 1)
+    assert np.all(np.isnan(ends.perturbed_increase[1, 1]))  # replicate 1, middle budget
+    assert np.all(np.isfinite(every.perturbed_increase))
+    for name in ("perturbed_increase", "distance", "base_loss", "finetuned_pretrain_loss"):
+        a, b = np.asarray(getattr(ends, name)), np.asarray(getattr(every, name))
+        np.testing.assert_allclose(a[np.isfinite(a)], b[np.isfinite(a)], rtol=1e-5, atol=1e-6)

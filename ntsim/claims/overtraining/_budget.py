@@ -2,7 +2,8 @@
 
 One :func:`~ntsim.theory.overtraining.simulate_budget_sweep` per (seed, scale) — a byte-level
 decoder pretrained on the standard library's sources for each budget (several independent
-pretraining runs, vmapped), perturbed and fine-tuned — serves both claims. Quick scale is
+pretraining runs, vmapped, at the first and last budgets — the two the budget contrast reads
+— and the first run alone in between), perturbed and fine-tuned — serves both claims. Quick scale is
 :data:`~ntsim.theory.overtraining.QUICK_BUDGET_SETTING`, full scale the default
 :class:`~ntsim.theory.overtraining.BudgetSetting` (12–382 tokens per parameter); the
 experiment ``overtraining/fig_pretraining_budget`` runs the same function with the same

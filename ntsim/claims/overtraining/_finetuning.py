@@ -43,8 +43,7 @@ DEAD = Simulation(
 FIXED = Simulation(
     "overtraining.finetuning.fixed_point",
     ot.simulate_fixed_point,
-    {"quick": ot.FixedPointSetting(d=4, instances=100, steps=3000),
-     "full": ot.FixedPointSetting(d=10, instances=200, steps=3000)},
+    ot.FIXED_POINT_SETTINGS,
     x64=True,
     key_name="overtraining.lemma_a11.fixed_point",
 )  # fmt: skip

@@ -35,8 +35,7 @@ SENSITIVITY = Simulation(
 THRESHOLD = Simulation(
     "overtraining.post_finetuning.threshold",
     ot.simulate_misalignment_threshold,
-    {"quick": ot.ThresholdSetting(d=4, instances=64, steps=600),
-     "full": ot.ThresholdSetting(d=10, instances=200, steps=1500)},
+    ot.THRESHOLD_SETTINGS,
     x64=True,
     key_name="overtraining.thm4_7.misalignment_threshold",
 )  # fmt: skip
@@ -58,8 +57,7 @@ CONVERGED = Simulation(
 LONG = Simulation(
     "overtraining.post_finetuning.long_finetuning",
     ot.simulate_long_finetuning,
-    {"quick": ot.LongFinetuningSetting(d=7, instances=8, tau=20.0, points=160),
-     "full": ot.LongFinetuningSetting(d=10, instances=200, tau=20.0, points=600)},
+    ot.LONG_FINETUNING_SETTINGS,
     x64=True,
     key_name="overtraining.caveat.long_finetuning_erases",
 )  # fmt: skip

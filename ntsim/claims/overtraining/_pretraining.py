@@ -26,10 +26,7 @@ _EXPERIMENT = "overtraining/fig_incremental_learning"
 ALIGNED = Simulation(
     "overtraining.pretraining.aligned_flow",
     ot.simulate_aligned_flow,
-    {
-        "quick": ot.AlignedFlowSetting(d=4, instances=200, tau=(3.0, 8.0)),
-        "full": ot.AlignedFlowSetting(d=10, instances=200, tau=(3.0, 12.0)),
-    },
+    ot.ALIGNED_FLOW_SETTINGS,
     x64=True,
     key_name="overtraining.thm4_1.logistic_closed_form",
 )
@@ -43,12 +40,7 @@ REAL = Simulation(
 GAP = Simulation(
     "overtraining.pretraining.real_vs_ideal_gap",
     ot.simulate_real_vs_ideal_gap,
-    {
-        "quick": ot.RealVsIdealGapSetting(d=4, instances=16, taus=(8.0, 12.0, 16.0)),
-        "full": ot.RealVsIdealGapSetting(
-            d=10, instances=200, taus=(10.0, 18.0, 26.0), points=400, ratios=(0.55, 0.65)
-        ),
-    },  # fmt: skip
+    ot.REAL_VS_IDEAL_GAP_SETTINGS,
     x64=True,
     key_name="overtraining.lemma_a6.real_vs_ideal_gap",
 )

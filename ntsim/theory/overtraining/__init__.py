@@ -66,6 +66,7 @@ from ntsim.theory.overtraining._finetuning import (
 )
 from ntsim.theory.overtraining._finetuning_runs import (
     A8_FRACTION,
+    FIXED_POINT_SETTINGS,
     ContractionRun,
     ContractionSetting,
     DeadUnitsRun,
@@ -124,8 +125,10 @@ from ntsim.theory.overtraining._perturbation import (
     simulate_perturbed_loss_monte_carlo,
 )
 from ntsim.theory.overtraining._post_finetuning_runs import (
+    LONG_FINETUNING_SETTINGS,
     REGULARISATION_SETTINGS,
     SENSITIVITY_SETTINGS,
+    THRESHOLD_SETTINGS,
     ConvergedModelRun,
     ConvergedModelSetting,
     LongFinetuningRun,
@@ -157,7 +160,9 @@ from ntsim.theory.overtraining._pretraining import (
     task_matrix,
 )
 from ntsim.theory.overtraining._pretraining_runs import (
+    ALIGNED_FLOW_SETTINGS,
     REAL_CHECKPOINT_SETTINGS,
+    REAL_VS_IDEAL_GAP_SETTINGS,
     AlignedFlowRun,
     AlignedFlowSetting,
     RealCheckpointRun,
@@ -170,6 +175,11 @@ from ntsim.theory.overtraining._pretraining_runs import (
 )
 
 __all__ = [
+    "THRESHOLD_SETTINGS",
+    "REAL_VS_IDEAL_GAP_SETTINGS",
+    "LONG_FINETUNING_SETTINGS",
+    "FIXED_POINT_SETTINGS",
+    "ALIGNED_FLOW_SETTINGS",
     "HESSIAN_TRACE_SETTINGS",
     "IDEAL_PERTURBATION_SETTINGS",
     "MONTE_CARLO_SETTINGS",

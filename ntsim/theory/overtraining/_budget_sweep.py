@@ -3,7 +3,9 @@
 :func:`budget_sweep` pretrains :func:`ntsim.core.causal_decoder` on the Python standard
 library's sources once per budget and pretraining replicate
 (:func:`~ntsim.theory.overtraining.pretrain_replicates_for_budget`: independent runs, each
-with its own init and batch sequence shared by its budgets), then evaluates every checkpoint
+with its own init and batch sequence shared by its budgets; unless
+``BudgetSetting.replicate_every_budget``, the replicates after the first are pretrained at the
+first and last budgets only, the two the budget contrast reads), then evaluates every checkpoint
 three ways on fixed held-out windows: the loss increase under Gaussian noise of relative size ``γ``
 (:func:`~ntsim.theory.overtraining.perturbation_loss_increase`, Fig 3), the held-out
 *pretraining* loss after fine-tuning on synthetic arithmetic lines at fixed learning rates
@@ -51,6 +53,12 @@ class BudgetSetting:
 
     Defaults are the full scale: 43,904 parameters, budgets of 256–8192 AdamW steps of
     32 × 64 bytes, i.e. 12–382 tokens per parameter.
+
+    Replicate 0 is pretrained at every budget (it is fine-tuned and traced over the whole
+    grid); replicates ``1..R−1`` only at the first and last budgets unless
+    ``replicate_every_budget`` (their losses elsewhere are NaN). Pretraining cost in
+    replicate-steps is ``Σ budgets + (R−1)(first + last)`` instead of ``R·Σ budgets``: at
+    full, 41,472 instead of 64,512.
     """
 
     width: int = 32
@@ -66,6 +74,7 @@ class BudgetSetting:
     gammas: tuple[float, ...] = (0.25, 0.5, 1.0)  # noise scale relative to the init std
     noise_draws: int = 8  # per pretraining replicate
     pretrain_replicates: int = 4  # independent pretraining runs (init and batches) per budget
+    replicate_every_budget: bool = False  # else replicates 1..R−1 at the first and last only
     finetune_lrs: tuple[float, ...] = (1e-4, 3e-4, 1e-3, 3e-3)
     finetune_steps: int = 256
     eval_windows: int = 128  # fixed held-out windows per task
@@ -112,15 +121,19 @@ class BudgetSweepRun(NamedTuple):
     finetune_lrs: np.ndarray  # (lrs,)
     base_loss: np.ndarray  # (B,) held-out pretraining loss (nats/byte)
     perturbed_increase: np.ndarray  # (R, B, γ, draws): per pretraining replicate; a
-    # replicate's budgets share its init, batch sequence and noise draws
+    # replicate's budgets share its init, batch sequence and noise draws; NaN where a
+    # replicate r ≥ 1 was not pretrained (middle budgets, unless replicate_every_budget)
     finetuned_pretrain_loss: np.ndarray  # (B, lrs)
     finetuned_task_loss: np.ndarray  # (B, lrs)
     distance: np.ndarray  # (B, lrs): ‖θ_ft − θ_pre‖
 
 
-def simulate_budget_sweep(key: PRNGKey, setting: BudgetSetting) -> BudgetSweepRun:
-    """:func:`budget_sweep` as a simulation ``(key, setting) -> run`` (what the claims read)."""
-    out = budget_sweep(setting, key)
+def simulate_budget_sweep(
+    key: PRNGKey, setting: BudgetSetting, *, progress: Callable[[int], None] | None = None
+) -> BudgetSweepRun:
+    """:func:`budget_sweep` as a simulation ``(key, setting) -> run`` (what the claims read and
+    the experiment ``overtraining/fig_pretraining_budget`` plots); ``progress`` as there."""
+    out = budget_sweep(setting, key, progress=progress)
     return BudgetSweepRun(
         budgets=np.asarray(out["budgets"]),
         tokens_per_parameter=np.asarray(out["tokens_per_parameter"]),
@@ -149,7 +162,8 @@ def budget_sweep(
     Returns:
       numpy arrays and lists: ``budgets``, ``tokens``, ``tokens_per_parameter``,
       ``num_params``, ``gammas``, ``finetune_lrs``, ``base_loss`` ``(B,)``,
-      ``perturbed_increase`` ``(R, B, γ, draws)`` (per pretraining replicate),
+      ``perturbed_increase`` ``(R, B, γ, draws)`` (per pretraining replicate; NaN where a
+      replicate was not pretrained, see :class:`BudgetSetting`),
       ``finetuned_pretrain_loss`` and
       ``finetuned_task_loss`` ``(B, lrs)``, ``distance`` ``(B, lrs)`` (``‖θ_ft − θ_pre‖``),
       ``inflection_budget`` and ``u_shape`` per learning rate (argmin of the post-FT
@@ -173,8 +187,11 @@ def budget_sweep(
     losses = jax.jit(jax.vmap(lambda p, w: next_token_loss(model.apply, p, w), in_axes=(0, None)))
 
     out = {name: [] for name in ("base", "perturbed", "ft_pretrain", "ft_task", "distance")}
+    ends = (c.budgets[0], c.budgets[-1])
     for budget in c.budgets:
         done = [0]
+        # replicates pretrained at this budget: all at the ends (or everywhere if asked)
+        count = c.pretrain_replicates if c.replicate_every_budget or budget in ends else 1
 
         def tick(steps, done=done):
             if progress is not None:
@@ -182,17 +199,19 @@ def budget_sweep(
             done[0] = steps
 
         replicas = pretrain_replicates_for_budget(
-            model.apply, inits, corpus.train, batch_keys, budget=budget,
+            model.apply, jax.tree.map(lambda a, n=count: a[:n], inits), corpus.train,
+            batch_keys[:count], budget=budget,
             batch_size=c.batch_size, context=c.context, peak_lr=c.peak_lr, warmup=c.warmup,
             weight_decay=c.weight_decay, chunk=c.chunk, progress=tick,
         )  # fmt: skip
-        replica = [
-            jax.tree.map(lambda a, r=r: a[r], replicas) for r in range(c.pretrain_replicates)
-        ]
-        out["perturbed"].append(np.stack([np.asarray(perturbation_loss_increase(
-            model.apply, p, jax.tree.map(lambda a, r=r: a[r], inits), heldout, c.gammas,
-            noise_keys[r], num_draws=c.noise_draws,
-        )) for r, p in enumerate(replica)]))  # fmt: skip
+        replica = [jax.tree.map(lambda a, r=r: a[r], replicas) for r in range(count)]
+        perturbed = np.full((c.pretrain_replicates, len(c.gammas), c.noise_draws), np.nan)
+        for r, p in enumerate(replica):
+            perturbed[r] = np.asarray(perturbation_loss_increase(
+                model.apply, p, jax.tree.map(lambda a, r=r: a[r], inits), heldout, c.gammas,
+                noise_keys[r], num_draws=c.noise_draws,
+            ))  # fmt: skip
+        out["perturbed"].append(perturbed)
         params = replica[0]  # fine-tuning (Figs 4–5, 8) reads the first replicate only
         out["base"].append(float(loss(params, heldout)))
         tuned, distance = finetune_at_learning_rates(

@@ -30,6 +30,7 @@ from ntsim.theory.overtraining._pretraining import ideal_checkpoint, mode_matrix
 
 __all__ = [
     "A8_FRACTION",
+    "FIXED_POINT_SETTINGS",
     "ContractionRun",
     "ContractionSetting",
     "DeadUnitsRun",
@@ -290,3 +291,10 @@ def simulate_minibatch_gradient(
         return step("gradient"), step("printed")
 
     return MinibatchGradientRun(*jax.vmap(one)(jax.random.split(key, setting.instances)))
+
+
+FIXED_POINT_SETTINGS = {
+    "quick": FixedPointSetting(d=4, instances=100, steps=3000),
+    "full": FixedPointSetting(d=10, instances=200, steps=3000),
+}
+"""Converged fine-tuning from ``n = d`` per scale (Lemma A.11 claims and the experiment)."""

@@ -38,6 +38,8 @@ from ntsim.theory.overtraining._pretraining_runs import _real_checkpoints
 
 __all__ = [
     "SENSITIVITY_SETTINGS",
+    "THRESHOLD_SETTINGS",
+    "LONG_FINETUNING_SETTINGS",
     "REGULARISATION_SETTINGS",
     "ConvergedModelRun",
     "ConvergedModelSetting",
@@ -342,3 +344,14 @@ SENSITIVITY_SETTINGS = {
     "full": SensitivitySetting(d=10, instances=200, steps=1500),
 }
 """Δ_pre(n) from the ideal checkpoints per scale (Thm 4.6 claims and the experiment)."""
+THRESHOLD_SETTINGS = {
+    "quick": ThresholdSetting(d=4, instances=64, steps=600),
+    "full": ThresholdSetting(d=10, instances=200, steps=1500),
+}
+"""Post-fine-tuning increments at ``λ = 0`` per scale (Thm 4.7.1 claim and the experiment)."""
+LONG_FINETUNING_SETTINGS = {
+    "quick": LongFinetuningSetting(d=7, instances=8, tau=20.0, points=160),
+    "full": LongFinetuningSetting(d=10, instances=200, tau=20.0, points=600),
+}
+"""Short and long fine-tuning from real checkpoints per scale (the caveat claim and the
+experiment)."""

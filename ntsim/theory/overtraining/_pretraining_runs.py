@@ -38,7 +38,9 @@ from ntsim.theory.overtraining._pretraining import (
 )
 
 __all__ = [
+    "ALIGNED_FLOW_SETTINGS",
     "REAL_CHECKPOINT_SETTINGS",
+    "REAL_VS_IDEAL_GAP_SETTINGS",
     "AlignedFlowRun",
     "AlignedFlowSetting",
     "RealCheckpointRun",
@@ -249,3 +251,15 @@ REAL_CHECKPOINT_SETTINGS = {
     ),
 }
 """Real checkpoints per scale (Thm 4.1 claim and the experiment both read these)."""
+ALIGNED_FLOW_SETTINGS = {
+    "quick": AlignedFlowSetting(d=4, instances=200, tau=(3.0, 8.0)),
+    "full": AlignedFlowSetting(d=10, instances=200, tau=(3.0, 12.0)),
+}
+"""Aligned-init flows per scale (the logistic closed-form claim and the experiment)."""
+REAL_VS_IDEAL_GAP_SETTINGS = {
+    "quick": RealVsIdealGapSetting(d=4, instances=16, taus=(8.0, 12.0, 16.0)),
+    "full": RealVsIdealGapSetting(
+        d=10, instances=200, taus=(10.0, 18.0, 26.0), points=400, ratios=(0.55, 0.65)
+    ),
+}
+"""Real vs ideal perturbed checkpoints per scale (Lemma A.6 claims and the experiment)."""
