@@ -22,10 +22,6 @@ EXPERIMENTS = pathlib.Path(__file__).resolve().parents[2] / "experiments"
 #: test fails when an entry is no longer needed.
 NOT_YET_SHARED: frozenset[str] = frozenset(
     {
-        "linear_teachers.thm4_2.deterministic",
-        "linear_teachers.thm6_1.kernel_regime",
-        "linear_teachers.thm6_1.risk_main_term",
-        "linear_teachers.cor6_3.risk_main_term",
         "stability.thm2_2.bound_corrected",
         "stability.thm2_2.bound_printed",
         "stability.thm2_2.bound_printed_generic",
