@@ -24,6 +24,14 @@ an eigenvalue problem per ``n``, so the bound is evaluated on a geometric grid o
 ``bound_points`` sample sizes (dense at small ``n``, where it changes fastest), using the
 spiked-covariance reduction :func:`~ntsim.theory.linear_teachers.realised_deviation_spiked`.
 
+Third panel (log y): the claim ``linear_teachers.thm4_2.deterministic`` on its own simulation
+(:func:`~ntsim.theory.linear_teachers.simulate_thm4_2_deterministic` with
+:data:`~ntsim.theory.linear_teachers.THM4_2_DETERMINISTIC_SETTINGS` of the same scale): random
+``Σ`` (Haar basis, spectrum log-uniform on ``[0.02, 2]``), and per draw and ``n`` the ratios
+lhs/rhs of the three deterministic steps of Thm 4.2 — ``R(γ)`` over eq. (3) with ``ĝ``
+(worst ``m``), Davis–Kahan ``‖P_⊥V_{≤m}‖λ_m/ĝ`` (worst ``m``) and ``R(γ)/(ĝ‖P_⊥v‖²)`` — all
+``≤ 1`` where the claim holds.
+
 Run: ``ntsim run linear_teachers/fig1_covariance_alignment [--scale full]`` or this file.
 """
 
@@ -50,6 +58,8 @@ class Config:
     repeats: int = 20  # draws of (X, v) per curve
     chunk_size: int = 4  # repeats vmapped at once: bounds memory (~50 MB per repeat at d=1000)
     bound_points: int = 40  # sample sizes (geometric grid) where the Thm 4.2 bound is computed
+    # the claim's simulation (same setting type and values as the claim at this scale)
+    deterministic: lt.SizesSetting = lt.THM4_2_DETERMINISTIC_SETTINGS["full"]
 
     def __post_init__(self):
         check_int_fields(self, ("d", "top", "repeats", "chunk_size", "bound_points"))
@@ -68,7 +78,9 @@ class Config:
 
 
 SCALES = {
-    "quick": Config(d=200, top=10, repeats=20),  # same structure, d/5; a few seconds on CPU
+    "quick": Config(  # same structure, d/5; a few seconds on CPU
+        d=200, top=10, repeats=20, deterministic=lt.THM4_2_DETERMINISTIC_SETTINGS["quick"]
+    ),
     "full": Config(),
 }
 
@@ -86,8 +98,10 @@ def setting(config: Config) -> lt.CovarianceAlignmentSetting:
 def run(config: Config, key) -> dict:
     """Risk curves of both alignments over ``n = 1..d`` for ``config.repeats`` draws."""
     sim_setting = setting(config)
+    k_claim = jax.random.fold_in(key, 1)  # `key` itself still draws Fig 1
     with jax.enable_x64(True):  # the nested-prefix risks cancel to ~0 as n → d (see theory)
         sim = lt.simulate_covariance_alignment(key, sim_setting, progress=True)
+        ratios = lt.simulate_thm4_2_deterministic(k_claim, config.deterministic)
         risks = np.asarray(sim.risks)  # (repeats, 2, d)
         bound = np.asarray(sim.bound)  # (repeats, 2, len(grid))
         theory, n_cross = np.asarray(sim.theory), float(sim.crossing)
@@ -103,6 +117,12 @@ def run(config: Config, key) -> dict:
         "norm": config.norm,
         "repeats": config.repeats,
         "bound_n": list(grid),
+        # the claim's ratios per (n, draw): worst m for the two m-indexed steps
+        "thm4_2_n": list(ratios.n_values),
+        "thm4_2_d": config.deterministic.d,
+        "thm4_2_bound_ratio": np.asarray(ratios.bound).max(axis=-1).tolist(),
+        "thm4_2_davis_kahan_ratio": np.asarray(ratios.davis_kahan).max(axis=-1).tolist(),
+        "thm4_2_null_space_ratio": np.asarray(ratios.null_space).tolist(),
     }
     for index, name in enumerate(("top_align", "bottom_align")):
         results[f"{name}_mean"] = risks[:, index].mean(axis=0).tolist()
@@ -114,11 +134,12 @@ def run(config: Config, key) -> dict:
 
 
 def plot(results: dict):
-    """Left: mean ± std risks, deterministic equivalents, ``n_×``. Right: Thm 4.2 bound (log)."""
+    """Left: mean ± std risks, deterministic equivalents, ``n_×``. Middle: Thm 4.2 bound (log).
+    Right: the claim's lhs/rhs ratios of Thm 4.2's deterministic steps (log)."""
     import matplotlib.pyplot as plt
 
     n = np.asarray(results["n"])
-    fig, (ax, ax_bound) = plt.subplots(1, 2, figsize=(13.0, 4.8))
+    fig, (ax, ax_bound, ax_claim) = plt.subplots(1, 3, figsize=(19.5, 4.8))
     labels = {"top_align": "Top Eigen Align", "bottom_align": "Bottom Eigen Align"}
     colors = {"top_align": ("tab:blue", "navy"), "bottom_align": ("tab:orange", "saddlebrown")}
     for name, label in labels.items():
@@ -168,6 +189,28 @@ def plot(results: dict):
         fontsize=10,
     )
     ax_bound.legend(fontsize=8)
+    claim_n = np.asarray(results["thm4_2_n"], float)
+    for offset, (name, color, label) in zip((-0.25, 0.0, 0.25), (
+        ("thm4_2_bound_ratio", "tab:purple", "R(γ) / eq. (3) with ĝ (worst m)"),
+        ("thm4_2_davis_kahan_ratio", "tab:green", "‖P_⊥V_≤m‖λ_m/ĝ (worst m)"),
+        ("thm4_2_null_space_ratio", "tab:red", "R(γ)/(ĝ‖P_⊥v‖²)"),
+    ), strict=True):  # fmt: skip
+        values = np.asarray(results[name])  # (n, draws)
+        spread = np.linspace(-0.08, 0.08, values.shape[1]) + offset
+        x = claim_n[:, None] * (1 + 0.1 * spread[None, :])
+        ax_claim.plot(x.ravel(), values.ravel(), "o", color=color, markersize=2.5, alpha=0.5,
+                      label=label)  # fmt: skip
+    ax_claim.axhline(1.0, color="k", linestyle="--", label="lhs = rhs")
+    ax_claim.set(xscale="log", yscale="log", xlabel="number of target samples n",
+                 ylabel="lhs / rhs (≤ 1: the step holds)")  # fmt: skip
+    ax_claim.set_xticks(claim_n, [str(int(v)) for v in claim_n])
+    ax_claim.minorticks_off()
+    ax_claim.set_title(
+        f"Thm 4.2's deterministic steps on random Σ, d = {results['thm4_2_d']} "
+        f"({len(results['thm4_2_null_space_ratio'][0])} draws per n; claim's simulation)",
+        fontsize=10,
+    )
+    ax_claim.legend(fontsize=8)
     fig.tight_layout()
     return fig
 

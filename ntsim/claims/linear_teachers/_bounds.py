@@ -24,10 +24,7 @@ _EXPERIMENT = "linear_teachers/fig1_covariance_alignment"
 DETERMINISTIC = Simulation(
     "linear_teachers.thm4_2.deterministic_ratios",
     lt.simulate_thm4_2_deterministic,
-    {
-        "quick": lt.SizesSetting(d=30, n_values=(2, 8, 15, 22, 29), draws_per_n=40),
-        "full": lt.SizesSetting(d=80, n_values=(5, 20, 40, 60, 79), draws_per_n=40),
-    },
+    lt.THM4_2_DETERMINISTIC_SETTINGS,
     x64=True,
     key_name="linear_teachers.thm4_2.deterministic",
 )

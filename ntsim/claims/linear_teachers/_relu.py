@@ -150,28 +150,12 @@ def check_cor6_2_derived(run: relu.Cor62Run):
 
 # -------------------------------------------------- Thm 6.1: fine-tuning in the kernel regime
 
-# Thm 6.1's kernel regime: one simulation in theory (the experiment draws the same
-# comparison). 16 repeats at quick: the per-repeat slopes have s.e. ≈ 0.03 with 8 repeats;
-# 300/200 GD steps: with 150/100 one repeat of 16 (seed 3) stopped at a loss ratio 3e-6.
+# Thm 6.1's kernel regime: one simulation in theory, with the settings the experiment
+# ``relu_kernel_vs_network`` also runs (their sizes are explained there).
 KERNEL_REGIME = Simulation(
     "linear_teachers.thm6_1.kernel_regime",
     relu.simulate_kernel_regime,
-    {
-        "quick": relu.KernelRegimeSetting(
-            widths=(256, 512, 1024),
-            repeats=16,
-            pretrain_steps=300,
-            fine_tune_steps=200,
-            record_every=50,
-        ),
-        "full": relu.KernelRegimeSetting(
-            widths=(2500, 5000, 10000),
-            repeats=67,
-            pretrain_steps=200,
-            fine_tune_steps=120,
-            record_every=40,
-        ),
-    },  # fmt: skip
+    relu.KERNEL_REGIME_SETTINGS,
 )
 # The proof bounds ‖H(t) − H^∞‖ "with a decreasing function in m" and gives no rate. Each
 # deviation's log-log slope against m is estimated per repeat (the widths are nested: the
@@ -230,17 +214,14 @@ def check_kernel_regime(run: relu.KernelRegimeRun):
 
 # ---------------------------------------------------- Thm 6.1 / Cor. 6.3: the risk bounds
 
-# ‖θ_T − θ_S‖ ∈ {0.1, 0.3, 1}, n ∈ {10, 20, 40}; d = 10, n_S = 40, κ = 0.1. Full uses
-# m = 10⁴ to fit the CPU budget (at m = 2·10⁴, 8 repeats, the worst risk/bound ratio was 0.43
-# for Thm 6.1 — same picture). Same key as the v1 claims (their shared key id).
+# ‖θ_T − θ_S‖ ∈ {0.1, 0.3, 1}, n ∈ {10, 20, 40}; d = 10, n_S = 40, κ = 0.1 (the settings
+# the experiment ``relu_kernel_vs_network`` also runs). Same key as the v1 claims (their
+# shared key id).
 RISK_RUNS = Simulation(
     "linear_teachers.thm6_1.risk_runs",
     relu.simulate_relu_risk_runs,
-    {"quick": relu.ReluRiskSetting(width=1024, repeats=4, pretrain_steps=150,
-                                   fine_tune_steps=100, num_test=1000),
-     "full": relu.ReluRiskSetting(width=10000, repeats=23, pretrain_steps=200,
-                                  fine_tune_steps=120, num_test=2000)},
-)  # fmt: skip
+    relu.RELU_RISK_SETTINGS,
+)
 
 
 def check_thm6_1_main_term(out: dict):

@@ -34,6 +34,7 @@ from ntsim.theory.linear_teachers._alignment import (
     risk_curve_nested,
 )
 from ntsim.theory.linear_teachers._bound_simulations import (
+    THM4_2_DETERMINISTIC_SETTINGS,
     IdentityRiskRun,
     ImpliedConstantRun,
     SizesSetting,
@@ -110,6 +111,8 @@ from ntsim.theory.linear_teachers._freezing import (
     simulate_frozen_first_layer,
 )
 from ntsim.theory.linear_teachers._kernel_regime import (
+    KERNEL_REGIME_SETTINGS,
+    RELU_RISK_SETTINGS,
     KernelRegimeRun,
     KernelRegimeSetting,
     ReluRiskSetting,
@@ -182,6 +185,9 @@ from ntsim.theory.linear_teachers._scale import (
 )
 
 __all__ = [
+    "KERNEL_REGIME_SETTINGS",
+    "RELU_RISK_SETTINGS",
+    "THM4_2_DETERMINISTIC_SETTINGS",
     "CovarianceAlignmentRun",
     "CovarianceAlignmentSetting",
     "simulate_covariance_alignment",

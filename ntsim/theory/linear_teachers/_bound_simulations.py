@@ -28,6 +28,7 @@ from ntsim.core import covariance, gaussian_inputs, power_law_spectrum, random_o
 from ntsim.theory.linear_teachers import _bounds, _regression
 
 __all__ = [
+    "THM4_2_DETERMINISTIC_SETTINGS",
     "IdentityRiskRun",
     "ImpliedConstantRun",
     "SizesSetting",
@@ -172,3 +173,10 @@ def simulate_identity_risk(key: PRNGKey, setting: SizesSetting) -> IdentityRiskR
         return risk / ((d - n) / d * jnp.sum((tt - ts) ** 2))
 
     return IdentityRiskRun(_over_sizes(key, instance, ratio, setting), tuple(setting.n_values), d)
+
+
+THM4_2_DETERMINISTIC_SETTINGS = {
+    "quick": SizesSetting(d=30, n_values=(2, 8, 15, 22, 29), draws_per_n=40),
+    "full": SizesSetting(d=80, n_values=(5, 20, 40, 60, 79), draws_per_n=40),
+}
+"""Thm 4.2 deterministic ratios per scale (the claim and ``fig1_covariance_alignment``)."""
