@@ -46,10 +46,6 @@ NOT_YET_SHARED: frozenset[str] = frozenset(
         "overtraining.caveat.long_finetuning_erases",
         "overtraining.budget.progressive_sensitivity",
         "overtraining.budget.distance_grows_with_learning_rate",
-        "early_stopping.sec6_2.ridge_sandwich_corrected",
-        "early_stopping.sec6_2.ridge_sandwich_printed",
-        "early_stopping.cor2.cross_kernel_cosine",
-        "early_stopping.cor2.trained_cosine_matches_kernel",
     }
 )
 

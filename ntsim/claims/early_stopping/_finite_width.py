@@ -51,16 +51,11 @@ TRAINED_TASK_VECTORS = Simulation(
     "early_stopping.cor2.trained",
     es.simulate_trained_task_vectors,
     {
-        "quick": es.TaskVectorSweepSetting(
-            # η_0 = 0.8: at η_0 = 1 the prediction's step condition ε λ_max(G_tt)/N ≤ 1
-            # failed at seed 1 (1.0135)
-            base=es.TaskVectorSetting(
-                num_train=16, num_test=32, pretrain_steps=50, finetune_steps=50, eta0=0.8
-            ),
-            widths=(16, 64),
-            num_seeds=4,
-        ),
-        "full": es.TaskVectorSweepSetting(),
+        # The prediction needs ε λ_max(G_tt)/N ≤ 1; at n = 16 λ_max fluctuates so much across
+        # seeds (ε λ_max/N up to 0.95 at η_0 = 0.5) that no fixed η_0 guarantees it, so the
+        # step is capped by the kernel at θ_PT (κ = 0.9). 12 seeds: at 4 the slope's CI
+        # (t_3 = 3.18) reached above −0.3 at one seed in six although the mean slope is ≈ −1.2.
+        **es.TRAINED_TASK_VECTOR_SETTINGS,
     },
     key_name="early_stopping.cor2.trained_cosine_matches_kernel",  # the v1 claim's key
 )
@@ -104,7 +99,8 @@ def check_trained_cosine(run: es.TrainedTaskVectorSweep):
         "fine-tuned by GD on 4 tasks (A, B on one token subspace, C half-overlapping, D "
         "orthogonal); prediction c_sᵀG_stc_t/√(c_sᵀG_ssc_s·c_tᵀG_ttc_t) from the NTK at θ_PT "
         "(float32). Criteria: gap ≤ 0.05 for every seed at the largest width; the gap's "
-        "slope CI ≤ −1/2 + 0.2 (Lemma 1's linearisation rate); ε λ_max(G_tt)/N ≤ 1.",
+        "slope CI ≤ −1/2 + 0.2 (Lemma 1's linearisation rate); ε λ_max(G_tt)/N ≤ 1 (the step "
+        "is capped at 0.9 N/λ_max by the setting; this part guards the cap).",
     )
 
 
