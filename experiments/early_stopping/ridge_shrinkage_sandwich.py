@@ -8,7 +8,12 @@ What is plotted (Sun & Raskutti 2026, Sec 6.2, eq. (27)). Kernel GD for
 spectrum ``λ̂_k = k^{−2β}``, the range over ``k`` of ``s_GD/s_KRR`` along the GD path, for the
 corrected ``λ = 1/η_τ`` (stays in ``[1, 2]``) and the paper's literal ``λ = η_τ`` (leaves
 it by orders of magnitude: ridge ``λ = η_τ`` shrinks ever harder while GD fits ever more;
-with ``α < 1`` it also falls below 1 at the first steps). Closed forms only (no sampling).
+with ``α < 1`` it also falls below 1 at the first steps). Third panel: the claims'
+simulation (:func:`ntsim.theory.early_stopping.simulate_shrinkage_sandwich`, the claims
+``early_stopping.sec6_2.ridge_sandwich_corrected`` / ``_printed`` read the same setting,
+``es.SANDWICH_SETTINGS``): per random instance (log-uniform spectrum, step size ``α`` with
+``αλ̂_max ≤ 1``, log-uniform step counts) the range ``[min, max]`` of ``s_GD/s_KRR`` over
+eigenvalues and steps, for both ridge rules.
 
 Run: ``ntsim run early_stopping/ridge_shrinkage_sandwich [--scale full]`` or this file.
 """
@@ -36,6 +41,7 @@ class Config:
     max_steps: int = 10**6  # longest run τ
     num_steps: int = 200  # points on the geometric τ grid
     step_products: tuple[float, ...] = (1e-3, 0.1, 0.5, 0.9, 1.0)  # αλ̂ values in the left panel
+    sandwich: es.SandwichSetting = es.SANDWICH_SETTINGS["full"]  # the claims' random instances
 
     def __post_init__(self):
         check_int_fields(self, ("num_eigenvalues", "max_steps", "num_steps"))
@@ -50,15 +56,26 @@ class Config:
 
 
 SCALES = {
-    "quick": Config(num_eigenvalues=200, max_steps=10**5, num_steps=80),
+    "quick": Config(
+        num_eigenvalues=200, max_steps=10**5, num_steps=80, sandwich=es.SANDWICH_SETTINGS["quick"]
+    ),
     "full": Config(),
 }
 
 
 def run(config: Config, key) -> dict:
-    """Shrinkage curves (left panel) and ratio ranges along the path (right panel)."""
-    del key  # closed forms only
+    """Shrinkage curves, ratio ranges along the path, and the claims' random instances."""
     with jax.enable_x64(True):
+        margins = es.simulate_shrinkage_sandwich(key, config.sandwich)
+        instances = {
+            f"instances_{name}_{bound}": np.asarray(
+                getattr(margins, f"{name}_ratio")[:, i]
+            ).tolist()
+            for name in ("corrected", "printed")
+            for i, bound in enumerate(("min", "max"))
+        }
+        instances["instances_corrected_margin_min"] = float(np.min(margins.corrected))
+        instances["instances_printed_margin_min"] = float(np.min(margins.printed))
         steps = jnp.unique(jnp.geomspace(1, config.max_steps, config.num_steps).round())
         curves = []
         for product in config.step_products:  # one eigenvalue λ̂ = product/α per curve
@@ -89,6 +106,7 @@ def run(config: Config, key) -> dict:
         "num_eigenvalues": config.num_eigenvalues,
         "step_size": config.step_size,
         **ranges,
+        **instances,
     }
 
 
@@ -96,7 +114,7 @@ def plot(results: dict):
     """Left: s_GD vs η_τλ̂ in the KRR band. Right: range of s_GD/s_KRR along the path."""
     import matplotlib.pyplot as plt
 
-    fig, (ax, ax_ratio) = plt.subplots(1, 2, figsize=(13.0, 4.8))
+    fig, (ax, ax_ratio, ax_inst) = plt.subplots(1, 3, figsize=(19.0, 5.0))
     x_grid = np.asarray(results["x_grid"])
     ax.fill_between(
         x_grid,
@@ -147,6 +165,31 @@ def plot(results: dict):
         fontsize=10,
     )
     ax_ratio.legend(fontsize=8)
+    for name, color, marker, label in (
+        ("corrected", "tab:green", "o", "λ = 1/η_τ (corrected)"),
+        ("printed", "tab:red", "x", "λ = η_τ (printed)"),
+    ):
+        ax_inst.scatter(
+            results[f"instances_{name}_min"],
+            results[f"instances_{name}_max"],
+            s=10,
+            color=color,
+            marker=marker,
+            alpha=0.6,
+            label=f"{label}: min margin {results[f'instances_{name}_margin_min']:.2g}",
+        )
+    ax_inst.axvline(1, color="gray", linestyle=":")
+    ax_inst.axhline(2, color="gray", linestyle=":", label="sandwich: min ≥ 1, max ≤ 2")
+    ax_inst.set_xscale("log")
+    ax_inst.set_yscale("log")
+    ax_inst.set_xlabel("min over (λ̂, τ) of s_GD/s_KRR")
+    ax_inst.set_ylabel("max over (λ̂, τ) of s_GD/s_KRR")
+    ax_inst.set_title(
+        f"random spectra, α and τ ({len(results['instances_corrected_min'])} instances; "
+        "the claims' simulation)",
+        fontsize=10,
+    )
+    ax_inst.legend(fontsize=8)
     fig.tight_layout()
     return fig
 

@@ -265,3 +265,16 @@ def test_trained_cosine_catches_a_doubled_cross_block(monkeypatch):
     )
     planted = _record("early_stopping.cor2.trained_cosine_matches_kernel")
     assert not planted.as_expected
+
+
+def test_trained_cosine_catches_a_step_cap_over_all_four_tasks(monkeypatch):
+    """The step cap κN/λ_max with N the four tasks' rows (4m) instead of one task's (m):
+    the prediction's condition ε λ_max(G_tt)/N ≤ 1 then fails at n = 16."""
+    real = _trained_task_vectors.finetune_step
+    monkeypatch.setattr(
+        _trained_task_vectors,
+        "finetune_step",
+        lambda setting, lam_max, m: real(setting, lam_max, es.NUM_TASKS * m),
+    )
+    planted = _record("early_stopping.cor2.trained_cosine_matches_kernel")
+    assert planted.verdict == "refuted" and not planted.as_expected

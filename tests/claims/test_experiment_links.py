@@ -20,14 +20,7 @@ EXPERIMENTS = pathlib.Path(__file__).resolve().parents[2] / "experiments"
 #: Links still to repair: the experiment draws the statement with its own code, or the
 #: claim reads a finer simulation than the figure. Remove an entry when it is fixed; the
 #: test fails when an entry is no longer needed.
-NOT_YET_SHARED: frozenset[str] = frozenset(
-    {
-        "early_stopping.sec6_2.ridge_sandwich_corrected",
-        "early_stopping.sec6_2.ridge_sandwich_printed",
-        "early_stopping.cor2.cross_kernel_cosine",
-        "early_stopping.cor2.trained_cosine_matches_kernel",
-    }
-)
+NOT_YET_SHARED: frozenset[str] = frozenset()
 
 LINKED = [c for c in REGISTRY if isinstance(c, Claim) and c.experiment]
 

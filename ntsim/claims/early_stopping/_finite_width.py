@@ -51,16 +51,11 @@ TRAINED_TASK_VECTORS = Simulation(
     "early_stopping.cor2.trained",
     es.simulate_trained_task_vectors,
     {
-        "quick": es.TaskVectorSweepSetting(
-            # η_0 = 0.8: at η_0 = 1 the prediction's step condition ε λ_max(G_tt)/N ≤ 1
-            # failed at seed 1 (1.0135)
-            base=es.TaskVectorSetting(
-                num_train=16, num_test=32, pretrain_steps=50, finetune_steps=50, eta0=0.8
-            ),
-            widths=(16, 64),
-            num_seeds=4,
-        ),
-        "full": es.TaskVectorSweepSetting(),
+        # The prediction needs ε λ_max(G_tt)/N ≤ 1; at n = 16 λ_max fluctuates so much across
+        # seeds (ε λ_max/N up to 0.95 at η_0 = 0.5) that no fixed η_0 guarantees it, so the
+        # step is capped by the kernel at θ_PT (κ = 0.9). 12 seeds: at 4 the slope's CI
+        # (t_3 = 3.18) reached above −0.3 at one seed in six although the mean slope is ≈ −1.2.
+        **es.TRAINED_TASK_VECTOR_SETTINGS,
     },
     key_name="early_stopping.cor2.trained_cosine_matches_kernel",  # the v1 claim's key
 )
@@ -104,7 +99,8 @@ def check_trained_cosine(run: es.TrainedTaskVectorSweep):
         "fine-tuned by GD on 4 tasks (A, B on one token subspace, C half-overlapping, D "
         "orthogonal); prediction c_sᵀG_stc_t/√(c_sᵀG_ssc_s·c_tᵀG_ttc_t) from the NTK at θ_PT "
         "(float32). Criteria: gap ≤ 0.05 for every seed at the largest width; the gap's "
-        "slope CI ≤ −1/2 + 0.2 (Lemma 1's linearisation rate); ε λ_max(G_tt)/N ≤ 1.",
+        "slope CI ≤ −1/2 + 0.2 (Lemma 1's linearisation rate); ε λ_max(G_tt)/N ≤ 1 (the step "
+        "is capped at 0.9 N/λ_max by the setting; this part guards the cap).",
     )
 
 
@@ -120,7 +116,9 @@ MIXED_INIT = Simulation(
         "quick": es.WidthScalingSetting(
             num_target=8, pretrain_steps=100, widths=(16, 32, 64), num_seeds=24
         ),
-        "full": es.WidthScalingSetting(pretrain_steps=200, num_seeds=40),
+        # full: 12 seeds; at 40 (91 s) the slope was −0.99 [−1.03, −0.95], so at 12 its CI
+        # (≈ ±0.08) stays ≥ 0.5 from −0.3 and ≥ 0.2 from the counterexample's [−1.6, −0.7]
+        "full": es.WidthScalingSetting(pretrain_steps=200, num_seeds=12),
     },
     key_name="early_stopping.lemma5.random_init_runs",  # the v1 claims' key id
 )
@@ -175,7 +173,9 @@ _LC_TAIL = 3  # the tail fit uses the three largest N (200, 400, 800)
 #: (−0.86 [−0.93, −0.79] over all N, tail −0.74 [−0.92, −0.56] at width 12 × 20 seeds), so
 #: its quick run needs fewer seeds than the teacher's (whose tail decides by ≈ 0.06–0.10)
 _LC_SEEDS = {"quick": 40, "full": 36}
-_LC_SEEDS_KERNEL = {"quick": 16, "full": 36}
+# full, in-span target: 12 seeds; at 36 its slopes were −1.01 [−1.07, −0.95] (all N) and
+# −0.91 [−1.04, −0.77] (tail): at 12 the tail CI (≈ ±0.25) stays ≥ 0.3 from −0.3
+_LC_SEEDS_KERNEL = {"quick": 16, "full": 12}
 _LC_BATCH = {"quick": 8, "full": 2}  # full: a (1000 × P) float64 Jacobian per seed
 _LC_RANK = 16  # full-rank Gaussian tokens (d⁰ = 16): no subspace structure
 _LC_SETTINGS = {
@@ -282,7 +282,7 @@ CLAIMS = (
         ),
         uses=TRAINED_TASK_VECTORS,
         check=check_trained_cosine,
-        min_instances=4,
+        min_instances=12,  # at 4 seeds the slope's CI was too wide (t_3 = 3.18)
         experiment="early_stopping/task_vectors",
     ),
     ClaimV2(

@@ -21,10 +21,7 @@ _EXPERIMENT = "early_stopping/ridge_shrinkage_sandwich"
 SANDWICH = Simulation(
     "early_stopping.sec6_2.sandwich",
     es.simulate_shrinkage_sandwich,
-    {
-        "quick": es.SandwichSetting(num_eigenvalues=50, num_steps=40),
-        "full": es.SandwichSetting(),
-    },
+    es.SANDWICH_SETTINGS,
     x64=True,
 )
 # s_KRR ≤ s_GD ≤ 2 s_KRR holds exactly; margins are differences of numbers ≤ 1 computed with

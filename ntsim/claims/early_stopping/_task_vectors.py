@@ -20,13 +20,13 @@ from ntsim.theory import early_stopping as es
 __all__ = ["CLAIMS", "LINEAR_TASKS", "LINEAR_TASKS_ORTHOGONAL"]
 
 _PAPER = "Sun & Raskutti 2026"
-_QUICK = es.LinearTaskVectorSetting(num_params=40, num_train=6, num_test=8, steps=60, instances=200)
-_FULL = es.LinearTaskVectorSetting()
+_QUICK = es.LINEAR_TASK_VECTOR_SETTINGS["quick"]
+_FULL = es.LINEAR_TASK_VECTOR_SETTINGS["full"]
 
 LINEAR_TASKS = Simulation(
     "early_stopping.task_vectors.generic",
     es.simulate_linear_task_vectors,
-    {"quick": _QUICK, "full": _FULL},
+    es.LINEAR_TASK_VECTOR_SETTINGS,
     x64=True,
 )
 LINEAR_TASKS_ORTHOGONAL = Simulation(

@@ -94,6 +94,7 @@ from ntsim.theory.early_stopping._mixed_init import (
 )
 from ntsim.theory.early_stopping._rates import RateFit, fit_log_log_rate
 from ntsim.theory.early_stopping._ridge import (
+    SANDWICH_SETTINGS,
     SandwichMargins,
     SandwichSetting,
     ShrinkageSandwich,
@@ -159,6 +160,7 @@ from ntsim.theory.early_stopping._synthetic_tasks import (
     width_normalised_ntk,
 )
 from ntsim.theory.early_stopping._task_vectors import (
+    LINEAR_TASK_VECTOR_SETTINGS,
     LinearTaskVectorRun,
     LinearTaskVectorSetting,
     addition_interference,
@@ -172,10 +174,12 @@ from ntsim.theory.early_stopping._task_vectors import (
 )
 from ntsim.theory.early_stopping._trained_task_vectors import (
     NUM_TASKS,
+    TRAINED_TASK_VECTOR_SETTINGS,
     TaskVectorSetting,
     TaskVectorSweepSetting,
     TrainedTaskVectors,
     TrainedTaskVectorSweep,
+    finetune_step,
     simulate_trained_task_vectors,
     task_vector_bases,
     trained_task_vectors,
@@ -248,6 +252,7 @@ __all__ = [
     "task_teacher",
     "width_normalised_ntk",
     "NUM_TASKS",
+    "TRAINED_TASK_VECTOR_SETTINGS",
     "TaskVectorSweepSetting",
     "TrainedTaskVectorSweep",
     "simulate_trained_task_vectors",
@@ -255,6 +260,7 @@ __all__ = [
     "TrainedTaskVectors",
     "task_vector_bases",
     "trained_task_vectors",
+    "finetune_step",
     "InitLogits",
     "InitLogitSetting",
     "RateFit",
@@ -267,6 +273,7 @@ __all__ = [
     "WidthScalingSweep",
     "LinearTaskVectorRun",
     "LinearTaskVectorSetting",
+    "LINEAR_TASK_VECTOR_SETTINGS",
     "gd_task_vector",
     "simulate_linear_task_vectors",
     "addition_interference",
@@ -295,6 +302,7 @@ __all__ = [
     "simulate_power_law_rates",
     "SandwichMargins",
     "SandwichSetting",
+    "SANDWICH_SETTINGS",
     "ShrinkageSandwich",
     "simulate_shrinkage_sandwich",
     "SobolevErrors",

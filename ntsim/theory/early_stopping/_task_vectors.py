@@ -39,6 +39,7 @@ from ntsim._validation import check_int_fields, check_ndim
 from ntsim.theory.early_stopping._kernel_gd import gd_shrinkage
 
 __all__ = [
+    "LINEAR_TASK_VECTOR_SETTINGS",
     "LinearTaskVectorRun",
     "LinearTaskVectorSetting",
     "addition_interference",
@@ -336,3 +337,13 @@ def simulate_linear_task_vectors(
             lambda k: _linear_task_instance(k, setting), ks, batch_size=setting.batch_size
         )
     )(keys)
+
+
+LINEAR_TASK_VECTOR_SETTINGS = {
+    "quick": LinearTaskVectorSetting(
+        num_params=40, num_train=6, num_test=8, steps=60, instances=200
+    ),
+    "full": LinearTaskVectorSetting(),
+}
+"""Linearised-model task vectors per scale (the Cors 1–2 claims and the Fig. 3 experiment
+both read these; the orthogonal variant sets ``orthogonal=True``)."""
