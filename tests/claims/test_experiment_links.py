@@ -17,11 +17,6 @@ from ntsim.claims import REGISTRY, Claim
 
 EXPERIMENTS = pathlib.Path(__file__).resolve().parents[2] / "experiments"
 
-#: Links still to repair: the experiment draws the statement with its own code, or the
-#: claim reads a finer simulation than the figure. Remove an entry when it is fixed; the
-#: test fails when an entry is no longer needed.
-NOT_YET_SHARED: frozenset[str] = frozenset()
-
 LINKED = [c for c in REGISTRY if isinstance(c, Claim) and c.experiment]
 
 
@@ -40,11 +35,7 @@ def test_some_claims_name_their_experiment():
 def test_linked_experiment_exists_and_draws_the_claims_simulation(claim):
     path = EXPERIMENTS / f"{claim.experiment}.py"
     assert path.is_file(), f"{claim.id}: experiment {claim.experiment!r} does not exist"
-    shared = _simulation_name(claim) in path.read_text(encoding="utf-8")
-    if claim.id in NOT_YET_SHARED:
-        assert not shared, f"{claim.id} is fixed: remove it from NOT_YET_SHARED"
-        pytest.xfail("listed in NOT_YET_SHARED")
-    assert shared, (
+    assert _simulation_name(claim) in path.read_text(encoding="utf-8"), (
         f"{claim.id}: experiment {claim.experiment} does not call "
         f"{_simulation_name(claim)} (the simulation the claim reads)"
     )
