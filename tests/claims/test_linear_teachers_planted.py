@@ -260,3 +260,24 @@ def test_hinf_claims_catch_a_scaled_closed_form(monkeypatch, claim_id, factor):
     monkeypatch.setattr(_ntk_bounds, "two_layer_relu_hinf", lambda *a: factor * original(*a))
     record = _record(claim_id)
     assert record.verdict == "refuted" and not record.as_expected
+
+
+def test_frozen_parallel_requires_runs_with_negative_c_star_to_stall_at_zero():
+    """Thm 5.5 with c* ≤ 0: GD must stall at c ≈ 0; a run that reached c* (a chain that
+    could change sign) is caught, a round-off-sized step past 0 is not a violation."""
+    import numpy as np
+
+    from ntsim.claims.linear_teachers._freezing import check_frozen_parallel
+    from ntsim.theory.linear_teachers import FrozenFirstLayerRun
+
+    def run(c_gd):
+        c_star = np.array([0.8, -3.2])
+        return FrozenFirstLayerRun(
+            n=np.array([10, 2]), off_parallel=np.zeros(2), c_gd=np.array([0.8, c_gd]),
+            c_star=c_star, risk=np.ones(2), floor=np.ones(2), nonfinite=np.zeros(2, bool),
+        )  # fmt: skip
+
+    assert check_frozen_parallel(run(-1.6e-8)).outcome == "holds"
+    assert check_frozen_parallel(run(1e-7)).outcome == "holds"
+    assert check_frozen_parallel(run(-3.2)).outcome == "refuted"  # went to c*
+    assert check_frozen_parallel(run(-1e-3)).outcome == "refuted"  # through zero

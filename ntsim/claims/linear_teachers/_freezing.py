@@ -70,18 +70,22 @@ def check_frozen_parallel(run: lt.FrozenFirstLayerRun):
         compare(rel[pos], _TOL_C.value, relation="upper_bound", tolerance=_TOL_C,
                 num_instances=c_gd.size),
     ]  # fmt: skip
-    if (~pos).any():  # the balanced rank-one chain cannot change the sign of c: c → 0⁺
-        parts.append(compare(c_gd[~pos], 0.0, relation="lower_bound"))
+    if (~pos).any():  # the balanced rank-one chain cannot carry c through 0: it stalls there
+        stall = np.abs(c_gd[~pos]) / np.abs(c_star[~pos])
+        parts.append(compare(stall, _TOL_C.value, relation="upper_bound", tolerance=_TOL_C))
     return all_of(
         *parts,
         diagnostics={
             "max_t (1 − |cos(β(t), θ_S)|)": run.off_parallel.max(),
             "max |c − c*|/|c*| (c* > 0)": rel[pos].max() if pos.any() else 0.0,
             "runs with c* ≤ 0": int((~pos).sum()),
+            "max |c|/|c*| (c* ≤ 0)": stall.max() if (~pos).any() else 0.0,
         },
         notes="For c* ≤ 0 (small n) the free layers form a balanced rank-one chain whose "
-        "scalar c cannot change sign (W_jᵀW_j − W_{j+1}W_{j+1}ᵀ is conserved), so GD stalls "
-        "at c → 0⁺ instead of c*; such runs must keep c ≥ 0.",
+        "scalar c cannot change sign under the flow (W_jᵀW_j − W_{j+1}W_{j+1}ᵀ is conserved), "
+        "so GD stalls at c ≈ 0 instead of c*: such runs must end with |c| ≤ 1e-5·|c*| (the "
+        "tolerance of the c* > 0 runs). Discrete steps may carry c a round-off-sized step "
+        "past 0 (full scale, seed 1: c = −1.6e-8 against c* = −3.2), so c ≥ 0 is not required.",
     )
 
 
@@ -150,7 +154,8 @@ CLAIMS: tuple[Claim, ...] = (
         id="linear_teachers.thm5_5.frozen_parallel",
         paper=f"{_PAPER}, Thm 5.5",
         statement="With W_1 frozen, β(t) stays parallel to θ_S along GD; c → "
-        "c* = ⟨Xθ_S, y⟩/‖Xθ_S‖² when c* > 0 (else c stays ≥ 0: it cannot change sign)",
+        "c* = ⟨Xθ_S, y⟩/‖Xθ_S‖² when c* > 0 (else GD stalls at c ≈ 0: the flow cannot change "
+        "the sign of c)",
         kind="identity",
         reading=printed(
             "“if we freeze the first layer … the fine-tuned model will be given by "
