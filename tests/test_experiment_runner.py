@@ -64,13 +64,33 @@ def test_atomic_json_round_trip_leaves_no_temporary_files(tmp_path):
     assert [p.name for p in path.parent.iterdir()] == ["r.json"]
 
 
+def _int_field(config) -> tuple[object, str] | None:
+    """An integer field of ``config`` or of a setting nested in it: (owner, name)."""
+    for f in dataclasses.fields(config):
+        if f.type in ("int", int):
+            return config, f.name
+    for f in dataclasses.fields(config):
+        value = getattr(config, f.name)
+        if dataclasses.is_dataclass(value) and (found := _int_field(value)):
+            return found
+    return None
+
+
 @pytest.mark.parametrize("name", list_experiments())
 def test_every_config_validates_its_integer_fields(name):
-    """Each experiment's default Config is valid and rejects a non-integer / non-positive size."""
+    """Each experiment's default Config is valid and rejects a non-integer / non-positive size
+    (its own, or that of a shared theory setting it holds); a Config that only selects the
+    claims' shared settings by name rejects an unknown name."""
     module = load_experiment(name)
     config = module.SCALES["quick"]
-    ints = [f.name for f in dataclasses.fields(config) if f.type in ("int", int)]
-    assert ints, f"{name}: no integer fields?"
+    found = _int_field(config)
+    if found is None:
+        choices = [f.name for f in dataclasses.fields(config) if f.type in ("str", str)]
+        assert choices, f"{name}: no integer or choice fields?"
+        with pytest.raises(ValueError, match=r"must be"):
+            dataclasses.replace(config, **{choices[0]: "no-such-choice"})
+        return
+    owner, field = found
     for bad in (0, 1.5, True):
         with pytest.raises(ValueError, match=r"must be"):
-            dataclasses.replace(config, **{ints[0]: bad})
+            dataclasses.replace(owner, **{field: bad})

@@ -30,6 +30,7 @@ import jax
 import jax.numpy as jnp
 
 from ntsim._types import Array, PRNGKey
+from ntsim._validation import check_int_fields
 from ntsim.core import Record, random_signs, two_layer_relu, two_layer_relu_hinf
 from ntsim.theory.linear_teachers import _relu as relu
 
@@ -180,6 +181,10 @@ class ReluRiskSetting:
     num_test: int = 1000
     repeats: int = 4
     batch_size: int = 8
+
+    def __post_init__(self):
+        check_int_fields(self, ("d", "n_source", "width", "pretrain_steps", "fine_tune_steps",
+                                "num_test", "repeats", "batch_size"))  # fmt: skip
 
 
 def simulate_relu_risk_runs(key: PRNGKey, setting: ReluRiskSetting) -> dict:
