@@ -6,7 +6,6 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pytest
 
 from ntsim.core import gaussian_inputs, two_level_spectrum
 from ntsim.theory import linear_teachers as lt
@@ -104,10 +103,7 @@ def test_hinf_gram_error_has_its_exact_monte_carlo_variance():
 
 
 def test_hinf_fixture_matches_neural_tangents():
-    try:
-        with jax.enable_x64(True):
-            run = lt.simulate_hinf_fixture(KEY, lt.HinfFixtureSetting())
-    except FileNotFoundError:  # pragma: no cover - a source checkout has it
-        pytest.skip("neural-tangents fixture missing")
+    with jax.enable_x64(True):  # the fixture ships with the source: missing is a failure
+        run = lt.simulate_hinf_fixture(KEY, lt.HinfFixtureSetting())
     scale = np.abs(np.asarray(run.reference)).max()
     np.testing.assert_allclose(run.measured, run.reference, atol=1e-12 * scale)
