@@ -1,4 +1,4 @@
-"""``ntsim`` command line: list | run | verify | reproduce | report.
+"""``ntsim`` command line: list | run | verify | reproduce | report | mutate.
 
 Examples::
 
@@ -9,6 +9,7 @@ Examples::
     ntsim reproduce --jobs 2        # the same, one process per topic, two at a time
     ntsim report                    # index of the figures written so far
     ntsim report --stale            # rows whose source changed or missing (exit 1 if any)
+    ntsim mutate --topic overtraining --sample 20 --jobs 2   # would a claim notice a bug?
 
 Exit status: 0 when everything ran and every claim has its expected verdict, 1 when an
 experiment failed or a claim did not (or ``report --stale`` found stale rows), 2 on bad
@@ -104,6 +105,36 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--topic", help="with --stale: only this topic's claims and tables")
     p.add_argument("--scale", choices=("quick", "full"), default="full",
                    help="which verification tables --stale reads (default full)")  # fmt: skip
+    _add_common(p, scale=False)
+    p = sub.add_parser(
+        "mutate", help="mutants of the claims' numerics: which claims notice them (MUTATION.md)"
+    )
+    p.add_argument(
+        "--topic", dest="topics", action="append", default=[],
+        help="this topic (repeatable; default every topic)",
+    )  # fmt: skip
+    p.add_argument(
+        "--function", dest="functions", action="append", default=[],
+        help="only this function: name, Class.name or module.name (repeatable)",
+    )  # fmt: skip
+    p.add_argument(
+        "--sample", type=int,
+        help="mutants per topic, drawn one function at a time (default: one per function)",
+    )  # fmt: skip
+    p.add_argument("--seed", type=int, default=0, help="seed of the mutant sample")
+    p.add_argument("--claim-seed", type=int, default=0, help="master seed the claims run at")
+    p.add_argument("--jobs", type=int, default=1, help="child processes at once (default 1)")
+    p.add_argument(
+        "--timeout", type=float, default=600.0,
+        help="seconds per mutant before it counts as killed by hanging",
+    )  # fmt: skip
+    p.add_argument(
+        "--no-tests", action="store_true",
+        help="skip the unit tests that name the mutated function",
+    )  # fmt: skip
+    p.add_argument(
+        "--dry-run", action="store_true", help="list the mutants that would run; run nothing"
+    )
     _add_common(p, scale=False)
     return parser
 
@@ -326,12 +357,50 @@ def _cmd_report(args) -> int:
     return 0
 
 
+def _cmd_mutate(args) -> int:
+    from ntsim.mutation import mutate_topic, plan_topic, write_matrix
+
+    if args.sample is not None and args.sample < 1:
+        raise ValueError("--sample must be at least 1")
+    from ntsim.claims import REGISTRY
+
+    topics = args.topics or sorted({c.id.split(".")[0] for c in REGISTRY})
+    options = dict(functions=args.functions, sample=args.sample, sample_seed=args.seed)
+    for topic in topics:  # validate every topic and function before running any
+        plan = plan_topic(topic, **options)
+        if args.dry_run:
+            for module, site in plan.mutants:
+                print(f"{topic}  {module}.{site.describe()}")
+    if args.dry_run:
+        return 0
+    entries = []
+    for topic in topics:
+        entry = mutate_topic(
+            topic,
+            **options,
+            claim_seed=args.claim_seed,
+            jobs=args.jobs,
+            timeout=args.timeout,
+            tests=not args.no_tests,
+            progress=_log,
+        )
+        entries.append(entry)
+        rate = entry["claim_kill_rate"]
+        _log(f"{topic}: claim kill rate {'-' if rate is None else f'{rate:.2f}'} "
+             f"({entry['killed']} killed, {entry['survived']} survived, "
+             f"{entry['equivalent']} equivalent) in {entry['seconds']:.0f} s")  # fmt: skip
+        write_matrix(pathlib.Path(args.out), entries)
+    print(f"wrote {pathlib.Path(args.out) / 'MUTATION.md'}")
+    return 0
+
+
 _COMMANDS = {
     "list": _cmd_list,
     "run": _cmd_run,
     "verify": _cmd_verify,
     "reproduce": _cmd_reproduce,
     "report": _cmd_report,
+    "mutate": _cmd_mutate,
 }
 
 

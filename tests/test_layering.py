@@ -14,13 +14,15 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 # What each layer may not import (prefix match on the imported module).
 FORBIDDEN = {
     "ntsim.core": ("ntsim.theory", "ntsim.claims", "ntsim.transformers", "ntsim.cli",
-                   "ntsim.experiment", "experiments"),
+                   "ntsim.experiment", "ntsim.mutation", "experiments"),
     "ntsim.transformers": ("ntsim.theory", "ntsim.claims", "ntsim.cli", "ntsim.experiment",
-                           "experiments"),
-    "ntsim.theory": ("ntsim.claims", "ntsim.cli", "ntsim.experiment", "experiments"),
-    "ntsim.claims": ("ntsim.cli", "ntsim.experiment", "experiments"),
-    "ntsim.experiment": ("ntsim.claims", "ntsim.cli"),
-    "experiments": ("ntsim.claims",),
+                           "ntsim.mutation", "experiments"),
+    "ntsim.theory": ("ntsim.claims", "ntsim.cli", "ntsim.experiment", "ntsim.mutation",
+                     "experiments"),
+    "ntsim.claims": ("ntsim.cli", "ntsim.experiment", "ntsim.mutation", "experiments"),
+    "ntsim.experiment": ("ntsim.claims", "ntsim.cli", "ntsim.mutation"),
+    "ntsim.mutation": ("ntsim.cli", "ntsim.experiment", "experiments"),
+    "experiments": ("ntsim.claims", "ntsim.mutation"),
 }  # fmt: skip
 
 

@@ -1,0 +1,179 @@
+"""Mutation testing of the claims: would some claim notice a plausible bug in the numerics?
+
+``ntsim mutate --topic T`` makes mutants of the functions of ``ntsim.theory`` and
+``ntsim.core`` that the topic's claims run (:mod:`ntsim.mutation._operators`: a term ×2 or
+×½, a flipped sign, a dropped term, a transpose, n → n − 1, swapped arguments, max ↔ min,
+< ↔ ≤), runs each in a child process on the claims whose path contains the function
+(:mod:`ntsim.mutation._closure`) and on the unit tests that name it, and records which
+claims killed it (:mod:`ntsim.mutation._matrix`) in ``figures/MUTATION.md`` + ``.json``
+(:mod:`ntsim.mutation._record`). Nothing on disk is changed: a mutant lives in the child
+process only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+
+from ntsim.mutation._closure import MUTABLE_PACKAGES, FunctionRef, claim_path
+from ntsim.mutation._matrix import (
+    MutantOutcome,
+    classify,
+    run_baseline,
+    run_mutant,
+    select_mutants,
+    topic_functions,
+)
+from ntsim.mutation._operators import OPERATORS, Site, function_sites, mutate_module
+from ntsim.mutation._record import summarise_topic, write_matrix
+from ntsim.mutation._worker import apply_mutant
+
+__all__ = [
+    "MUTABLE_PACKAGES",
+    "OPERATORS",
+    "FunctionRef",
+    "MutantOutcome",
+    "Site",
+    "apply_mutant",
+    "TopicPlan",
+    "claim_path",
+    "classify",
+    "function_sites",
+    "mutate_module",
+    "mutate_topic",
+    "plan_topic",
+    "run_mutant",
+    "select_mutants",
+    "topic_claims_hash",
+    "topic_functions",
+    "write_matrix",
+]
+
+
+def topic_claims_hash(claims) -> str:
+    """16 hex digits over the source hashes of ``claims`` (what a matrix entry was made at)."""
+    from ntsim.claims import claim_source_hash
+
+    digest = hashlib.sha256()
+    for claim in sorted(claims, key=lambda c: c.id):
+        digest.update(f"{claim.id}={claim_source_hash(claim)};".encode())
+    return digest.hexdigest()[:16]
+
+
+def _matches(ref: FunctionRef, names: Sequence[str]) -> bool:
+    module, qualname = ref
+    return any(n in (qualname, f"{module}.{qualname}", qualname.rsplit(".", 1)[-1]) for n in names)
+
+
+@dataclass(frozen=True)
+class TopicPlan:
+    """What ``ntsim mutate`` will run for a topic."""
+
+    claims: tuple
+    users: dict  # FunctionRef -> ids of the claims whose path contains it
+    mutants: tuple  # (module, Site) pairs
+
+
+def plan_topic(
+    topic: str,
+    *,
+    functions: Sequence[str] = (),
+    sample: int | None = None,
+    sample_seed: int = 0,
+) -> TopicPlan:
+    """The claims of ``topic``, the functions on their paths and the mutants drawn from them
+    (``sample=None``: one per function; see :func:`mutate_topic`).
+
+    Raises:
+      ValueError: an unknown topic, or no function matching ``functions``.
+    """
+    from ntsim.claims import REGISTRY
+
+    claims = tuple(c for c in REGISTRY if c.id.split(".")[0] == topic)
+    if not claims:
+        topics = sorted({c.id.split(".")[0] for c in REGISTRY})
+        raise ValueError(f"No claims in topic {topic!r}; topics: {', '.join(topics)}.")
+    users = topic_functions(claims)
+    chosen = [ref for ref in users if not functions or _matches(ref, functions)]
+    if not chosen:
+        raise ValueError(f"No function on the {topic} claims' paths matches {list(functions)}.")
+    count = len(chosen) if sample is None else sample
+    return TopicPlan(claims, users, tuple(select_mutants(chosen, sample=count, seed=sample_seed)))
+
+
+def mutate_topic(
+    topic: str,
+    *,
+    functions: Sequence[str] = (),
+    sample: int | None = None,
+    sample_seed: int = 0,
+    claim_seed: int = 0,
+    scale: str = "quick",
+    jobs: int = 1,
+    timeout: float = 600.0,
+    tests: bool = True,
+    progress: Callable[[str], None] | None = None,
+) -> dict:
+    """Run the mutants of one topic and return its matrix entry (:func:`write_matrix` input).
+
+    Args:
+      topic: a claims topic (``ntsim list`` shows them).
+      functions: only these functions (``name``, ``Class.name`` or ``module.name``).
+      sample: how many mutants, drawn one function at a time (``None``: one per function).
+      sample_seed: seed of that draw.
+      claim_seed: the master seed the claims run at.
+      scale: the claims' scale (``"quick"`` for mutation runs).
+      jobs: child processes at once.
+      timeout: seconds before a child is stopped (a mutant that hangs counts as killed).
+      tests: also run the unit tests naming the mutated function.
+      progress: receives one line per step.
+    """
+    say = progress or (lambda line: None)
+    start = time.perf_counter()
+    plan = plan_topic(topic, functions=functions, sample=sample, sample_seed=sample_seed)
+    claims, users, mutants = plan.claims, plan.users, plan.mutants
+    chosen = {(module, site.function) for module, site in mutants}
+    claim_ids = sorted({cid for module, site in mutants for cid in users[(module, site.function)]})
+    say(f"{topic}: {len(mutants)} mutants of {len(chosen)} functions; baseline of "
+        f"{len(claim_ids)} claims at {scale} scale, seed {claim_seed} ...")  # fmt: skip
+    baseline = run_baseline(claim_ids, scale=scale, seed=claim_seed, timeout=timeout)
+    outcomes: list[MutantOutcome] = []
+    killed = 0
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = {
+            pool.submit(
+                run_mutant,
+                module,
+                site,
+                users[(module, site.function)],
+                baseline,
+                scale=scale,
+                seed=claim_seed,
+                timeout=timeout,
+                tests=tests,
+            ): site
+            for module, site in mutants
+        }
+        for done in as_completed(futures):
+            outcome = done.result()
+            outcomes.append(outcome)
+            killed += outcome.status == "killed"
+            tests_text = {None: "-", True: "killed", False: "survived"}[outcome.tests_killed]
+            say(f"[{len(outcomes)}/{len(mutants)}] {futures[done].describe()} → {outcome.status}"
+                f" ({len(outcome.claims_killed)} claims; tests {tests_text}) "
+                f"{outcome.seconds:.0f} s; killed so far {killed}")  # fmt: skip
+    outcomes.sort(key=lambda o: (o.module, o.function, o.index))
+    return summarise_topic(
+        topic,
+        [o.to_json() for o in outcomes],
+        {c.id: c.kind for c in claims},
+        scale=scale,
+        claim_seed=claim_seed,
+        sample_seed=sample_seed,
+        source_hash=topic_claims_hash(claims),
+        seconds=time.perf_counter() - start,
+        functions_on_paths=len(users),
+    )

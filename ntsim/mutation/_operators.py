@@ -1,0 +1,352 @@
+"""Mutation operators: plausible one-token bugs in a function's source, made with :mod:`ast`.
+
+A *site* is one node of a function's syntax tree that an operator can change, in a fixed
+walk order, so that ``(module, function, site index)`` names a mutant reproducibly. A mutant
+is the whole module's source with that one node replaced (:func:`mutate_module`); nothing
+on disk is changed.
+
+The operators are the bugs a careful reviewer of numerical research code still misses:
+
+======================  ================================================================
+``scale_x2``/``x0.5``   an additive term (an operand of ``+``/``-``) or a returned product
+                        multiplied by 2 or by 1/2 (a lost or doubled constant)
+``flip_sign``           ``a + b`` ↔ ``a - b`` (a sign error in one term)
+``drop_term``           ``a + b`` → ``a`` and → ``b``; ``a - b`` → ``a`` (a dropped term)
+``transpose``           one square-matrix operand of ``@`` transposed (last two axes; any
+                        other operand is left alone: that mutant is equivalent, not an error)
+``n_minus_one``         ``x / n`` → ``x / (n - 1)`` and ``x / (n - 1)`` → ``x / n`` for a
+                        named (or ``len(...)``) divisor (a normaliser off by one)
+``swap_args``           the first two name arguments of a call exchanged, where they have
+                        the same shape and dtype (at run time; else left alone)
+``min_max``             ``max`` ↔ ``min`` (builtins, ``jnp``/``np`` reductions and
+                        elementwise ``maximum``/``minimum``, methods ``.max()``/``.min()``)
+``compare``             ``<`` ↔ ``<=``, ``>`` ↔ ``>=``
+======================  ================================================================
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import functools
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+__all__ = ["OPERATORS", "Site", "function_sites", "mutate_module"]
+
+OPERATORS: tuple[str, ...] = (
+    "scale_x2",
+    "scale_x0.5",
+    "flip_sign",
+    "drop_term",
+    "transpose",
+    "n_minus_one",
+    "swap_args",
+    "min_max",
+    "compare",
+)
+
+_MIN_MAX = {
+    "max": "min",
+    "min": "max",
+    "maximum": "minimum",
+    "minimum": "maximum",
+    "amax": "amin",
+    "amin": "amax",
+    "nanmax": "nanmin",
+    "nanmin": "nanmax",
+}
+_COMPARE = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
+
+
+@dataclass(frozen=True)
+class Site:
+    """One mutation: ``operator`` applied at the ``index``-th site of ``function``.
+
+    Attributes:
+      function: the function's qualified name (``f`` at top level or ``Class.f``).
+      operator: one of :data:`OPERATORS`.
+      index: position among the function's sites (all operators, walk order).
+      variant: which of the operator's alternatives at that node (e.g. drop left or right).
+      line: the source line of the node (1-based, in the original module).
+      before: the node's source.
+      after: the mutated node's source (the run-time guards of ``transpose`` and
+        ``swap_args`` shown as ``x.T`` and as the plain swap).
+    """
+
+    function: str
+    operator: str
+    index: int
+    variant: int
+    line: int
+    before: str
+    after: str
+
+    def describe(self) -> str:
+        """One line: ``function:line operator: before → after``."""
+        return f"{self.function}:{self.line} {self.operator}: {_short(self.before)} → " + _short(
+            self.after
+        )
+
+
+def _short(text: str, width: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _num(value: float) -> ast.expr:
+    return ast.Constant(value)
+
+
+def _scaled(node: ast.expr, factor: float) -> ast.expr:
+    return ast.BinOp(left=_num(factor), op=ast.Mult(), right=node)
+
+
+def _expr(text: str) -> ast.expr:
+    return ast.parse(text, mode="eval").body
+
+
+# A transpose only where it keeps the shape (a square matrix, last two axes), and a swap
+# only of two arguments of the same shape and dtype (or type): otherwise the mutant is the
+# original function (recognised as equivalent) rather than a shape error any run would show.
+_TRANSPOSE = "(lambda z: z.swapaxes(-1, -2) if z.ndim >= 2 and z.shape[-1] == z.shape[-2] else z)"
+_SAME_KIND = (
+    "(lambda p, q: (getattr(p, 'shape', None), getattr(p, 'dtype', type(p)))"
+    " == (getattr(q, 'shape', None), getattr(q, 'dtype', type(q))))"
+)
+
+
+def _transposed(node: ast.expr) -> ast.expr:
+    return ast.Call(func=_expr(_TRANSPOSE), args=[node], keywords=[])
+
+
+def _swapped(first: ast.expr, second: ast.expr) -> tuple[ast.expr, ast.expr]:
+    same = ast.Call(
+        func=_expr(_SAME_KIND), args=[copy.deepcopy(first), copy.deepcopy(second)], keywords=[]
+    )
+    return (
+        ast.IfExp(test=same, body=copy.deepcopy(second), orelse=copy.deepcopy(first)),
+        ast.IfExp(
+            test=copy.deepcopy(same), body=copy.deepcopy(first), orelse=copy.deepcopy(second)
+        ),
+    )
+
+
+def _is_count(node: ast.expr) -> bool:
+    """A divisor that reads as a count: a name, an attribute, or ``len(...)``."""
+    if isinstance(node, ast.Name | ast.Attribute):
+        return True
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len"
+
+
+def _minus_one(node: ast.expr) -> ast.expr | None:
+    if _is_count(node):
+        return ast.BinOp(left=node, op=ast.Sub(), right=_num(1))
+    if (
+        isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.Sub)
+        and isinstance(node.right, ast.Constant)
+        and node.right.value == 1
+        and _is_count(node.left)
+    ):
+        return node.left
+    return None
+
+
+def _is_term_of_return(node: ast.AST, parent: ast.AST | None) -> bool:
+    return (
+        isinstance(parent, ast.Return)
+        and isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.Mult | ast.Div | ast.MatMult)
+    )
+
+
+def _is_int_literal(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is int
+
+
+def _alternatives(
+    node: ast.AST, parent: ast.AST | None
+) -> Iterator[tuple[str, ast.AST, ast.AST | None]]:
+    """(operator, replacement, how to show it or None) for every mutation of ``node``, in a
+    fixed order. The replacements of transpose and swap carry run-time guards; they are
+    shown as a reader would write the bug (``x.T``, the plain swap)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub):
+        for side in ("left", "right"):
+            term = getattr(node, side)
+            if _is_int_literal(term):  # i + 1 → i + 2.0 is a type error, not a formula bug
+                continue
+            for name, factor in (("scale_x2", 2.0), ("scale_x0.5", 0.5)):
+                mutant = copy.copy(node)
+                setattr(mutant, side, _scaled(term, factor))
+                yield name, mutant, None
+        mutant = copy.copy(node)
+        mutant.op = ast.Sub() if isinstance(node.op, ast.Add) else ast.Add()
+        yield "flip_sign", mutant, None
+        yield "drop_term", node.left, None
+        if isinstance(node.op, ast.Add):
+            yield "drop_term", node.right, None
+    elif _is_term_of_return(node, parent):
+        yield "scale_x2", _scaled(node, 2.0), None
+        yield "scale_x0.5", _scaled(node, 0.5), None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+        for side in ("left", "right"):
+            mutant, shown = copy.copy(node), copy.copy(node)
+            setattr(mutant, side, _transposed(getattr(node, side)))
+            setattr(shown, side, ast.Attribute(value=getattr(node, side), attr="T", ctx=ast.Load()))
+            yield "transpose", mutant, shown
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        divisor = _minus_one(node.right)
+        if divisor is not None:
+            mutant = copy.copy(node)
+            mutant.right = divisor
+            yield "n_minus_one", mutant, None
+    if isinstance(node, ast.Call):
+        names = [i for i, a in enumerate(node.args) if isinstance(a, ast.Name)]
+        if len(names) >= 2 and not any(isinstance(a, ast.Starred) for a in node.args):
+            first, second = names[:2]
+            if node.args[first].id != node.args[second].id:
+                mutant, shown = copy.copy(node), copy.copy(node)
+                mutant.args, shown.args = list(node.args), list(node.args)
+                mutant.args[first], mutant.args[second] = _swapped(
+                    node.args[first], node.args[second]
+                )
+                shown.args[first], shown.args[second] = node.args[second], node.args[first]
+                yield "swap_args", mutant, shown
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+        if name in _MIN_MAX and (isinstance(func, ast.Attribute) or name in ("max", "min")):
+            mutant = copy.copy(node)
+            mutant.func = copy.copy(func)
+            if isinstance(func, ast.Name):
+                mutant.func.id = _MIN_MAX[name]
+            else:
+                mutant.func.attr = _MIN_MAX[name]
+            yield "min_max", mutant, None
+    if isinstance(node, ast.Compare):
+        for position, op in enumerate(node.ops):
+            partner = _COMPARE.get(type(op))
+            if partner is not None:
+                mutant = copy.copy(node)
+                mutant.ops = list(node.ops)
+                mutant.ops[position] = partner()
+                yield "compare", mutant, None
+
+
+def _function_node(tree: ast.Module, function: str) -> ast.FunctionDef:
+    """The ``def`` of ``function``: a top-level name ``f`` or a method ``Class.f``."""
+    *owner, name = function.split(".")
+    body = tree.body
+    if owner:
+        classes = [n for n in body if isinstance(n, ast.ClassDef) and n.name == owner[0]]
+        body = classes[0].body if len(owner) == 1 and classes else []
+    for node in body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name:
+            return node
+    raise ValueError(f"No function {function!r} (top level or Class.method) in this module.")
+
+
+def _walk_with_parents(root: ast.AST) -> Iterator[tuple[ast.AST, ast.AST | None, str, int | None]]:
+    """(node, parent, field, position) in a fixed pre-order, skipping docstrings and the
+    decorators, defaults and annotations of the function itself."""
+    stack: list[tuple[ast.AST, ast.AST | None, str, int | None]] = []
+    for position, statement in enumerate(root.body):
+        stack.append((statement, root, "body", position))
+    stack.reverse()
+    while stack:
+        node, parent, field_name, position = stack.pop()
+        is_docstring = (
+            isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        )
+        if is_docstring:
+            continue
+        yield node, parent, field_name, position
+        children = []
+        for name, value in ast.iter_fields(node):
+            if name in ("annotation", "returns", "decorator_list", "type_comment"):
+                continue
+            if isinstance(value, list):
+                children.extend(
+                    (item, node, name, i)
+                    for i, item in enumerate(value)
+                    if isinstance(item, ast.AST)
+                )
+            elif isinstance(value, ast.AST):
+                children.append((value, node, name, None))
+        stack.extend(reversed(children))
+
+
+@functools.lru_cache(maxsize=32)
+def _parsed(source: str) -> ast.Module:
+    return ast.parse(source)
+
+
+def function_sites(source: str, function: str) -> list[Site]:
+    """Every mutation of ``function`` (a top-level ``def`` in module ``source``).
+
+    Examples:
+      >>> src = "def mean_gap(a, b, n):\\n    return (a - b) / n\\n"
+      >>> for site in function_sites(src, "mean_gap"):
+      ...     print(site.describe())
+      mean_gap:2 scale_x2: (a - b) / n → 2.0 * ((a - b) / n)
+      mean_gap:2 scale_x0.5: (a - b) / n → 0.5 * ((a - b) / n)
+      mean_gap:2 n_minus_one: (a - b) / n → (a - b) / (n - 1)
+      mean_gap:2 scale_x2: a - b → 2.0 * a - b
+      mean_gap:2 scale_x0.5: a - b → 0.5 * a - b
+      mean_gap:2 scale_x2: a - b → a - 2.0 * b
+      mean_gap:2 scale_x0.5: a - b → a - 0.5 * b
+      mean_gap:2 flip_sign: a - b → a + b
+      mean_gap:2 drop_term: a - b → a
+    """
+    root = _function_node(_parsed(source), function)  # read only: mutants are copies
+    sites = []
+    for node, parent, _, _ in _walk_with_parents(root):
+        before = None
+        for variant, (operator, mutant, shown) in enumerate(_alternatives(node, parent)):
+            before = before or ast.unparse(node)
+            sites.append(
+                Site(
+                    function=function,
+                    operator=operator,
+                    index=len(sites),
+                    variant=variant,
+                    line=getattr(node, "lineno", root.lineno),
+                    before=before,
+                    after=ast.unparse(mutant if shown is None else shown),
+                )
+            )
+    return sites
+
+
+def mutate_module(source: str, site: Site) -> str:
+    """The module ``source`` with ``site`` applied (``ast.unparse``: comments are lost,
+    semantics are kept).
+
+    Examples:
+      >>> src = "def gap(a, b):\\n    return a - b\\n"
+      >>> site = [s for s in function_sites(src, "gap") if s.operator == "flip_sign"][0]
+      >>> namespace = {}
+      >>> exec(mutate_module(src, site), namespace)
+      >>> namespace["gap"](3.0, 1.0)
+      4.0
+    """
+    tree = ast.parse(source)
+    root = _function_node(tree, site.function)
+    count = 0
+    for node, parent, field_name, position in _walk_with_parents(root):
+        alternatives = list(_alternatives(node, parent))
+        if count + len(alternatives) <= site.index:
+            count += len(alternatives)
+            continue
+        operator, replacement, _ = alternatives[site.index - count]
+        if operator != site.operator or ast.unparse(node) != site.before:
+            raise ValueError(f"Site {site.describe()} does not match this source.")
+        ast.copy_location(replacement, node)
+        if position is None:
+            setattr(parent, field_name, replacement)
+        else:
+            getattr(parent, field_name)[position] = replacement
+        return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+    raise ValueError(f"Site {site.describe()} is past the last site of {site.function!r}.")

@@ -1,0 +1,233 @@
+"""ntsim.mutation: each operator makes the bug it names (checked by running the mutant
+against hand-computed values), every site on the claims' paths compiles, a mutant reaches
+every reference to its function, and the kill matrix counts what it says it counts."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import random
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from ntsim.mutation import (
+    OPERATORS,
+    claim_path,
+    classify,
+    function_sites,
+    mutate_module,
+    plan_topic,
+    topic_functions,
+    write_matrix,
+)
+from ntsim.mutation._record import summarise_topic
+
+SOURCE = '''
+def affine(a, b):
+    """Docstrings are never mutated."""
+    return a + b
+
+
+def mean(x, n):
+    return x / n
+
+
+def unbiased(x, n):
+    return x / (n - 1)
+
+
+def product(a, b):
+    return a @ b
+
+
+def biggest(a, b):
+    return max(a, b)
+
+
+def below(a, b):
+    return a < b
+
+
+def power(a, b):
+    return pow(a, b)
+'''
+
+
+def _mutants(function: str) -> dict[str, list]:
+    """operator → the mutated functions (callables) of ``function`` in SOURCE."""
+    found: dict[str, list] = {}
+    for site in function_sites(SOURCE, function):
+        namespace: dict = {}
+        exec(compile(mutate_module(SOURCE, site), "<mutant>", "exec"), namespace)
+        found.setdefault(site.operator, []).append(namespace[function])
+    return found
+
+
+def test_additive_operators_scale_flip_and_drop_terms():
+    mutants = _mutants("affine")
+    assert sorted(f(3.0, 1.0) for f in mutants["scale_x2"]) == [5.0, 7.0]  # 3 + 2, 6 + 1
+    assert sorted(f(3.0, 1.0) for f in mutants["scale_x0.5"]) == [2.5, 3.5]
+    assert [f(3.0, 1.0) for f in mutants["flip_sign"]] == [2.0]
+    assert sorted(f(3.0, 1.0) for f in mutants["drop_term"]) == [1.0, 3.0]
+
+
+def test_normaliser_off_by_one_both_ways():
+    assert [f(6.0, 4) for f in _mutants("mean")["n_minus_one"]] == [2.0]  # 6 / 3
+    assert [f(6.0, 4) for f in _mutants("unbiased")["n_minus_one"]] == [1.5]  # 6 / 4
+
+
+def test_transpose_only_where_the_shape_is_kept():
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(3, 3)), rng.normal(size=(3, 3))
+    results = [f(a, b) for f in _mutants("product")["transpose"]]
+    np.testing.assert_allclose(results[0], a.T @ b)
+    np.testing.assert_allclose(results[1], a @ b.T)
+    rectangular, vector = rng.normal(size=(2, 3)), rng.normal(size=3)
+    for f in _mutants("product")["transpose"]:  # unchanged: an equivalent mutant, not an error
+        np.testing.assert_allclose(f(rectangular, vector), rectangular @ vector)
+
+
+def test_min_max_compare_and_swap():
+    assert [f(1.0, 2.0) for f in _mutants("biggest")["min_max"]] == [1.0]
+    assert [f(2.0, 2.0) for f in _mutants("below")["compare"]] == [True]
+    (swapped,) = _mutants("power")["swap_args"]
+    assert swapped(2.0, 3.0) == 9.0  # same kind: swapped
+    assert swapped(np.ones(2), 3.0).tolist() == [1.0, 1.0]  # different shapes: left alone
+
+
+def test_mutate_module_refuses_a_site_from_other_source():
+    site = function_sites(SOURCE, "affine")[0]
+    with pytest.raises(ValueError, match="does not match"):
+        mutate_module(SOURCE.replace("a + b", "a * b + a"), site)
+
+
+def test_every_operator_is_exercised_and_sites_on_claim_paths_compile():
+    """A seeded sample of the sites of every topic's claim paths: each mutant compiles and
+    changes the function's source."""
+    from ntsim.claims import REGISTRY
+
+    users = topic_functions(REGISTRY)
+    sources = {m: inspect.getsource(importlib.import_module(m)) for m, _ in users}
+    sites = [(m, s) for (m, f) in users for s in function_sites(sources[m], f)]
+    assert {s.operator for _, s in sites} == set(OPERATORS)
+    for module, site in random.Random(0).sample(sites, 40):
+        mutated = mutate_module(sources[module], site)
+        compile(mutated, module, "exec")
+        assert mutated != sources[module]
+
+
+def test_claim_path_reaches_the_check_side_formula_and_not_the_twins():
+    from ntsim.claims import REGISTRY
+
+    by_id = {c.id: c for c in REGISTRY}
+    printed = by_id["overtraining.lemma_a28.contraction_printed"]
+    path = claim_path([printed.check, printed.uses.fn])
+    module = "ntsim.theory.overtraining._finetuning"
+    assert (module, "fixed_point_printed") in path  # read by the check
+    assert ("ntsim.theory.overtraining._finetuning_runs", "simulate_contraction") in path
+    assert (module, "fixed_point") not in path  # only the corrected twin reads it
+
+
+def test_a_swapped_in_mutant_reaches_references_taken_before_it():
+    """The mutant replaces the function's code: an alias imported earlier runs it too."""
+    source = inspect.getsource(importlib.import_module("ntsim.core._statistics"))
+    (site,) = [s for s in function_sites(source, "loglog_slope") if s.before == "ok.sum() < 2"]
+    spec = {"module": "ntsim.core._statistics", "function": "loglog_slope",
+            "index": site.index, "operator": site.operator, "before": site.before}  # fmt: skip
+    code = (
+        "import json, sys\n"
+        "from ntsim.core._statistics import loglog_slope as alias\n"
+        "before = alias([1.0, 10.0], [1.0, 10.0])\n"
+        "from ntsim.mutation import apply_mutant\n"
+        f"apply_mutant(json.loads({json.dumps(json.dumps(spec))}))\n"
+        "print(before, alias([1.0, 10.0], [1.0, 10.0]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    before, after = done.stdout.split()
+    assert float(before) == pytest.approx(1.0)  # two positive points: slope 1
+    assert after == "nan"  # `ok.sum() <= 2` returns NaN for two points
+
+
+def _toy_entry() -> dict:
+    base = {
+        "a": {"verdict": "holds", "matched": None, "error": None, "numbers": [1.0, 2.0]},
+        "b": {"verdict": "refuted", "matched": True, "error": None, "numbers": [3.0]},
+    }
+    assert classify(base, {"b": dict(base["b"], matched=False)}) == (["b"], [], [])
+    assert classify(base, {"a": dict(base["a"], error="boom")}) == (["a"], [], ["a"])
+    assert classify(base, {"a": dict(base["a"], numbers=[1.0])}) == ([], ["a"], [])
+
+    def outcome(status, killed=(), changed=(), tests=None):
+        return {"module": "m", "function": "f", "operator": "flip_sign", "line": 1,
+                "before": "a + b", "after": "a - b", "index": 0, "status": status,
+                "claims_run": ["a", "b"], "claims_killed": list(killed),
+                "claims_changed": list(changed), "claims_errored": [], "tests_run": [],
+                "tests_killed": tests, "error": None, "seconds": 1.0}  # fmt: skip
+
+    outcomes = [
+        outcome("killed", killed=["a"], tests=True),
+        outcome("killed", killed=["a"], changed=["b"]),
+        outcome("survived", changed=["b"], tests=True),
+        outcome("equivalent"),
+    ]
+    entry = summarise_topic("toy", outcomes, {"a": "bound", "b": "identity"}, scale="quick",
+                            claim_seed=0, sample_seed=0, source_hash="0" * 16, seconds=1.0,
+                            functions_on_paths=3)  # fmt: skip
+    assert entry["claim_kill_rate"] == pytest.approx(2 / 3)
+    assert entry["test_kill_rate"] == pytest.approx(2 / 3)
+    assert (entry["killed"], entry["survived"], entry["equivalent"]) == (2, 1, 1)
+    assert entry["claims"]["a"] == {"kind": "bound", "killed": 2, "non_equivalent_on_path": 2}
+    assert entry["claims"]["b"]["killed"] == 0
+    return entry
+
+
+def test_classify_and_the_matrix_counts():
+    _toy_entry()
+
+
+def test_write_matrix_merges_topics_and_lists_silent_claims(tmp_path):
+    entry = _toy_entry()
+    write_matrix(tmp_path, [entry])
+    write_matrix(tmp_path, [dict(entry, topic="other")])
+    data = json.loads((tmp_path / "MUTATION.json").read_text())
+    assert sorted(data["topics"]) == ["other", "toy"]
+    text = (tmp_path / "MUTATION.md").read_text()
+    assert "| toy | 4 | 2 | 1 | 1 | 0.67 |" in text
+    assert "`b` (identity; 2 non-equivalent mutants on its path)" in text
+
+
+def test_plan_topic_rejects_unknown_topics_and_functions():
+    with pytest.raises(ValueError, match="No claims in topic"):
+        plan_topic("nonsense")
+    with pytest.raises(ValueError, match="No function"):
+        plan_topic("overtraining", functions=["no_such_function"])
+    plan = plan_topic("overtraining", functions=["fixed_point_printed"], sample=100)
+    source = inspect.getsource(importlib.import_module("ntsim.theory.overtraining._finetuning"))
+    assert len(plan.mutants) == len(function_sites(source, "fixed_point_printed"))
+
+
+@pytest.mark.slow
+def test_a_commutative_swap_is_equivalent_and_a_sign_flip_is_seen():
+    """End to end on the two Lemma A.28 claims (child processes, quick scale)."""
+    from ntsim.mutation import run_mutant
+    from ntsim.mutation._matrix import run_baseline
+
+    plan = plan_topic("overtraining", functions=["contraction_rate"], sample=100)
+    ids = plan.users[("ntsim.theory.overtraining._finetuning", "contraction_rate")]
+    baseline = run_baseline(ids, scale="quick", seed=0, timeout=600)
+    by_operator = {site.operator: (module, site) for module, site in plan.mutants}
+    module, site = by_operator["swap_args"]  # min(σ_ft, σ_pre) → min(σ_pre, σ_ft)
+    outcome = run_mutant(module, site, ids, baseline, scale="quick", seed=0, timeout=600,
+                         tests=False)  # fmt: skip
+    assert outcome.status == "equivalent"
+    module, site = by_operator["flip_sign"]  # ρ = 1 − 2η min → 1 + 2η min: numbers move
+    outcome = run_mutant(module, site, ids, baseline, scale="quick", seed=0, timeout=600,
+                         tests=False)  # fmt: skip
+    assert outcome.status in ("killed", "survived")
+    assert set(outcome.claims_killed) | set(outcome.claims_changed)
