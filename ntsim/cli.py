@@ -99,8 +99,8 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--stale",
         action="store_true",
-        help="instead list verification rows whose claim source changed, and registered "
-        "claims with no row; exit 1 if any",
+        help="instead list verification rows whose claim source changed, registered "
+        "claims with no row, and stale topics of MUTATION.json if it exists; exit 1 if any",
     )
     p.add_argument("--topic", help="with --stale: only this topic's claims and tables")
     p.add_argument("--scale", choices=("quick", "full"), default="full",
@@ -346,12 +346,18 @@ def _write_index(out: pathlib.Path) -> pathlib.Path:
 def _cmd_report(args) -> int:
     if args.stale:
         from ntsim.claims import stale_records
+        from ntsim.mutation import stale_matrix
 
         stale = stale_records(args.out, args.scale, topic=args.topic)
         for row in stale:
             print(f"{row['id']:58s} {row['why']}  ({row['table']})")
         print(f"{len(stale)} stale verification rows at scale {args.scale}")
-        return 1 if stale else 0
+        stale_mutation = stale_matrix(pathlib.Path(args.out), topic=args.topic)
+        for row in stale_mutation:
+            print(f"{row['id']:58s} {row['why']}  ({row['table']})")
+        if stale_mutation:
+            print(f"{len(stale_mutation)} stale topics in the mutation kill matrix")
+        return 1 if stale or stale_mutation else 0
     path = _write_index(pathlib.Path(args.out))
     print(f"wrote {path}")
     return 0
@@ -364,7 +370,7 @@ def _cmd_mutate(args) -> int:
         raise ValueError("--sample must be at least 1")
     from ntsim.claims import REGISTRY
 
-    topics = args.topics or sorted({c.id.split(".")[0] for c in REGISTRY})
+    topics = args.topics or sorted({c.topic for c in REGISTRY})
     options = dict(functions=args.functions, sample=args.sample, sample_seed=args.seed)
     for topic in topics:  # validate every topic and function before running any
         plan = plan_topic(topic, **options)

@@ -28,7 +28,7 @@ from ntsim.mutation._matrix import (
     topic_functions,
 )
 from ntsim.mutation._operators import OPERATORS, Site, function_sites, mutate_module
-from ntsim.mutation._record import summarise_topic, write_matrix
+from ntsim.mutation._record import stale_matrix, summarise_topic, write_matrix
 from ntsim.mutation._worker import apply_mutant
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "plan_topic",
     "run_mutant",
     "select_mutants",
+    "stale_matrix",
     "topic_claims_hash",
     "topic_functions",
     "write_matrix",
@@ -92,9 +93,9 @@ def plan_topic(
     """
     from ntsim.claims import REGISTRY
 
-    claims = tuple(c for c in REGISTRY if c.id.split(".")[0] == topic)
+    claims = tuple(c for c in REGISTRY if c.topic == topic)
     if not claims:
-        topics = sorted({c.id.split(".")[0] for c in REGISTRY})
+        topics = sorted({c.topic for c in REGISTRY})
         raise ValueError(f"No claims in topic {topic!r}; topics: {', '.join(topics)}.")
     users = topic_functions(claims)
     chosen = [ref for ref in users if not functions or _matches(ref, functions)]

@@ -14,7 +14,7 @@ import json
 import pathlib
 from collections.abc import Mapping, Sequence
 
-__all__ = ["summarise_topic", "write_matrix"]
+__all__ = ["stale_matrix", "summarise_topic", "write_matrix"]
 
 _CHECKED_KINDS = ("identity", "bound", "rate", "trend", "ordering")
 
@@ -167,3 +167,31 @@ def write_matrix(out: pathlib.Path, entries: Sequence[dict]) -> tuple[pathlib.Pa
     )
     md_path.write_text(_markdown(matrix), encoding="utf-8")
     return json_path, md_path
+
+
+def stale_matrix(out: pathlib.Path, topic: str | None = None) -> list[dict]:
+    """Topics of ``out/MUTATION.json`` made at another source than the checkout's, and
+    registered topics the file lacks (``{"id", "table", "why"}``, as the claims' stale rows).
+
+    Nothing is listed while the file does not exist: the matrix is made on request
+    (``ntsim mutate``), not by every verification.
+    """
+    from ntsim.claims import REGISTRY
+    from ntsim.mutation import topic_claims_hash
+
+    path = pathlib.Path(out) / "MUTATION.json"
+    if not path.exists():
+        return []
+    recorded = json.loads(path.read_text(encoding="utf-8")).get("topics", {})
+    topics = sorted({c.topic for c in REGISTRY} if topic is None else {topic})
+    stale = []
+    for name in topics:
+        entry = recorded.get(name)
+        if entry is None:
+            stale.append({"id": f"mutation:{name}", "table": str(path), "why": "not recorded"})
+            continue
+        now = topic_claims_hash([c for c in REGISTRY if c.topic == name])
+        if entry.get("source_hash") != now:
+            why = f"source changed ({entry.get('source_hash')} → {now})"
+            stale.append({"id": f"mutation:{name}", "table": str(path), "why": why})
+    return stale

@@ -231,3 +231,21 @@ def test_a_commutative_swap_is_equivalent_and_a_sign_flip_is_seen():
                          tests=False)  # fmt: skip
     assert outcome.status in ("killed", "survived")
     assert set(outcome.claims_killed) | set(outcome.claims_changed)
+
+
+def test_stale_matrix_compares_the_topic_source_hash(tmp_path):
+    from ntsim.claims import REGISTRY
+    from ntsim.mutation import stale_matrix, topic_claims_hash
+
+    assert stale_matrix(tmp_path) == []  # no matrix made: nothing to be stale
+    current = topic_claims_hash([c for c in REGISTRY if c.topic == "overtraining"])
+    entry = dict(_toy_entry(), topic="overtraining", source_hash=current)
+    write_matrix(tmp_path, [entry])
+    assert stale_matrix(tmp_path, topic="overtraining") == []
+    missing = {row["id"] for row in stale_matrix(tmp_path)}
+    assert missing == {f"mutation:{t}" for t in {c.topic for c in REGISTRY}} - {
+        "mutation:overtraining"
+    }
+    write_matrix(tmp_path, [dict(entry, source_hash="0" * 16)])
+    (row,) = stale_matrix(tmp_path, topic="overtraining")
+    assert row["why"].startswith("source changed")
