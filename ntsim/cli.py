@@ -129,8 +129,9 @@ def _build_parser() -> argparse.ArgumentParser:
         help="seconds per mutant before it counts as killed by hanging",
     )  # fmt: skip
     p.add_argument(
-        "--no-tests", action="store_true",
-        help="skip the unit tests that name the mutated function",
+        "--tests", choices=("survivors", "all", "none"), default="survivors",
+        help="when the unit tests naming the mutated function run (default: for mutants "
+        "no claim killed)",
     )  # fmt: skip
     p.add_argument(
         "--dry-run", action="store_true", help="list the mutants that would run; run nothing"
@@ -387,7 +388,7 @@ def _cmd_mutate(args) -> int:
             claim_seed=args.claim_seed,
             jobs=args.jobs,
             timeout=args.timeout,
-            tests=not args.no_tests,
+            tests=args.tests,
             progress=_log,
         )
         entries.append(entry)

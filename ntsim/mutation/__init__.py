@@ -13,6 +13,7 @@ process only.
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -20,6 +21,8 @@ from dataclasses import dataclass
 
 from ntsim.mutation._closure import MUTABLE_PACKAGES, FunctionRef, claim_path
 from ntsim.mutation._matrix import (
+    TESTS_WHEN,
+    ClaimServer,
     MutantOutcome,
     classify,
     run_baseline,
@@ -33,6 +36,8 @@ from ntsim.mutation._worker import apply_mutant
 
 __all__ = [
     "MUTABLE_PACKAGES",
+    "TESTS_WHEN",
+    "ClaimServer",
     "OPERATORS",
     "FunctionRef",
     "MutantOutcome",
@@ -115,7 +120,7 @@ def mutate_topic(
     scale: str = "quick",
     jobs: int = 1,
     timeout: float = 600.0,
-    tests: bool = True,
+    tests: str = "survivors",
     progress: Callable[[str], None] | None = None,
 ) -> dict:
     """Run the mutants of one topic and return its matrix entry (:func:`write_matrix` input).
@@ -129,7 +134,8 @@ def mutate_topic(
       scale: the claims' scale (``"quick"`` for mutation runs).
       jobs: child processes at once.
       timeout: seconds before a child is stopped (a mutant that hangs counts as killed).
-      tests: also run the unit tests naming the mutated function.
+      tests: when the unit tests naming the mutated function run: ``"survivors"`` (for
+        mutants no claim killed), ``"all"`` or ``"none"``.
       progress: receives one line per step.
     """
     say = progress or (lambda line: None)
@@ -140,32 +146,39 @@ def mutate_topic(
     claim_ids = sorted({cid for module, site in mutants for cid in users[(module, site.function)]})
     say(f"{topic}: {len(mutants)} mutants of {len(chosen)} functions; baseline of "
         f"{len(claim_ids)} claims at {scale} scale, seed {claim_seed} ...")  # fmt: skip
-    baseline = run_baseline(claim_ids, scale=scale, seed=claim_seed, timeout=timeout)
+    servers: list[ClaimServer] = []
+    local = threading.local()
+
+    def server() -> ClaimServer:  # one child process per thread, reused across mutants
+        if not hasattr(local, "server"):
+            local.server = ClaimServer()
+            servers.append(local.server)
+        return local.server
+
+    def run(module: str, site: Site) -> MutantOutcome:
+        claim_set = users[(module, site.function)]
+        return run_mutant(module, site, claim_set, baseline, scale=scale, seed=claim_seed,
+                          timeout=timeout, tests=tests, server=server())  # fmt: skip
+
     outcomes: list[MutantOutcome] = []
     killed = 0
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {
-            pool.submit(
-                run_mutant,
-                module,
-                site,
-                users[(module, site.function)],
-                baseline,
-                scale=scale,
-                seed=claim_seed,
-                timeout=timeout,
-                tests=tests,
-            ): site
-            for module, site in mutants
-        }
-        for done in as_completed(futures):
-            outcome = done.result()
-            outcomes.append(outcome)
-            killed += outcome.status == "killed"
-            tests_text = {None: "-", True: "killed", False: "survived"}[outcome.tests_killed]
-            say(f"[{len(outcomes)}/{len(mutants)}] {futures[done].describe()} → {outcome.status}"
-                f" ({len(outcome.claims_killed)} claims; tests {tests_text}) "
-                f"{outcome.seconds:.0f} s; killed so far {killed}")  # fmt: skip
+    try:
+        baseline = run_baseline(
+            claim_ids, scale=scale, seed=claim_seed, timeout=timeout, server=server()
+        )
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            futures = {pool.submit(run, module, site): site for module, site in mutants}
+            for done in as_completed(futures):
+                outcome = done.result()
+                outcomes.append(outcome)
+                killed += outcome.status == "killed"
+                tests_text = {None: "-", True: "killed", False: "survived"}[outcome.tests_killed]
+                say(f"[{len(outcomes)}/{len(mutants)}] {futures[done].describe()} → "
+                    f"{outcome.status} ({len(outcome.claims_killed)} claims; tests {tests_text}) "
+                    f"{outcome.seconds:.0f} s; killed so far {killed}")  # fmt: skip
+    finally:
+        for each in servers:
+            each.close()
     outcomes.sort(key=lambda o: (o.module, o.function, o.index))
     return summarise_topic(
         topic,

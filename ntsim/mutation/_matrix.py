@@ -26,6 +26,7 @@ import os
 import pathlib
 import random
 import re
+import select
 import subprocess
 import sys
 import tempfile
@@ -37,8 +38,11 @@ import numpy as np
 
 from ntsim.mutation._closure import FunctionRef, claim_path
 from ntsim.mutation._operators import Site, function_sites
+from ntsim.mutation._worker import ANSWER_PREFIX
 
 __all__ = [
+    "TESTS_WHEN",
+    "ClaimServer",
     "MutantOutcome",
     "classify",
     "run_baseline",
@@ -52,6 +56,10 @@ ROUND_OFF_RTOL = 1e-6
 ROUND_OFF_ATOL = 1e-12
 
 _REPO = pathlib.Path(__file__).resolve().parents[2]
+
+#: When the unit tests naming a mutated function run: only for mutants no claim killed
+#: (enough for the rates and the survivors' table), for every mutant, or never.
+TESTS_WHEN: tuple[str, ...] = ("survivors", "all", "none")
 
 
 def topic_functions(claims) -> dict[FunctionRef, tuple[str, ...]]:
@@ -166,28 +174,102 @@ def _child_env() -> dict[str, str]:
     return env
 
 
-def _run_worker(spec: dict, timeout: float) -> dict:
-    with tempfile.TemporaryDirectory(prefix="ntsim-mutant-") as tmp:
-        spec_path, out_path = pathlib.Path(tmp, "spec.json"), pathlib.Path(tmp, "out.json")
-        spec_path.write_text(json.dumps(spec), encoding="utf-8")
-        command = [sys.executable, "-m", "ntsim.mutation._worker", str(spec_path), str(out_path)]
+class ClaimServer:
+    """A child process that runs claims with one mutant at a time (``_worker --serve``).
+
+    One server answers many specs (one JAX import); a spec that hangs past its timeout or
+    kills the process is answered ``{"timeout": True}`` or ``{"crash": ...}`` and the next
+    spec starts a fresh process.
+    """
+
+    def __init__(self):
+        self._process: subprocess.Popen | None = None
+        self._stderr = None
+        self._buffer = b""
+
+    def _start(self) -> None:
+        self._stderr = tempfile.TemporaryFile()
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "ntsim.mutation._worker", "--serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            env=_child_env(),
+        )
+        self._buffer = b""
+
+    def _stderr_tail(self) -> str:
+        self._stderr.seek(0)
+        lines = self._stderr.read().decode(errors="replace").strip().splitlines()
+        return " | ".join(lines[-3:])
+
+    def ask(self, spec: dict, timeout: float) -> dict:
+        """Send ``spec``; return the child's summary, or a timeout/crash marker."""
+        if self._process is None or self._process.poll() is not None:
+            self._start()
         try:
-            done = subprocess.run(
-                command, env=_child_env(), capture_output=True, text=True, timeout=timeout
-            )
-        except subprocess.TimeoutExpired:
-            return {"apply_error": None, "timeout": True, "claims": {}}
-        if done.returncode != 0 or not out_path.exists():
-            tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-            return {"apply_error": None, "crash": " | ".join(tail), "claims": {}}
-        return json.loads(out_path.read_text(encoding="utf-8"))
+            self._process.stdin.write((json.dumps(spec) + "\n").encode())
+            self._process.stdin.flush()
+        except BrokenPipeError:
+            tail = self._stderr_tail()
+            self.close()
+            return {"crash": tail, "claims": {}}
+        deadline = time.monotonic() + timeout
+        fd = self._process.stdout.fileno()
+        while True:
+            if b"\n" in self._buffer:
+                line, self._buffer = self._buffer.split(b"\n", 1)
+                text = line.decode(errors="replace")
+                if text.startswith(ANSWER_PREFIX):
+                    return json.loads(text[len(ANSWER_PREFIX) :])
+                continue  # something else printed on stdout
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.close()
+                return {"timeout": True, "claims": {}}
+            readable, _, _ = select.select([fd], [], [], remaining)
+            if not readable:
+                continue
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:  # the child died
+                tail = self._stderr_tail()
+                self.close()
+                return {"crash": tail, "claims": {}}
+            self._buffer += chunk
+
+    def close(self) -> None:
+        if self._process is not None:
+            if self._process.poll() is None:
+                self._process.kill()
+            self._process.wait()
+            for stream in (self._process.stdin, self._process.stdout):
+                stream.close()
+        if self._stderr is not None:
+            self._stderr.close()
+        self._process, self._stderr, self._buffer = None, None, b""
+
+    def __enter__(self) -> ClaimServer:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
-def run_baseline(claim_ids: Sequence[str], *, scale: str, seed: int, timeout: float) -> dict:
+def run_baseline(
+    claim_ids: Sequence[str],
+    *,
+    scale: str,
+    seed: int,
+    timeout: float,
+    server: ClaimServer | None = None,
+) -> dict:
     """The unmutated claims' summaries (same process path as the mutants)."""
-    summary = _run_worker(
-        {"claims": list(claim_ids), "scale": scale, "seed": seed}, timeout=timeout
-    )
+    spec = {"claims": list(claim_ids), "scale": scale, "seed": seed}
+    if server is None:
+        with ClaimServer() as own:
+            summary = own.ask(spec, timeout)
+    else:
+        summary = server.ask(spec, timeout)
     if summary.get("crash") or summary.get("timeout"):
         raise RuntimeError(f"baseline run failed: {summary}")
     return summary["claims"]
@@ -235,9 +317,13 @@ def run_mutant(
     scale: str,
     seed: int,
     timeout: float,
-    tests: bool = True,
+    tests: str = "survivors",
+    server: ClaimServer | None = None,
 ) -> MutantOutcome:
-    """Run one mutant on its claims (and the unit tests naming its function); classify it."""
+    """Run one mutant on its claims, then on the unit tests naming its function (``tests``:
+    ``"survivors"`` — only when no claim killed it; ``"all"``; ``"none"``); classify it."""
+    if tests not in TESTS_WHEN:
+        raise ValueError(f"tests must be one of {TESTS_WHEN}, got {tests!r}.")
     start = time.perf_counter()
     outcome = MutantOutcome(
         module=module,
@@ -259,7 +345,11 @@ def run_mutant(
         "scale": scale,
         "seed": seed,
     }
-    summary = _run_worker(spec, timeout=timeout)
+    if server is None:
+        with ClaimServer() as own:
+            summary = own.ask(spec, timeout)
+    else:
+        summary = server.ask(spec, timeout)
     if summary.get("apply_error"):
         outcome.status, outcome.error = "invalid", summary["apply_error"]
     elif summary.get("timeout") or summary.get("crash"):
@@ -273,7 +363,8 @@ def run_mutant(
         outcome.claims_killed, outcome.claims_changed = killed, changed
         outcome.claims_errored = errored
         outcome.status = "killed" if killed else "survived" if changed else "equivalent"
-    if tests and outcome.status != "invalid":
+    run_tests = tests == "all" or (tests == "survivors" and outcome.status != "killed")
+    if run_tests and outcome.status != "invalid":
         outcome.tests_run = unit_test_files(site.function)
         outcome.tests_killed = _run_tests(spec, outcome.tests_run, timeout)
     outcome.seconds = time.perf_counter() - start

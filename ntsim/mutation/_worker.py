@@ -1,13 +1,17 @@
 """Run claims (or unit tests) with one mutant swapped in: the child process of ``ntsim mutate``.
 
 The mutant replaces the ``__code__`` of the function object in its own module, in this
-process only, before anything runs: every reference to the function (imports elsewhere,
-``functools.partial``, the ``__wrapped__`` of a ``jax.jit``) then runs the mutated body, the
-file on disk is untouched, and the process (with its jit caches) ends after one mutant.
+process only: every reference to the function (imports elsewhere, ``functools.partial``,
+the ``__wrapped__`` of a ``jax.jit``) then runs the mutated body, and the file on disk is
+untouched.
 
-``python -m ntsim.mutation._worker SPEC.json OUT.json`` runs the claims the spec names at one
-scale and seed and writes one summary per claim; ``... --pytest SPEC.json -- ARGS`` applies
-the mutant and runs pytest with ``ARGS`` (its exit status is the process's).
+``python -m ntsim.mutation._worker --serve`` reads one JSON spec per line on stdin and, for
+each, swaps the mutant in, runs the claims it names at one scale and seed, answers one line
+``@@ntsim-mutant@@ {summary}`` on stdout, then restores the original code and clears JAX's
+and ``functools``' caches, so one process (one import of JAX, a warm trace cache for the
+unchanged code) serves many mutants. A mutant that hangs or crashes the process is the
+parent's to handle (it starts a new server). ``... --pytest SPEC.json -- ARGS`` applies the
+mutant and runs pytest with ``ARGS`` (its exit status is the process's).
 """
 
 from __future__ import annotations
@@ -17,11 +21,15 @@ import inspect
 import json
 import sys
 import types
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-__all__ = ["apply_mutant", "claim_summary", "run_claims_summary"]
+__all__ = ["ANSWER_PREFIX", "apply_mutant", "claim_summary", "run_claims_summary"]
+
+#: Marks the answer line on stdout (anything else printed there is ignored).
+ANSWER_PREFIX = "@@ntsim-mutant@@ "
 
 
 def _code_object(code: types.CodeType, qualname: str) -> types.CodeType | None:
@@ -44,11 +52,15 @@ def _function_object(module: types.ModuleType, qualname: str):
     return inspect.unwrap(obj)
 
 
-def apply_mutant(spec: dict) -> None:
+def apply_mutant(spec: dict) -> Callable[[], None]:
     """Swap in the mutant ``spec`` names (keys ``module``, ``function``, ``index``,
-    ``operator``, ``before``); a spec without ``module`` is the unmutated baseline."""
+    ``operator``, ``before``); a spec without ``module`` is the unmutated baseline.
+
+    Returns:
+      a function that puts the original code back.
+    """
     if not spec.get("module"):
-        return
+        return lambda: None
     from ntsim.mutation._operators import Site, mutate_module
 
     module = importlib.import_module(spec["module"])
@@ -67,7 +79,27 @@ def apply_mutant(spec: dict) -> None:
     if code is None:
         raise RuntimeError(f"mutant of {spec['function']} compiled to no code object")
     function = _function_object(module, spec["function"])
+    original = function.__code__
     function.__code__ = code
+
+    def restore() -> None:
+        function.__code__ = original
+
+    return restore
+
+
+def _clear_caches() -> None:
+    """Forget every trace and memoised value that may hold a mutant's results."""
+    import jax
+
+    jax.clear_caches()
+    for name, module in list(sys.modules.items()):
+        if not (name == "ntsim" or name.startswith("ntsim.")) or module is None:
+            continue
+        for value in list(vars(module).values()):
+            clear = getattr(value, "cache_clear", None)
+            if callable(clear):
+                clear()
 
 
 def _numbers(result) -> list[float]:
@@ -97,20 +129,30 @@ def claim_summary(record) -> dict:
 
 
 def run_claims_summary(spec: dict) -> dict:
-    """Apply the mutant, run the spec's claims at its scale and seed, summarise each."""
-    error = None
+    """Apply the mutant, run the spec's claims at its scale and seed, summarise each, and
+    put the original code back."""
     try:
-        apply_mutant(spec)
+        restore = apply_mutant(spec)
     except Exception as exc:  # a mutant that does not compile kills nothing: report it
-        error = f"{type(exc).__name__}: {exc}"
-    if error is not None:
-        return {"apply_error": error, "claims": {}}
-    from ntsim.claims import REGISTRY, run_claims
+        return {"apply_error": f"{type(exc).__name__}: {exc}", "claims": {}}
+    try:
+        from ntsim.claims import REGISTRY, run_claims
 
-    by_id = {c.id: c for c in REGISTRY}
-    claims = [by_id[i] for i in spec["claims"]]
-    records = run_claims(claims, scale=spec.get("scale", "quick"), seeds=(spec.get("seed", 0),))
-    return {"apply_error": None, "claims": {r.claim.id: claim_summary(r) for r in records}}
+        by_id = {c.id: c for c in REGISTRY}
+        claims = [by_id[i] for i in spec["claims"]]
+        seeds = (spec.get("seed", 0),)
+        records = run_claims(claims, scale=spec.get("scale", "quick"), seeds=seeds)
+        return {"apply_error": None, "claims": {r.claim.id: claim_summary(r) for r in records}}
+    finally:
+        restore()
+        _clear_caches()
+
+
+def serve(lines, answer: Callable[[str], None]) -> None:
+    """Answer each JSON spec line with ``ANSWER_PREFIX`` + its summary (module doc)."""
+    for line in lines:
+        if line.strip():
+            answer(ANSWER_PREFIX + json.dumps(run_claims_summary(json.loads(line))))
 
 
 def main(argv: list[str]) -> int:
@@ -121,12 +163,15 @@ def main(argv: list[str]) -> int:
 
         rest = argv[argv.index("--") + 1 :] if "--" in argv else []
         return int(pytest.main(rest))
-    spec_path, out_path = argv
-    spec = json.loads(open(spec_path, encoding="utf-8").read())
-    summary = run_claims_summary(spec)
-    with open(out_path, "w", encoding="utf-8") as handle:
-        json.dump(summary, handle)
-    return 0
+    if argv == ["--serve"]:
+
+        def answer(text: str) -> None:
+            sys.stdout.write(text + "\n")
+            sys.stdout.flush()
+
+        serve(sys.stdin, answer)
+        return 0
+    raise SystemExit("usage: python -m ntsim.mutation._worker --serve | --pytest SPEC -- ARGS")
 
 
 if __name__ == "__main__":

@@ -214,23 +214,29 @@ def test_plan_topic_rejects_unknown_topics_and_functions():
 
 @pytest.mark.slow
 def test_a_commutative_swap_is_equivalent_and_a_sign_flip_is_seen():
-    """End to end on the two Lemma A.28 claims (child processes, quick scale)."""
-    from ntsim.mutation import run_mutant
+    """End to end on the two Lemma A.28 claims (one child process serving every run, quick
+    scale): the server restores the code between mutants, so the baseline asked again at
+    the end gives the same numbers."""
+    from ntsim.mutation import ClaimServer, run_mutant
     from ntsim.mutation._matrix import run_baseline
 
     plan = plan_topic("overtraining", functions=["contraction_rate"], sample=100)
     ids = plan.users[("ntsim.theory.overtraining._finetuning", "contraction_rate")]
-    baseline = run_baseline(ids, scale="quick", seed=0, timeout=600)
     by_operator = {site.operator: (module, site) for module, site in plan.mutants}
-    module, site = by_operator["swap_args"]  # min(σ_ft, σ_pre) → min(σ_pre, σ_ft)
-    outcome = run_mutant(module, site, ids, baseline, scale="quick", seed=0, timeout=600,
-                         tests=False)  # fmt: skip
-    assert outcome.status == "equivalent"
-    module, site = by_operator["flip_sign"]  # ρ = 1 − 2η min → 1 + 2η min: numbers move
-    outcome = run_mutant(module, site, ids, baseline, scale="quick", seed=0, timeout=600,
-                         tests=False)  # fmt: skip
-    assert outcome.status in ("killed", "survived")
-    assert set(outcome.claims_killed) | set(outcome.claims_changed)
+    options = dict(scale="quick", seed=0, timeout=600)
+    with ClaimServer() as server:
+        baseline = run_baseline(ids, **options, server=server)
+        module, site = by_operator["swap_args"]  # min(σ_ft, σ_pre) → min(σ_pre, σ_ft)
+        outcome = run_mutant(module, site, ids, baseline, **options, tests="none",
+                             server=server)  # fmt: skip
+        assert outcome.status == "equivalent"
+        module, site = by_operator["flip_sign"]  # ρ = 1 − 2η min → 1 + 2η min: numbers move
+        outcome = run_mutant(module, site, ids, baseline, **options, tests="none",
+                             server=server)  # fmt: skip
+        assert outcome.status in ("killed", "survived")
+        assert set(outcome.claims_killed) | set(outcome.claims_changed)
+        again = run_baseline(ids, **options, server=server)
+    assert classify(baseline, again) == ([], [], [])
 
 
 def test_stale_matrix_compares_the_topic_source_hash(tmp_path):
