@@ -129,7 +129,8 @@ def test_wrong_printed_map_breaks_the_recursion_counterexample(monkeypatch, fact
 @pytest.mark.parametrize(
     ("planted", "verdict"),
     [
-        (lambda p, f, r: ot.fixed_point(p, f, r), "holds"),  # the printed side "fixed"
+        # the printed side "fixed": part 0 holds, part 1 (the swap gap) fails
+        (lambda p, f, r: ot.fixed_point(p, f, r), "refuted"),
         (lambda p, f, r: p + r * f, "refuted"),  # the (1 + λ) dropped: too far off
     ],
 )
@@ -179,3 +180,28 @@ def test_swapped_fixed_point_breaks_the_regularisation_pair(monkeypatch):
     which also checks r against the closed form, is refuted."""
     monkeypatch.setattr(ot, "fixed_point", ot.fixed_point_printed)
     assert _outcome("overtraining.thm4_7.regularisation_delays_inflection").verdict == "refuted"
+
+
+@pytest.mark.parametrize("factor", [0.5, 2.0])
+def test_scaled_printed_fixed_point_no_longer_matches_its_counterexample(monkeypatch, factor):
+    """The printed Lemma A.11 limit off by a factor: still refuted, but the deviation is no
+    longer the closed-form swap gap, so the counterexample stops matching."""
+    original = ot.fixed_point_printed
+    monkeypatch.setattr(ot, "fixed_point_printed", lambda p, f, r: factor * original(p, f, r))
+    record = _outcome("overtraining.lemma_a11.fixed_point_printed")
+    assert record.verdict == "refuted" and not record.as_expected
+
+
+def test_printed_map_replaced_by_the_correct_one_is_caught(monkeypatch):
+    """eq. (18)'s printed map swapped for the correct one: part 0 holds, part 1 fails, and
+    the counterexample (all instances deviate, the map reaches its own fixed point) does
+    not match."""
+    import ntsim.theory.overtraining._finetuning as finetuning
+
+    original = finetuning.mode_step
+
+    def corrected(x, sigma_ft, sigma_pre, *, learning_rate, reg, printed=False):
+        return original(x, sigma_ft, sigma_pre, learning_rate=learning_rate, reg=reg)
+
+    monkeypatch.setattr(finetuning, "mode_step", corrected)
+    assert _expect("overtraining.lemma_a7.recursion_printed")[1] is False

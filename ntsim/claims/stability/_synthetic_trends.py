@@ -66,8 +66,10 @@ RHO = Tolerance(
 # the recorded step t = 10 on. (From a shared w_0 ≠ 0, ‖Δ̂_0‖ = 0 and the distance first grows.)
 _FIRST_STEP = 10
 _STEP_DROP = Tolerance(
-    "chosen", 0.1, "a fall of ≥ 10% (log ratio ≤ log 0.9) of ‖Δ̂_t‖ from t = 10 to T per cell",
-    observed="mean log ratios −0.9 to −2.6 per cell at quick scale, seed 0",
+    "chosen", 0.1, "a fall of ≥ 10% (mean ratio ≤ 0.9) of ‖Δ̂_t‖ from t = 10 to T per cell",
+    observed="chosen on mean log ratios −0.9 to −2.6 per cell (quick scale, seed 0), i.e. "
+    "geometric-mean ratios 0.07–0.41; the check moved to the arithmetic mean ratio when full "
+    "scale gave ‖Δ̂_T‖ = 0 (log −∞) on some datasets",
 )  # fmt: skip
 
 
@@ -115,23 +117,29 @@ def check_decreasing_in_n(run: st.OverNRun):
 
 
 def check_decreasing_in_steps(run: st.SyntheticPanelRun):
-    """Synthetic Fig 2: per cell from w_0 = 0, mean log ratio ‖Δ̂_T‖/‖Δ̂_10‖ ≤ log 0.9 (CI)."""
+    """Synthetic Fig 2: per cell from w_0 = 0, mean ratio ‖Δ̂_T‖/‖Δ̂_10‖ ≤ 0.9 (95% CI).
+
+    The ratio, not its log: at full scale (T = 10⁵) some datasets reach ‖Δ̂_T‖ = 0 exactly
+    in float32 (the left-out point's logistic gradient underflows, so both runs take the
+    same steps), where a log ratio is −∞. The arithmetic mean of the ratios is at least
+    their geometric mean, so this reading is the more demanding one.
+    """
     first = int(np.searchsorted(run.steps, _FIRST_STEP))
-    with np.errstate(divide="ignore", invalid="ignore"):  # cells from w_0 ≠ 0 start at 0
-        log_ratio = np.log(run.delta[:, -1] / run.delta[:, first]).reshape(-1, run.datasets)
-    from_zero = run.params[:: run.datasets, 3] == 0
-    log_ratio = log_ratio[from_zero]
+    from_zero = run.params[:: run.datasets, 3] == 0  # cells from w_0 ≠ 0 start at ‖Δ̂_0‖ = 0
+    start = run.delta[:, first].reshape(-1, run.datasets)[from_zero]
+    ratio = run.delta[:, -1].reshape(-1, run.datasets)[from_zero] / start
     parts = []
-    for cell in log_ratio:
+    for cell in ratio:
         mean, ci = mean_ci(cell, distribution="normal")
-        parts.append(estimate_in(float(mean), ci, AtMost(np.log(1 - _STEP_DROP.value)),
+        parts.append(estimate_in(float(mean), ci, AtMost(1 - _STEP_DROP.value),
                                  num_instances=cell.size, tolerance=_STEP_DROP))  # fmt: skip
     return all_of(*parts, diagnostics={
-        "t": run.steps[first:], "mean log(‖Δ̂_T‖/‖Δ̂_10‖) per cell": log_ratio.mean(1),
+        "t": run.steps[first:], "mean ‖Δ̂_T‖/‖Δ̂_10‖ per cell": ratio.mean(1),
+        "datasets with ‖Δ̂_T‖ = 0": int((ratio == 0).sum()),
     }, notes=f"every cell with w_0 = 0 ({run.datasets} datasets each; from a shared w_0 ≠ 0 "
        "both runs start at ‖Δ̂_0‖ = 0 and the distance first grows): mean over "
-       f"datasets of log(‖Δ̂_T‖/‖Δ̂_t‖) from t = {run.steps[first]} to T = {run.steps[-1]}, 95% "
-       "normal CI, against log 0.9.")  # fmt: skip
+       f"datasets of ‖Δ̂_T‖/‖Δ̂_t‖ from t = {run.steps[first]} to T = {run.steps[-1]}, 95% "
+       "normal CI, against 0.9.")  # fmt: skip
 
 
 _WEAK = Tolerance(
@@ -186,7 +194,7 @@ CLAIMS: tuple[Claim, ...] = (
            check_decreasing_in_n, uses=OVER_N, min_instances=100),
     _claim("stability.fig2.decreasing_in_steps", "Sec 4.2.3 (Fig 2) and Thm 2.4",
            "from w_0 = 0, ‖Δ̂_t‖ falls by ≥ 10% from t = 10 to T in every synthetic cell (95% CI "
-           "of the mean log ratio)", "trend",
+           "of the mean ratio ‖Δ̂_T‖/‖Δ̂_10‖)", "trend",
            derived("Fig 2 shows GLUE runs (“as the training epochs increase, the stability of "
                    "nearly all tasks correspondingly improves”); the project reads it on the "
                    "synthetic cells, where Thm 2.4's first term falls with t"),
@@ -203,9 +211,13 @@ CLAIMS: tuple[Claim, ...] = (
            twin="stability.fig7.margin_svm_limit", min_instances=400,
            counterexample=EstimateIn(Interval(-RHO.value, 0.9), _NOT_YET)),
     _claim("stability.fig8.init_distance_gd", "Sec 4.3.4, Fig 8",
-           "after T GD steps, ‖Δ̂_T‖ grows with ‖w_0 − w_*‖ (Spearman ρ ≥ 0.1, 95% CI)",
-           "trend", figure("“if the distance ‖w_0 − w_*‖ is small, the training procedure "
-                           "becomes more stable” (Sec 4.3.4)"),
+           "after T GD steps, ‖Δ̂_T‖ grows with ‖w_0 − w_*‖ by at least a small effect "
+           "(Spearman ρ ≥ 0.1, 95% CI)",
+           "trend", derived("the project's reading of Fig 8 (“if the distance ‖w_0 − w_*‖ is "
+                            "small, the training procedure becomes more stable”, Sec 4.3.4) as "
+                            "an association of at least Cohen's 'small' size, ρ ≥ 0.1. The "
+                            "refutation excludes such an effect; the sign of ρ is not decided "
+                            "(the CIs contain 0), so the figure's words are not refuted"),
            _panel_check("init", "delta", "w0_distance", 1.0), uses=INIT_PANEL,
            expect="refuted", twin="stability.fig8.init_distance_weak",
            # Logistic GD forgets the scale of its init as its norm grows like log t and its
