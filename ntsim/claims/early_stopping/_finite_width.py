@@ -363,9 +363,11 @@ CLAIMS = (
         statement="With Δ = f_tgt − f_PT in the span of the NTK at θ_PT (Assumption 4.1): the "
         "test MSE's fitted slope in N ∈ [25, 800] is ≤ −1/2 + 0.2 (on its CI).",
         kind="rate",
-        reading=printed(
-            "“‖f_T̂op − f_tgt‖²_2 ≤ O(N_2^{-1/2})” (eq. (15)), hold-out in place "
-            "of T̂_op as in the paper's experiments"
+        reading=derived(
+            "eq. (15), “‖f_T̂op − f_tgt‖²_2 ≤ O(N_2^{-1/2})”, measured with hold-out stopping "
+            "in place of the rule T̂_op, as the paper's experiments stop: a rate for hold-out "
+            "does not carry over to T̂_op (holdout.rule_beats_holdout finds hold-out better "
+            "at σ = 0.5), so this is the project's reading, not the printed theorem"
         ),  # fmt: skip
         uses=LC_KERNEL,
         check=check_curve_rate,
@@ -378,7 +380,10 @@ CLAIMS = (
         statement="With Δ in the NTK's span the rate persists at large N: the fitted slope over "
         "N ∈ {200, 400, 800} is ≤ −1/2 + 0.2 (on its CI).",
         kind="rate",
-        reading=printed("“‖f_T̂op − f_tgt‖²_2 ≤ O(N_2^{-1/2})” (eq. (15)) at the largest N"),
+        reading=derived(
+            "eq. (15), “‖f_T̂op − f_tgt‖²_2 ≤ O(N_2^{-1/2})”, at the largest N, with hold-out "
+            "stopping in place of T̂_op (as learning_curve_rate_rkhs)"
+        ),
         uses=LC_KERNEL,
         check=check_curve_tail_rate,
         min_instances=8,

@@ -60,12 +60,15 @@ BOUNDS = Simulation(
 # ≤ 400 steps of a contraction, ~1e-14 relative; 1e-9 leaves > 1e4 slack while any wrong
 # factor of N or n in K would give O(1) errors.
 ROUND_OFF = Tolerance("round-off", 1e-9, "float64, ≤ 400 steps of a contraction: ~1e-14")
-# |z| ≤ 4.5 per (instance, τ, quantity): each z is a mean of ≥ 4000 i.i.d. draws of a
-# quadratic form in Gaussians (CLT), so P(|z| > 4.5) ≈ 6.8e-6 and over 200 × 3 × 2 = 1200
-# z's the family-wise false-alarm rate is ≈ 0.8%.
+# |z| ≤ 5.5 per (instance, τ, quantity): each z is a mean of ≥ 4000 i.i.d. draws of a
+# quadratic form in Gaussians (CLT). A referee re-running 37 seeds found |z| = 4.53 at seed 8
+# under the former bound 4.5 (≈ 0.8% family-wise per seed over 200 × 3 × 2 = 1200 z's). The
+# bound is now set by Bonferroni over 1200 z's per seed and 50 seeds at a 1% family-wise
+# false-alarm rate: P(|z| > 5.5) = 3.8e-8 ≤ 0.01/(1200·50) = 1.7e-7.
 Z_MAX = Tolerance(
-    "monte-carlo", 4.5, "|z| of a CLT mean; family-wise false-alarm ≈ 0.8% over 1200 z's"
-)
+    "monte-carlo", 5.5, "|z| of a CLT mean; Bonferroni over 1200 z's × 50 seeds at 1% "
+    "family-wise"
+)  # fmt: skip
 # The bounds are attained only as τ → ∞; their margins are differences of O(1) numbers.
 ROUND_OFF_BOUND = Tolerance("round-off", 1e-12, "relative to the largest bound, float64")
 

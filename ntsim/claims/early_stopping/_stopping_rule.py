@@ -279,7 +279,11 @@ CLAIMS = (
         statement="The bisection ϱ̂ is the smallest root of R̂_K(ϱ) = ϱ²C_H/(2eσ); ϱ̂ grows with σ "
         "and as C_H shrinks.",
         kind="identity",
-        reading=printed("“the smallest ϱ > 0 with R̂_K(ϱ) ≤ ϱ²C_H/(2eσ)” (eq. (11), exponent 1)"),
+        reading=derived(
+            "eq. (11) with the exponent of C_H corrected to 1 (the paper prints "
+            "R̂_K(ϱ) ≤ ϱ²C_H²/(2eσ); eq11.c_h_exponent_printed argues the correction): the "
+            "smallest ϱ > 0 with R̂_K(ϱ) ≤ ϱ²C_H/(2eσ)"
+        ),
         uses=CRITICAL_RADIUS,
         check=check_critical_radius,
         min_instances=200,

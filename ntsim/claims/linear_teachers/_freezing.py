@@ -130,8 +130,16 @@ def check_fig3_ordering(run: lt.FreezingRun):
     )
 
 
+# The ratio is 1 + F(1, n)/n; F(1, n) has a finite fourth moment only for n > 8, and below
+# that the sample standard error is unreliable (n = 5: finite variance, infinite third
+# moment; a referee found z = −5.7 there at seed 35 with every other n at |z| ≤ 1.9). The
+# z-test decides the n with a finite fourth moment; smaller n are shown, not decided.
+_Z_TEST_MIN_N = 9
+
+
 def check_fig3_frozen_expectation(run: lt.FreezingRun):
-    """E R_Frozen/floor = (n − 1)/(n − 2) for Gaussian X (derived here)."""
+    """E R_Frozen/floor = (n − 1)/(n − 2) for Gaussian X (derived here), decided at the
+    ``n ≥ 9`` of the run (where the z-test's standard error is reliable)."""
     # θ_S ⊥ r := θ_T − c_opt θ_S, so Xθ_S and Xr are independent Gaussians and
     # c* − c_opt = ⟨Xθ_S, Xr⟩/‖Xθ_S‖² has E[(c* − c_opt)²]‖θ_S‖² = ‖r‖²/(n − 2): the frozen
     # risk ‖r‖² + (c* − c_opt)²‖θ_S‖² has mean floor·(n − 1)/(n − 2), flat up to O(1/n).
@@ -140,12 +148,15 @@ def check_fig3_frozen_expectation(run: lt.FreezingRun):
     expected = (ns - 1) / (ns - 2)
     mean, se = ratio.mean(0), ratio.std(0, ddof=1) / np.sqrt(ratio.shape[0])
     z = (mean - expected) / se
+    decided = ns >= _Z_TEST_MIN_N
     return compare(
-        np.abs(z), _Z_IDENTITY.value, relation="upper_bound", tolerance=_Z_IDENTITY,
+        np.abs(z[decided]), _Z_IDENTITY.value, relation="upper_bound", tolerance=_Z_IDENTITY,
         num_instances=ratio.shape[0],
-        diagnostics={"mean R_frozen/floor per n": mean, "(n−1)/(n−2)": expected, "z": z,
-                     "mean floor": np.asarray(run.floor).mean()},
-        notes="Measured: |z| of the mean ratio against its exact expectation, per n.",
+        diagnostics={"n": ns, "mean R_frozen/floor per n": mean, "(n−1)/(n−2)": expected,
+                     "z": z, "mean floor": np.asarray(run.floor).mean()},
+        notes=f"Measured: |z| of the mean ratio against its exact expectation, per n ≥ "
+        f"{_Z_TEST_MIN_N} (R_frozen/floor = 1 + F(1, n)/n has a finite fourth moment only "
+        "for n > 8; smaller n are shown in z, not decided).",
     )  # fmt: skip
 
 

@@ -66,10 +66,16 @@ MONTE_CARLO = Simulation(
 _TOL_CLOSED_FORM = Tolerance("round-off", 1e-10, "relative; ~eps·cond(X) ≤ 1e-12 in float64")
 # After the contraction reaches round-off each step adds ~eps·‖w‖: a few hundred steps ~1e-13.
 _TOL_GD = Tolerance("round-off", 1e-10, "relative to ‖θ_S‖ + ‖θ_T‖; ~steps·eps in float64")
-# |z| ≤ 4 per instance: z ≈ N(0, 1) by the CLT (the skewness √8 of (xᵀe)² enters as
-# √8/√N ≤ 0.02 at N = 20 000), P(|z| > 4) = 6.3e-5, ≈ 1.3% family-wise over 200 instances;
-# the pooled z̄·√K must obey the same bound (a bias too small for one instance to see).
-_Z_MAX = Tolerance("monte-carlo", 4.0, "|z| of a fresh-sample mean against eq. (2), exact s.e.")
+# |z| ≤ 5 per instance: z ≈ N(0, 1) by the CLT (the skewness √8 of (xᵀe)² enters as
+# √8/√N ≤ 0.02 at N = 20 000). A referee re-running 37 seeds found |z| = 4.38 at seed 9 under
+# the former bound 4 (≈ 1.3% family-wise per seed over 200 instances). The bound is now set
+# by Bonferroni over 201 z's per seed and 50 seeds at a 1% family-wise false-alarm rate:
+# P(|z| > 5) = 5.7e-7 ≤ 0.01/(201·50) = 1e-6. The pooled z̄·√K must obey the same bound (a
+# bias too small for one instance to see).
+_Z_MAX = Tolerance(
+    "monte-carlo", 5.0, "|z| of a fresh-sample mean against eq. (2), exact s.e.; Bonferroni "
+    "over 201 z's × 50 seeds at 1% family-wise"
+)  # fmt: skip
 # ‖u‖ ≈ 10‖θ‖: γ carries round-off ~eps·cond(X)·‖u‖; measured ≤ 3e-13 relative (d = 40).
 _TOL_TRANSLATION = Tolerance("round-off", 1e-9, "relative; eps·cond(X)·‖u‖/‖θ‖ with ‖u‖ ≈ 10‖θ‖")
 
