@@ -136,6 +136,11 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--dry-run", action="store_true", help="list the mutants that would run; run nothing"
     )
+    p.add_argument(
+        "--controls", action="store_true",
+        help="instead replay each bound/identity claim's negative control from "
+        "<out>/MUTATION.json (a mutant it killed); exit 1 if a claim no longer notices it",
+    )  # fmt: skip
     _add_common(p, scale=False)
     return parser
 
@@ -364,9 +369,33 @@ def _cmd_report(args) -> int:
     return 0
 
 
+def _replay_controls(args) -> int:
+    from ntsim.claims import REGISTRY
+    from ntsim.mutation import ClaimServer, controls_from_matrix, run_control
+
+    path = pathlib.Path(args.out) / "MUTATION.json"
+    if not path.exists():
+        raise ValueError(f"{path} does not exist: run `ntsim mutate` first")
+    controls = controls_from_matrix(path)
+    topics = set(args.topics) or {c.topic for c in REGISTRY}
+    topic_of = {c.id: c.topic for c in REGISTRY}
+    failed = 0
+    with ClaimServer() as server:
+        for claim, control in controls.items():
+            if topic_of.get(claim) not in topics:
+                continue
+            noticed, why = run_control(control, server, seed=args.claim_seed)
+            failed += not noticed
+            print(f"{'ok  ' if noticed else 'MISS'} {control.describe()[:110]} ({why})")
+    print(f"{failed} negative controls no longer noticed")
+    return 1 if failed else 0
+
+
 def _cmd_mutate(args) -> int:
     from ntsim.mutation import mutate_topic, plan_topic, write_matrix
 
+    if args.controls:
+        return _replay_controls(args)
     if args.sample is not None and args.sample < 1:
         raise ValueError("--sample must be at least 1")
     from ntsim.claims import REGISTRY

@@ -20,6 +20,12 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
 from ntsim.mutation._closure import MUTABLE_PACKAGES, FunctionRef, claim_path
+from ntsim.mutation._controls import (
+    CONTROL_KINDS,
+    NegativeControl,
+    controls_from_matrix,
+    run_control,
+)
 from ntsim.mutation._matrix import (
     TESTS_WHEN,
     ClaimServer,
@@ -35,7 +41,11 @@ from ntsim.mutation._record import stale_matrix, summarise_topic, write_matrix
 from ntsim.mutation._worker import apply_mutant
 
 __all__ = [
+    "CONTROL_KINDS",
     "MUTABLE_PACKAGES",
+    "NegativeControl",
+    "controls_from_matrix",
+    "run_control",
     "TESTS_WHEN",
     "ClaimServer",
     "OPERATORS",

@@ -255,3 +255,44 @@ def test_stale_matrix_compares_the_topic_source_hash(tmp_path):
     write_matrix(tmp_path, [dict(entry, source_hash="0" * 16)])
     (row,) = stale_matrix(tmp_path, topic="overtraining")
     assert row["why"].startswith("source changed")
+
+
+def _matrix_with(outcomes: list[dict], kinds: dict[str, str]) -> dict:
+    return {"topics": {"overtraining": {"claims": {c: {"kind": k} for c, k in kinds.items()},
+                                        "outcomes": outcomes}}}  # fmt: skip
+
+
+def _printed_fixed_point_outcome(claims_run: list[str], killed: list[str]) -> dict:
+    source = inspect.getsource(importlib.import_module("ntsim.theory.overtraining._finetuning"))
+    site = function_sites(source, "fixed_point_printed")[0]  # the whole limit ×2
+    return {"module": "ntsim.theory.overtraining._finetuning", "function": site.function,
+            "operator": site.operator, "index": site.index, "before": site.before,
+            "after": site.after, "line": site.line, "status": "killed",
+            "claims_run": claims_run, "claims_killed": killed, "claims_changed": [],
+            "claims_errored": []}  # fmt: skip
+
+
+def test_controls_pick_the_kill_nearest_the_claim(tmp_path):
+    from ntsim.mutation import controls_from_matrix
+
+    near = _printed_fixed_point_outcome(["a"], ["a"])
+    far = dict(near, index=1, claims_run=["a", "b", "c"], claims_killed=["a", "b"])
+    crash = dict(near, index=2, claims_run=["c"], claims_killed=["c"], claims_errored=["c"])
+    path = tmp_path / "MUTATION.json"
+    kinds = {"a": "identity", "b": "trend", "c": "bound"}
+    path.write_text(json.dumps(_matrix_with([far, near, crash], kinds)))
+    controls = controls_from_matrix(path)
+    assert list(controls) == ["a"]  # b is a trend; c was only killed by a crash
+    assert controls["a"].index == 0
+
+
+def test_a_recorded_control_is_replayed_and_noticed():
+    from ntsim.mutation import ClaimServer, NegativeControl, run_control
+
+    claim = "overtraining.lemma_a11.fixed_point_printed"
+    outcome = _printed_fixed_point_outcome([claim], [claim])
+    control = NegativeControl(claim=claim, **{k: outcome[k] for k in (
+        "module", "function", "operator", "index", "before", "after", "line")})  # fmt: skip
+    with ClaimServer() as server:
+        noticed, why = run_control(control, server)
+    assert noticed, why
