@@ -137,6 +137,11 @@ def _build_parser() -> argparse.ArgumentParser:
         "--dry-run", action="store_true", help="list the mutants that would run; run nothing"
     )
     p.add_argument(
+        "--resume", action="store_true",
+        help="keep the mutants <out>/MUTATION.json already holds for a topic at the current "
+        "claims source and claim seed; run only the others",
+    )  # fmt: skip
+    p.add_argument(
         "--controls", action="store_true",
         help="instead replay each bound/identity claim's negative control from "
         "<out>/MUTATION.json (a mutant it killed); exit 1 if a claim no longer notices it",
@@ -369,6 +374,22 @@ def _cmd_report(args) -> int:
     return 0
 
 
+def _recorded_mutants(out: pathlib.Path, topic: str, claim_seed: int) -> list[dict]:
+    """The outcomes ``out/MUTATION.json`` holds for ``topic`` at the current claims source
+    and this claim seed (for ``ntsim mutate --resume``)."""
+    from ntsim.claims import REGISTRY
+    from ntsim.mutation import topic_claims_hash
+
+    path = out / "MUTATION.json"
+    if not path.exists():
+        return []
+    entry = json.loads(path.read_text(encoding="utf-8"))["topics"].get(topic)
+    current = topic_claims_hash([c for c in REGISTRY if c.topic == topic])
+    if not entry or entry["source_hash"] != current or entry["claim_seed"] != claim_seed:
+        return []
+    return entry["outcomes"]
+
+
 def _replay_controls(args) -> int:
     from ntsim.claims import REGISTRY
     from ntsim.mutation import ClaimServer, controls_from_matrix, run_control
@@ -409,6 +430,7 @@ def _cmd_mutate(args) -> int:
                 print(f"{topic}  {module}.{site.describe()}")
     if args.dry_run:
         return 0
+    out = pathlib.Path(args.out)
     entries = []
     for topic in topics:
         entry = mutate_topic(
@@ -419,14 +441,16 @@ def _cmd_mutate(args) -> int:
             timeout=args.timeout,
             tests=args.tests,
             progress=_log,
+            previous=_recorded_mutants(out, topic, args.claim_seed) if args.resume else (),
+            checkpoint=lambda partial: write_matrix(out, [partial]),
         )
         entries.append(entry)
         rate = entry["claim_kill_rate"]
         _log(f"{topic}: claim kill rate {'-' if rate is None else f'{rate:.2f}'} "
              f"({entry['killed']} killed, {entry['survived']} survived, "
              f"{entry['equivalent']} equivalent) in {entry['seconds']:.0f} s")  # fmt: skip
-        write_matrix(pathlib.Path(args.out), entries)
-    print(f"wrote {pathlib.Path(args.out) / 'MUTATION.md'}")
+        write_matrix(out, entries)
+    print(f"wrote {out / 'MUTATION.md'}")
     return 0
 
 

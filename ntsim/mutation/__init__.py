@@ -120,6 +120,14 @@ def plan_topic(
     return TopicPlan(claims, users, tuple(select_mutants(chosen, sample=count, seed=sample_seed)))
 
 
+def _key(module: str, function: str, index: int, operator: str, before: str) -> tuple:
+    return (module, function, int(index), operator, before)
+
+
+def _site_key(module: str, site: Site) -> tuple:
+    return _key(module, site.function, site.index, site.operator, site.before)
+
+
 def mutate_topic(
     topic: str,
     *,
@@ -132,6 +140,9 @@ def mutate_topic(
     timeout: float = 600.0,
     tests: str = "survivors",
     progress: Callable[[str], None] | None = None,
+    previous: Sequence[dict] = (),
+    checkpoint: Callable[[dict], None] | None = None,
+    checkpoint_every: int = 10,
 ) -> dict:
     """Run the mutants of one topic and return its matrix entry (:func:`write_matrix` input).
 
@@ -147,15 +158,39 @@ def mutate_topic(
       tests: when the unit tests naming the mutated function run: ``"survivors"`` (for
         mutants no claim killed), ``"all"`` or ``"none"``.
       progress: receives one line per step.
+      previous: outcomes already recorded (``MUTATION.json``) at the same claims source,
+        scale and claim seed; mutants among them are not run again (``ntsim mutate
+        --resume``).
+      checkpoint: receives the entry so far (``"partial": True``) every
+        ``checkpoint_every`` new mutants, so an interrupted run keeps what it finished.
     """
     say = progress or (lambda line: None)
     start = time.perf_counter()
     plan = plan_topic(topic, functions=functions, sample=sample, sample_seed=sample_seed)
-    claims, users, mutants = plan.claims, plan.users, plan.mutants
-    chosen = {(module, site.function) for module, site in mutants}
+    claims, users = plan.claims, plan.users
+    kept = {_key(o["module"], o["function"], o["index"], o["operator"], o["before"]): o
+            for o in previous}  # fmt: skip
+    reused = [kept[k] for k in (_site_key(m, s) for m, s in plan.mutants) if k in kept]
+    mutants = [(m, s) for m, s in plan.mutants if _site_key(m, s) not in kept]
+    chosen = {(module, site.function) for module, site in plan.mutants}
     claim_ids = sorted({cid for module, site in mutants for cid in users[(module, site.function)]})
-    say(f"{topic}: {len(mutants)} mutants of {len(chosen)} functions; baseline of "
-        f"{len(claim_ids)} claims at {scale} scale, seed {claim_seed} ...")  # fmt: skip
+    say(f"{topic}: {len(plan.mutants)} mutants of {len(chosen)} functions ({len(reused)} "
+        f"already recorded); baseline of {len(claim_ids)} claims at {scale} scale, seed "
+        f"{claim_seed} ...")  # fmt: skip
+    options = dict(
+        scale=scale, claim_seed=claim_seed, sample_seed=sample_seed,
+        source_hash=topic_claims_hash(claims), functions_on_paths=len(users),
+    )  # fmt: skip
+    kinds = {c.id: c.kind for c in claims}
+
+    def entry(done: list[MutantOutcome], partial: bool) -> dict:
+        outcomes = reused + [o.to_json() for o in done]
+        outcomes.sort(key=lambda o: (o["module"], o["function"], o["index"]))
+        made = summarise_topic(
+            topic, outcomes, kinds, seconds=time.perf_counter() - start, **options
+        )
+        return {**made, "partial": True} if partial else made
+
     servers: list[ClaimServer] = []
     local = threading.local()
 
@@ -173,9 +208,10 @@ def mutate_topic(
     outcomes: list[MutantOutcome] = []
     killed = 0
     try:
-        baseline = run_baseline(
-            claim_ids, scale=scale, seed=claim_seed, timeout=timeout, server=server()
-        )
+        baseline = (
+            run_baseline(claim_ids, scale=scale, seed=claim_seed, timeout=timeout,
+                         server=server()) if mutants else {}
+        )  # fmt: skip
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             futures = {pool.submit(run, module, site): site for module, site in mutants}
             for done in as_completed(futures):
@@ -186,18 +222,9 @@ def mutate_topic(
                 say(f"[{len(outcomes)}/{len(mutants)}] {futures[done].describe()} → "
                     f"{outcome.status} ({len(outcome.claims_killed)} claims; tests {tests_text}) "
                     f"{outcome.seconds:.0f} s; killed so far {killed}")  # fmt: skip
+                if checkpoint and len(outcomes) % checkpoint_every == 0:
+                    checkpoint(entry(outcomes, partial=True))
     finally:
         for each in servers:
             each.close()
-    outcomes.sort(key=lambda o: (o.module, o.function, o.index))
-    return summarise_topic(
-        topic,
-        [o.to_json() for o in outcomes],
-        {c.id: c.kind for c in claims},
-        scale=scale,
-        claim_seed=claim_seed,
-        sample_seed=sample_seed,
-        source_hash=topic_claims_hash(claims),
-        seconds=time.perf_counter() - start,
-        functions_on_paths=len(users),
-    )
+    return entry(outcomes, partial=False)

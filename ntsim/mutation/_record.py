@@ -104,8 +104,9 @@ def _markdown(matrix: Mapping[str, dict]) -> str:
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for topic, entry in sorted(matrix.items()):
+        name = f"{topic} (partial)" if entry.get("partial") else topic
         lines.append(
-            f"| {topic} | {entry['mutants']} | {entry['killed']} | {entry['survived']} "
+            f"| {name} | {entry['mutants']} | {entry['killed']} | {entry['survived']} "
             f"| {entry['equivalent']} | {_fmt_rate(entry['claim_kill_rate'])} "
             f"| {_fmt_rate(entry['test_kill_rate'])} "
             f"| {entry['functions_mutated']} / {entry['functions_on_paths']} "

@@ -269,7 +269,8 @@ def _printed_fixed_point_outcome(claims_run: list[str], killed: list[str]) -> di
             "operator": site.operator, "index": site.index, "before": site.before,
             "after": site.after, "line": site.line, "status": "killed",
             "claims_run": claims_run, "claims_killed": killed, "claims_changed": [],
-            "claims_errored": []}  # fmt: skip
+            "claims_errored": [], "tests_run": [], "tests_killed": None, "error": None,
+            "seconds": 1.0}  # fmt: skip
 
 
 def test_controls_pick_the_kill_nearest_the_claim(tmp_path):
@@ -296,3 +297,22 @@ def test_a_recorded_control_is_replayed_and_noticed():
     with ClaimServer() as server:
         noticed, why = run_control(control, server)
     assert noticed, why
+
+
+def test_resume_keeps_recorded_mutants_and_runs_none_twice():
+    """Every planned mutant already recorded: nothing runs (no child process), and the entry
+    is made of the recorded outcomes."""
+    from ntsim.mutation import mutate_topic
+
+    plan = plan_topic("overtraining", functions=["fixed_point_printed"], sample=3)
+    claim = ["overtraining.lemma_a11.fixed_point_printed"]
+    previous = [
+        dict(_printed_fixed_point_outcome(claim, claim), index=site.index,
+             operator=site.operator, before=site.before, after=site.after)
+        for _, site in plan.mutants
+    ]  # fmt: skip
+    calls = []
+    entry = mutate_topic("overtraining", functions=["fixed_point_printed"], sample=3,
+                         previous=previous, checkpoint=calls.append)  # fmt: skip
+    assert (entry["mutants"], entry["killed"], calls) == (3, 3, [])
+    assert "partial" not in entry
