@@ -119,7 +119,8 @@ def _build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     p.add_argument(
         "--sample", type=int,
-        help="mutants per topic, drawn one function at a time (default: one per function)",
+        help="mutants per topic, drawn one function at a time (default: one per function "
+        "and two per claim)",
     )  # fmt: skip
     p.add_argument("--seed", type=int, default=0, help="seed of the mutant sample")
     p.add_argument("--claim-seed", type=int, default=0, help="master seed the claims run at")

@@ -31,6 +31,7 @@ from ntsim.mutation._matrix import (
     ClaimServer,
     MutantOutcome,
     classify,
+    cover_claims,
     run_baseline,
     run_mutant,
     select_mutants,
@@ -56,6 +57,7 @@ __all__ = [
     "TopicPlan",
     "claim_path",
     "classify",
+    "cover_claims",
     "function_sites",
     "mutate_module",
     "mutate_topic",
@@ -99,9 +101,13 @@ def plan_topic(
     functions: Sequence[str] = (),
     sample: int | None = None,
     sample_seed: int = 0,
+    per_claim: int = 2,
 ) -> TopicPlan:
-    """The claims of ``topic``, the functions on their paths and the mutants drawn from them
-    (``sample=None``: one per function; see :func:`mutate_topic`).
+    """The claims of ``topic``, the functions on their paths and the mutants drawn from them.
+
+    ``sample=None`` (the default matrix): one mutant per function, then more until every
+    claim has ``per_claim`` on its path (:func:`cover_claims`); ``sample=K``: exactly
+    ``K``, drawn one function at a time.
 
     Raises:
       ValueError: an unknown topic, or no function matching ``functions``.
@@ -117,7 +123,11 @@ def plan_topic(
     if not chosen:
         raise ValueError(f"No function on the {topic} claims' paths matches {list(functions)}.")
     count = len(chosen) if sample is None else sample
-    return TopicPlan(claims, users, tuple(select_mutants(chosen, sample=count, seed=sample_seed)))
+    mutants = select_mutants(chosen, sample=count, seed=sample_seed)
+    if sample is None:
+        scope = {ref: ids for ref, ids in users.items() if ref in set(chosen)}
+        mutants = cover_claims(scope, mutants, per_claim=per_claim, seed=sample_seed)
+    return TopicPlan(claims, users, tuple(mutants))
 
 
 def _key(module: str, function: str, index: int, operator: str, before: str) -> tuple:
@@ -149,7 +159,8 @@ def mutate_topic(
     Args:
       topic: a claims topic (``ntsim list`` shows them).
       functions: only these functions (``name``, ``Class.name`` or ``module.name``).
-      sample: how many mutants, drawn one function at a time (``None``: one per function).
+      sample: how many mutants, drawn one function at a time (``None``: one per function
+        and at least two per claim, :func:`plan_topic`).
       sample_seed: seed of that draw.
       claim_seed: the master seed the claims run at.
       scale: the claims' scale (``"quick"`` for mutation runs).

@@ -47,6 +47,7 @@ __all__ = [
     "classify",
     "run_baseline",
     "run_mutant",
+    "cover_claims",
     "select_mutants",
     "topic_functions",
 ]
@@ -102,6 +103,42 @@ def select_mutants(
             if pool and len(chosen) < sample:
                 chosen.append(pool.pop())
     return chosen
+
+
+def cover_claims(
+    users: dict[FunctionRef, tuple[str, ...]],
+    chosen: Sequence[tuple[str, Site]],
+    *,
+    per_claim: int,
+    seed: int = 0,
+) -> list[tuple[str, Site]]:
+    """``chosen`` plus mutants until every claim has ``per_claim`` of them in its *own*
+    functions: those on its path shared by the fewest claims (at most
+    ``max(3, fewest)``), so the bugs counted are near its formula, not in shared helpers.
+    Added mutants come from those functions, the most specific first (ties by name).
+    """
+    rng = random.Random(seed)
+    result = list(chosen)
+    taken = {(m, s.function, s.index) for m, s in result}
+    claims = sorted({cid for ids in users.values() for cid in ids})
+    own: dict[str, list[FunctionRef]] = {}
+    for claim in claims:
+        mine = sorted((len(ids), ref) for ref, ids in users.items() if claim in ids)
+        limit = max(3, mine[0][0])
+        own[claim] = [ref for size, ref in mine if size <= limit]
+    for claim in claims:
+        have = sum((m, s.function) in own[claim] for m, s in result)
+        for module, function in own[claim]:
+            if have >= per_claim:
+                break
+            left = [s for s in function_sites(_source(module), function)
+                    if (module, function, s.index) not in taken]  # fmt: skip
+            rng.shuffle(left)
+            for site in left[: per_claim - have]:
+                result.append((module, site))
+                taken.add((module, function, site.index))
+                have += 1
+    return result
 
 
 @dataclass

@@ -316,3 +316,20 @@ def test_resume_keeps_recorded_mutants_and_runs_none_twice():
                          previous=previous, checkpoint=calls.append)  # fmt: skip
     assert (entry["mutants"], entry["killed"], calls) == (3, 3, [])
     assert "partial" not in entry
+
+
+def test_the_default_plan_gives_every_claim_mutants_in_its_own_functions():
+    """One mutant per function, then at least two per claim among the functions on its
+    path shared by the fewest claims (or every site they have)."""
+    plan = plan_topic("overtraining")
+    functions = {(m, s.function) for m, s in plan.mutants}
+    assert functions == {ref for ref in plan.users if function_sites(
+        inspect.getsource(importlib.import_module(ref[0])), ref[1])}  # fmt: skip
+    for claim in {c.id for c in plan.claims} & {i for ids in plan.users.values() for i in ids}:
+        mine = sorted((len(ids), ref) for ref, ids in plan.users.items() if claim in ids)
+        own = {ref for size, ref in mine if size <= max(3, mine[0][0])}
+        chosen = sum((m, s.function) in own for m, s in plan.mutants)
+        available = sum(
+            len(function_sites(inspect.getsource(importlib.import_module(m)), f)) for m, f in own
+        )
+        assert chosen >= min(2, available), claim
