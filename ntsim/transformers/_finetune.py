@@ -301,10 +301,11 @@ def finetune(
       keys: one PRNG key, or a stack ``(S, 2)`` for ``S`` seeds run side by side.
       mask: leaves counted in the proximal term and in ``distance`` (default: all).
       proximal: ``λ ≥ 0``.
-      dev_data, eval_fn: dev set and ``eval_fn(params, dev_data) -> metrics``; evaluated
-        every ``eval_every`` steps.
+      dev_data: the dev set ``eval_fn`` is evaluated on every ``eval_every`` steps.
+      eval_fn: ``eval_fn(params, dev_data) -> metrics``.
       eval_every: steps per segment (default ``num_steps``).
-      monitor, higher_is_better: the dev metric early stopping and ``best_params`` follow.
+      monitor: the dev metric early stopping and ``best_params`` follow.
+      higher_is_better: whether a larger ``monitor`` is better.
       patience: stop after this many evaluations without improvement (``None``: never).
       state_path: save the state here after every segment; resume if it exists.
       progress: show a tqdm bar over segments.

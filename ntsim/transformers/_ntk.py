@@ -41,8 +41,10 @@ def subset_ntk_fn(
       apply: ``apply(params, x) -> y`` on ONE example (e.g. a Flax ``module.apply`` wrapped
         to take one tokenised sentence).
       mask: boolean pytree of ``params``' structure (``True`` = differentiate).
-      batch_size, implementation, trace_axes, diagonal_axes: as
-        :func:`ntsim.core.empirical_ntk_fn`.
+      batch_size: as :func:`ntsim.core.empirical_ntk_fn`.
+      implementation: as :func:`ntsim.core.empirical_ntk_fn`.
+      trace_axes: as :func:`ntsim.core.empirical_ntk_fn`.
+      diagonal_axes: as :func:`ntsim.core.empirical_ntk_fn`.
 
     Returns:
       A jitted ``ntk_fn(x1, x2, params)`` (``x2=None`` means ``x1``).

@@ -1,0 +1,68 @@
+"""The documentation site builds strictly, its API pages carry the public names, and no
+docstring breaks the reference beyond the known list below (which may only shrink)."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+# Docstrings griffe cannot read yet (several parameters on one line, a parameter the
+# signature lacks). They sit on claims' paths: editing them makes full-scale records stale
+# (provenance hashes the source), so they are mended with the next re-recording of their
+# topic. A file mended must leave this set; a new file must not join it.
+PENDING_DOCSTRING_FIXES = {
+    "ntsim/claims/_decisions.py",
+    "ntsim/core/_data.py",
+    "ntsim/core/_flow.py",
+    "ntsim/core/_spectra.py",
+    "ntsim/core/_svm.py",
+    "ntsim/theory/early_stopping/_rates.py",
+    "ntsim/theory/early_stopping/_stopping.py",
+    "ntsim/theory/linear_teachers/_kernel_regime.py",
+    "ntsim/theory/linear_teachers/_relu.py",
+    "ntsim/theory/linearization/_dynamics.py",
+    "ntsim/theory/linearization/_lipschitz.py",
+    "ntsim/theory/linearization/_spectral.py",
+    "ntsim/theory/overtraining/_budget.py",
+    "ntsim/theory/overtraining/_finetuning.py",
+}
+
+
+def _build(site: pathlib.Path, *, strict: bool, pedantic: bool = False):
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    if pedantic:
+        env["NTSIM_DOCS_PEDANTIC"] = "true"
+    command = [sys.executable, "-m", "mkdocs", "build", "--strict" if strict else "--no-strict",
+               "--site-dir", str(site)]  # fmt: skip
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env,
+                          timeout=300)  # fmt: skip
+
+
+def test_site_builds_strictly_with_the_api_reference(tmp_path):
+    done = _build(tmp_path, strict=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    pages = {
+        "api/claims/index.html": ("run_claims", "estimate_in", "Counterexample"),
+        "api/mutation/index.html": ("mutate_topic", "function_sites", "controls_from_matrix"),
+        "api/core/index.html": ("empirical_ntk_fn", "gradient_descent"),
+        "api/theory_overtraining/index.html": ("fixed_point_printed",),
+    }
+    for page, names in pages.items():
+        text = (tmp_path / page).read_text(encoding="utf-8")
+        for name in names:
+            assert name in text, (page, name)
+
+
+def test_docstring_warnings_only_in_the_pending_files(tmp_path):
+    done = _build(tmp_path, strict=False, pedantic=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    warned = set(re.findall(r"griffe: (\S+?\.py):\d+:", done.stderr))
+    assert warned <= PENDING_DOCSTRING_FIXES, sorted(warned - PENDING_DOCSTRING_FIXES)
+    assert PENDING_DOCSTRING_FIXES <= warned, (
+        f"mended, remove from the list: {sorted(PENDING_DOCSTRING_FIXES - warned)}"
+    )
