@@ -13,7 +13,15 @@ Examples::
 
 Exit status: 0 when everything ran and every claim has its expected verdict, 1 when an
 experiment failed or a claim did not (or ``report --stale`` found stale rows), 2 on bad
-usage (an unknown topic or id, an empty selection, a malformed ``--seeds``).
+usage (an unknown topic or id, an empty selection, a malformed ``--seeds``, an output
+directory that cannot be written), 3 on an internal error (a bug in ntsim), 130 when
+interrupted.
+
+Errors: a failure the user can cause is one line, ``ntsim: error: ...``, naming what was
+wrong and what to do; an internal error says it is a bug. ``ntsim --debug COMMAND`` shows
+the traceback of either. What can be checked before computing is (the seed's range, that
+``--out`` can be written, that ``report --out`` exists), so no long run ends in an error
+it could have had at the start.
 
 Compilation cache: quick-scale runs are dominated by XLA compilation, so the command line
 turns on JAX's persistent compilation cache (``~/.cache/ntsim/jax``, or
@@ -36,9 +44,12 @@ import json
 import os
 import pathlib
 import sys
+import tempfile
 import time
 import traceback
 from collections.abc import Sequence
+
+from ntsim.mutation import add_mutate_parser
 
 __all__ = ["main", "run_script"]
 
@@ -47,16 +58,45 @@ def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+#: Seeds are ``jax.random.PRNGKey`` seeds: unsigned 32-bit integers.
+MAX_SEED = 2**32 - 1
+
+
+def seed_argument(text: str) -> int:
+    """An integer in ``[0, 2³² − 1]`` (argparse type of every seed option).
+
+    Examples:
+      >>> seed_argument("7")
+      7
+      >>> seed_argument("99999999999999999999")
+      Traceback (most recent call last):
+      ...
+      argparse.ArgumentTypeError: seed 99999999999999999999 is out of range: use 0 to 4294967295
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seed {text!r} is not an integer") from None
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"seed {text} is out of range: use 0 to {MAX_SEED}")
+    return value
+
+
 def _add_common(parser: argparse.ArgumentParser, *, scale: bool = True) -> None:
     if scale:
         parser.add_argument("--scale", choices=("quick", "full"), default="quick")
-        parser.add_argument("--seed", type=int, default=0, help="seed of the jax.random key")
+        parser.add_argument(
+            "--seed", type=seed_argument, default=0, help="seed of the jax.random key"
+        )
     parser.add_argument("--out", default="figures", help="output directory (default figures/)")
 
 
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ntsim", description="Numerical theory simulator for fine-tuning theory."
+    )
+    parser.add_argument(
+        "--debug", action="store_true", help="show the traceback of an error (before COMMAND)"
     )
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("list", help="list experiments and claims")
@@ -106,48 +146,7 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scale", choices=("quick", "full"), default="full",
                    help="which verification tables --stale reads (default full)")  # fmt: skip
     _add_common(p, scale=False)
-    p = sub.add_parser(
-        "mutate", help="mutants of the claims' numerics: which claims notice them (MUTATION.md)"
-    )
-    p.add_argument(
-        "--topic", dest="topics", action="append", default=[],
-        help="this topic (repeatable; default every topic)",
-    )  # fmt: skip
-    p.add_argument(
-        "--function", dest="functions", action="append", default=[],
-        help="only this function: name, Class.name or module.name (repeatable)",
-    )  # fmt: skip
-    p.add_argument(
-        "--sample", type=int,
-        help="mutants per topic, drawn one function at a time (default: one per function "
-        "and two per claim)",
-    )  # fmt: skip
-    p.add_argument("--seed", type=int, default=0, help="seed of the mutant sample")
-    p.add_argument("--claim-seed", type=int, default=0, help="master seed the claims run at")
-    p.add_argument("--jobs", type=int, default=1, help="child processes at once (default 1)")
-    p.add_argument(
-        "--timeout", type=float, default=600.0,
-        help="seconds per mutant before it counts as killed by hanging",
-    )  # fmt: skip
-    p.add_argument(
-        "--tests", choices=("survivors", "all", "none"), default="survivors",
-        help="when the unit tests naming the mutated function run (default: for mutants "
-        "no claim killed)",
-    )  # fmt: skip
-    p.add_argument(
-        "--dry-run", action="store_true", help="list the mutants that would run; run nothing"
-    )
-    p.add_argument(
-        "--resume", action="store_true",
-        help="keep the mutants <out>/MUTATION.json already holds for a topic at the current "
-        "claims source and claim seed; run only the others",
-    )  # fmt: skip
-    p.add_argument(
-        "--controls", action="store_true",
-        help="instead replay each bound/identity claim's negative control from "
-        "<out>/MUTATION.json (a mutant it killed); exit 1 if a claim no longer notices it",
-    )  # fmt: skip
-    _add_common(p, scale=False)
+    add_mutate_parser(sub, seed_argument)
     return parser
 
 
@@ -375,84 +374,10 @@ def _cmd_report(args) -> int:
     return 0
 
 
-def _recorded_mutants(out: pathlib.Path, topic: str, claim_seed: int) -> list[dict]:
-    """The outcomes ``out/MUTATION.json`` holds for ``topic`` at the current claims source
-    and this claim seed (for ``ntsim mutate --resume``)."""
-    from ntsim.claims import REGISTRY
-    from ntsim.mutation import topic_claims_hash
-
-    path = out / "MUTATION.json"
-    if not path.exists():
-        return []
-    entry = json.loads(path.read_text(encoding="utf-8"))["topics"].get(topic)
-    current = topic_claims_hash([c for c in REGISTRY if c.topic == topic])
-    if not entry or entry["source_hash"] != current or entry["claim_seed"] != claim_seed:
-        return []
-    return entry["outcomes"]
-
-
-def _replay_controls(args) -> int:
-    from ntsim.claims import REGISTRY
-    from ntsim.mutation import ClaimServer, controls_from_matrix, run_control
-
-    path = pathlib.Path(args.out) / "MUTATION.json"
-    if not path.exists():
-        raise ValueError(f"{path} does not exist: run `ntsim mutate` first")
-    controls = controls_from_matrix(path)
-    topics = set(args.topics) or {c.topic for c in REGISTRY}
-    topic_of = {c.id: c.topic for c in REGISTRY}
-    failed = 0
-    with ClaimServer() as server:
-        for claim, control in controls.items():
-            if topic_of.get(claim) not in topics:
-                continue
-            noticed, why = run_control(control, server, seed=args.claim_seed)
-            failed += not noticed
-            print(f"{'ok  ' if noticed else 'MISS'} {control.describe()[:110]} ({why})")
-    print(f"{failed} negative controls no longer noticed")
-    return 1 if failed else 0
-
-
 def _cmd_mutate(args) -> int:
-    from ntsim.mutation import mutate_topic, plan_topic, write_matrix
+    from ntsim.mutation import run_mutate_command
 
-    if args.controls:
-        return _replay_controls(args)
-    if args.sample is not None and args.sample < 1:
-        raise ValueError("--sample must be at least 1")
-    from ntsim.claims import REGISTRY
-
-    topics = args.topics or sorted({c.topic for c in REGISTRY})
-    options = dict(functions=args.functions, sample=args.sample, sample_seed=args.seed)
-    for topic in topics:  # validate every topic and function before running any
-        plan = plan_topic(topic, **options)
-        if args.dry_run:
-            for module, site in plan.mutants:
-                print(f"{topic}  {module}.{site.describe()}")
-    if args.dry_run:
-        return 0
-    out = pathlib.Path(args.out)
-    entries = []
-    for topic in topics:
-        entry = mutate_topic(
-            topic,
-            **options,
-            claim_seed=args.claim_seed,
-            jobs=args.jobs,
-            timeout=args.timeout,
-            tests=args.tests,
-            progress=_log,
-            previous=_recorded_mutants(out, topic, args.claim_seed) if args.resume else (),
-            checkpoint=lambda partial: write_matrix(out, [partial]),
-        )
-        entries.append(entry)
-        rate = entry["claim_kill_rate"]
-        _log(f"{topic}: claim kill rate {'-' if rate is None else f'{rate:.2f}'} "
-             f"({entry['killed']} killed, {entry['survived']} survived, "
-             f"{entry['equivalent']} equivalent) in {entry['seconds']:.0f} s")  # fmt: skip
-        write_matrix(out, entries)
-    print(f"wrote {out / 'MUTATION.md'}")
-    return 0
+    return run_mutate_command(args, _log)
 
 
 _COMMANDS = {
@@ -525,20 +450,59 @@ def run_script(module_name_or_file: str, argv: Sequence[str] | None = None) -> N
     raise SystemExit(main(["run", name, *args]))
 
 
+def check_output_dir(path: str | pathlib.Path, *, must_exist: bool = False) -> pathlib.Path:
+    """``path`` as a directory this process can write, created if needed (unless
+    ``must_exist``), checked before any computation.
+
+    Raises:
+      ValueError: naming the directory, why it cannot be used and what to do.
+    """
+    path = pathlib.Path(path)
+    if must_exist and not path.is_dir():
+        raise ValueError(f"--out {path}: no such directory (nothing to read there; give the "
+                         "directory the figures were written to)")  # fmt: skip
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"--out {path}: exists and is not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".ntsim-write-check-"):
+            pass
+    except OSError as error:
+        raise ValueError(f"--out {path}: cannot write there ({error.strerror or error}); "
+                         "choose a writable directory") from None  # fmt: skip
+    return path
+
+
+def _check_before_computing(args) -> None:
+    if args.command in ("run", "verify", "reproduce", "mutate"):
+        check_output_dir(args.out)
+    elif args.command == "report":
+        check_output_dir(args.out, must_exist=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``ntsim`` console script; returns the exit status."""
+    """Entry point of the ``ntsim`` console script; returns the exit status (module doc)."""
     args = _build_parser().parse_args(argv)
-    _configure_compilation_cache()
     try:
+        _configure_compilation_cache()
         _configure_compiler_effort()
-    except ValueError as error:
-        print(f"ntsim: error: {error}", file=sys.stderr)
-        return 2
-    try:
+        _check_before_computing(args)
         return _COMMANDS[args.command](args)
-    except ValueError as error:  # usage errors; anything else keeps its traceback
+    except KeyboardInterrupt:
+        print("ntsim: interrupted", file=sys.stderr)
+        return 130
+    except (ValueError, OSError) as error:  # what a user can cause: one line
+        if args.debug:
+            raise
         print(f"ntsim: error: {error}", file=sys.stderr)
         return 2
+    except Exception as error:  # a bug: say so, and how to see where
+        if args.debug:
+            raise
+        hint = f"`ntsim --debug {args.command} ...` shows the traceback"
+        print(f"ntsim: internal error (a bug in ntsim; {hint}): {type(error).__name__}: "
+              f"{error}", file=sys.stderr)  # fmt: skip
+        return 3
 
 
 if __name__ == "__main__":

@@ -156,3 +156,47 @@ def test_reproduce_jobs_orders_topics_and_reports_a_dead_child(tmp_path, monkeyp
     out = capsys.readouterr().out
     assert "no_such_topic (whole topic, exit status 2)" in out and "FAILED" in out
     assert "0/1 experiments ok; 0/0 claims as expected" in out
+
+
+# ------------------------------------------------------------------ the error policy
+
+
+def test_seed_out_of_range_is_refused_before_anything_runs(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["run", FIG1, "--seed", "99999999999999999999"])
+    assert exit_info.value.code == 2
+    assert "seed 99999999999999999999 is out of range: use 0 to 4294967295" in (
+        capsys.readouterr().err
+    )
+
+
+def test_output_directory_is_checked_before_computing(tmp_path, capsys):
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("x")
+    assert cli.main(["verify", "--id", "nonsense", "--out", str(not_a_dir)]) == 2
+    assert f"--out {not_a_dir}: exists and is not a directory" in capsys.readouterr().err
+    missing = tmp_path / "never_written"
+    assert cli.main(["report", "--out", str(missing)]) == 2
+    assert "no such directory" in capsys.readouterr().err
+    assert not missing.exists()  # report does not create an empty index somewhere else
+
+
+def test_internal_errors_say_they_are_bugs_and_debug_shows_the_traceback(monkeypatch, capsys):
+    def broken(args):
+        raise RuntimeError("boom")
+
+    monkeypatch.setitem(cli._COMMANDS, "list", broken)
+    assert cli.main(["list"]) == 3
+    err = capsys.readouterr().err
+    assert "internal error (a bug in ntsim" in err and "RuntimeError: boom" in err
+    with pytest.raises(RuntimeError, match="boom"):
+        cli.main(["--debug", "list"])
+
+
+def test_interrupt_exits_130(monkeypatch, capsys):
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(cli._COMMANDS, "list", interrupted)
+    assert cli.main(["list"]) == 130
+    assert "ntsim: interrupted" in capsys.readouterr().err

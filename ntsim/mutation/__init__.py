@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
 from ntsim.mutation._closure import MUTABLE_PACKAGES, FunctionRef, claim_path
+from ntsim.mutation._command import add_mutate_parser, run_mutate_command
 from ntsim.mutation._controls import (
     CONTROL_KINDS,
     NegativeControl,
@@ -55,6 +56,7 @@ __all__ = [
     "Site",
     "apply_mutant",
     "TopicPlan",
+    "add_mutate_parser",
     "claim_path",
     "classify",
     "cover_claims",
@@ -63,6 +65,7 @@ __all__ = [
     "mutate_topic",
     "plan_topic",
     "run_mutant",
+    "run_mutate_command",
     "select_mutants",
     "stale_matrix",
     "topic_claims_hash",

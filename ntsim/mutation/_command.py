@@ -1,0 +1,138 @@
+"""The ``ntsim mutate`` subcommand: its options and what it runs (``ntsim.cli`` adds it)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+from collections.abc import Callable
+
+__all__ = ["add_mutate_parser", "run_mutate_command"]
+
+
+def add_mutate_parser(sub, seed_type: Callable[[str], int]) -> argparse.ArgumentParser:
+    """Add ``mutate`` to the subparsers ``sub`` (``seed_type`` checks its seeds)."""
+    p = sub.add_parser(
+        "mutate", help="mutants of the claims' numerics: which claims notice them (MUTATION.md)"
+    )
+    p.add_argument(
+        "--topic", dest="topics", action="append", default=[],
+        help="this topic (repeatable; default every topic)",
+    )  # fmt: skip
+    p.add_argument(
+        "--function", dest="functions", action="append", default=[],
+        help="only this function: name, Class.name or module.name (repeatable)",
+    )  # fmt: skip
+    p.add_argument(
+        "--sample", type=int,
+        help="mutants per topic, drawn one function at a time (default: one per function "
+        "and two per claim)",
+    )  # fmt: skip
+    p.add_argument("--seed", type=seed_type, default=0, help="seed of the mutant sample")
+    p.add_argument("--claim-seed", type=seed_type, default=0, help="master seed the claims run at")
+    p.add_argument("--jobs", type=int, default=1, help="child processes at once (default 1)")
+    p.add_argument(
+        "--timeout", type=float, default=600.0,
+        help="seconds per mutant before it counts as killed by hanging",
+    )  # fmt: skip
+    p.add_argument(
+        "--tests", choices=("survivors", "all", "none"), default="survivors",
+        help="when the unit tests naming the mutated function run (default: for mutants "
+        "no claim killed)",
+    )  # fmt: skip
+    p.add_argument(
+        "--dry-run", action="store_true", help="list the mutants that would run; run nothing"
+    )
+    p.add_argument(
+        "--resume", action="store_true",
+        help="keep the mutants <out>/MUTATION.json already holds for a topic at the current "
+        "claims source and claim seed; run only the others",
+    )  # fmt: skip
+    p.add_argument(
+        "--controls", action="store_true",
+        help="instead replay each bound/identity claim's negative control from "
+        "<out>/MUTATION.json (a mutant it killed); exit 1 if a claim no longer notices it",
+    )  # fmt: skip
+    p.add_argument("--out", default="figures", help="output directory (default figures/)")
+    return p
+
+
+def _recorded_mutants(out: pathlib.Path, topic: str, claim_seed: int) -> list[dict]:
+    """The outcomes ``out/MUTATION.json`` holds for ``topic`` at the current claims source
+    and this claim seed (for ``ntsim mutate --resume``)."""
+    from ntsim.claims import REGISTRY
+    from ntsim.mutation import topic_claims_hash
+
+    path = out / "MUTATION.json"
+    if not path.exists():
+        return []
+    entry = json.loads(path.read_text(encoding="utf-8"))["topics"].get(topic)
+    current = topic_claims_hash([c for c in REGISTRY if c.topic == topic])
+    if not entry or entry["source_hash"] != current or entry["claim_seed"] != claim_seed:
+        return []
+    return entry["outcomes"]
+
+
+def _replay_controls(args) -> int:
+    from ntsim.claims import REGISTRY
+    from ntsim.mutation import ClaimServer, controls_from_matrix, run_control
+
+    path = pathlib.Path(args.out) / "MUTATION.json"
+    if not path.exists():
+        raise ValueError(f"{path} does not exist: run `ntsim mutate` first")
+    controls = controls_from_matrix(path)
+    topics = set(args.topics) or {c.topic for c in REGISTRY}
+    topic_of = {c.id: c.topic for c in REGISTRY}
+    failed = 0
+    with ClaimServer() as server:
+        for claim, control in controls.items():
+            if topic_of.get(claim) not in topics:
+                continue
+            noticed, why = run_control(control, server, seed=args.claim_seed)
+            failed += not noticed
+            print(f"{'ok  ' if noticed else 'MISS'} {control.describe()[:110]} ({why})")
+    print(f"{failed} negative controls no longer noticed")
+    return 1 if failed else 0
+
+
+def run_mutate_command(args, log: Callable[[str], None]) -> int:
+    """``ntsim mutate``: run the matrix (or replay the controls) for ``args``."""
+    from ntsim.mutation import mutate_topic, plan_topic, write_matrix
+
+    if args.controls:
+        return _replay_controls(args)
+    if args.sample is not None and args.sample < 1:
+        raise ValueError("--sample must be at least 1")
+    from ntsim.claims import REGISTRY
+
+    topics = args.topics or sorted({c.topic for c in REGISTRY})
+    options = dict(functions=args.functions, sample=args.sample, sample_seed=args.seed)
+    for topic in topics:  # validate every topic and function before running any
+        plan = plan_topic(topic, **options)
+        if args.dry_run:
+            for module, site in plan.mutants:
+                print(f"{topic}  {module}.{site.describe()}")
+    if args.dry_run:
+        return 0
+    out = pathlib.Path(args.out)
+    entries = []
+    for topic in topics:
+        entry = mutate_topic(
+            topic,
+            **options,
+            claim_seed=args.claim_seed,
+            jobs=args.jobs,
+            timeout=args.timeout,
+            tests=args.tests,
+            progress=log,
+            previous=_recorded_mutants(out, topic, args.claim_seed) if args.resume else (),
+            checkpoint=lambda partial: write_matrix(out, [partial]),
+        )
+        entries.append(entry)
+        rate = entry["claim_kill_rate"]
+        log(f"{topic}: claim kill rate {'-' if rate is None else f'{rate:.2f}'} "
+             f"({entry['killed']} killed, {entry['survived']} survived, "
+             f"{entry['equivalent']} equivalent) in {entry['seconds']:.0f} s")  # fmt: skip
+        write_matrix(out, entries)
+    print(f"wrote {out / 'MUTATION.md'}")
+    return 0
