@@ -28,6 +28,7 @@ __all__ = [
     "run_metadata",
     "save_figure",
     "to_jsonable",
+    "write_figure_and_record",
     "write_json",
 ]
 
@@ -82,6 +83,28 @@ def save_figure(figure, path: str | os.PathLike, *, dpi: int = 110) -> pathlib.P
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
     return atomic_write_bytes(path, buffer.getvalue())
+
+
+def write_figure_and_record(
+    figure,
+    png_path: str | os.PathLike,
+    json_path: str | os.PathLike,
+    record: Any,
+    *,
+    dpi: int = 110,
+) -> tuple[pathlib.Path, pathlib.Path]:
+    """Write a figure's PNG and its JSON record as one unit, as far as a file system allows.
+
+    Both payloads are made in memory first (a plotting or serialisation error writes
+    nothing), then the PNG and last the JSON are renamed into place: a record on disk
+    always has its PNG beside it. An interruption between the two renames can leave a PNG
+    without its JSON; ``ntsim report`` names such orphans.
+    """
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
+    text = json.dumps(to_jsonable(record), indent=1, allow_nan=True) + "\n"
+    png = atomic_write_bytes(png_path, buffer.getvalue())
+    return png, atomic_write_text(json_path, text)
 
 
 def git_commit(directory: str | os.PathLike | None = None) -> str:

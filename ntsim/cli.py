@@ -325,6 +325,9 @@ def _write_index(out: pathlib.Path) -> pathlib.Path:
     from ntsim import _io
 
     rows = []
+    orphans = [png for png in sorted(out.glob("*/*.png")) if not png.with_suffix(".json").exists()]
+    for png in orphans:  # an interrupted run: say so, never drop it silently
+        _log(f"ntsim report: {png} has no JSON beside it (an interrupted run?); not indexed")
     for path in sorted(out.glob("*/*.json")):
         try:
             record = json.loads(path.read_text())

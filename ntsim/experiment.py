@@ -25,6 +25,7 @@ import dataclasses
 import hashlib
 import importlib
 import json
+import math
 import pathlib
 import pkgutil
 import time
@@ -101,9 +102,18 @@ def _convert(field_name: str, annotation: Any, text: str) -> Any:
             if text.lower() not in ("true", "false", "1", "0"):
                 raise ValueError(text)
             return text.lower() in ("true", "1")
-        if annotation in (int, float, str):
+        if annotation is float:
+            value = float(text)
+            if not math.isfinite(value):
+                raise ValueError(
+                    f"--set {field_name}={text}: expected a finite number, got {text!r}."
+                )
+            return value
+        if annotation in (int, str):
             return annotation(text)
-    except ValueError:
+    except ValueError as error:
+        if "finite" in str(error):
+            raise
         raise ValueError(
             f"--set {field_name}={text}: expected a value of type {annotation.__name__}."
         ) from None
@@ -198,9 +208,10 @@ def run_experiment(
         "results": results,
     }
     _warn_if_config_changed(json_path, _io.to_jsonable(config))
-    _io.save_figure(figure, png_path)
-    plt.close(figure)
-    _io.write_json(json_path, record)
+    try:
+        _io.write_figure_and_record(figure, png_path, json_path, record)
+    finally:
+        plt.close(figure)
     return ExperimentOutput(name, png_path, json_path, results, wall_time)
 
 

@@ -200,3 +200,10 @@ def test_interrupt_exits_130(monkeypatch, capsys):
     monkeypatch.setitem(cli._COMMANDS, "list", interrupted)
     assert cli.main(["list"]) == 130
     assert "ntsim: interrupted" in capsys.readouterr().err
+
+
+def test_report_names_a_png_without_its_json(tmp_path, capsys):
+    (tmp_path / "topic").mkdir()
+    (tmp_path / "topic" / "orphan.png").write_bytes(b"\x89PNG")
+    assert cli.main(["report", "--out", str(tmp_path)]) == 0
+    assert "orphan.png has no JSON beside it" in capsys.readouterr().err

@@ -35,6 +35,9 @@ def test_overrides_are_parsed_with_the_field_types():
         ("d=3.5", "expected a value of type int"),
         ("flag=maybe", "expected a value of type bool"),
         ("depths=1,x", "expected a value of type int"),
+        ("depths=1,nan", "expected a value of type int"),
+        ("rate=nan", "expected a finite number"),
+        ("rate=-inf", "expected a finite number"),
         ("d", "FIELD=VALUE"),
     ],
 )
@@ -94,3 +97,27 @@ def test_every_config_validates_its_integer_fields(name):
     for bad in (0, 1.5, True):
         with pytest.raises(ValueError, match=r"must be"):
             dataclasses.replace(owner, **{field: bad})
+
+
+def test_a_failing_plot_writes_neither_file_and_a_record_always_has_its_png(tmp_path):
+    class Broken:
+        def savefig(self, *args, **kwargs):
+            raise RuntimeError("cannot draw")
+
+    png, record = tmp_path / "t" / "fig.png", tmp_path / "t" / "fig.json"
+    with pytest.raises(RuntimeError, match="cannot draw"):
+        _io.write_figure_and_record(Broken(), png, record, {"a": 1})
+    assert not png.exists() and not record.exists()
+
+    class Unserialisable:
+        pass
+
+    import matplotlib.pyplot as plt
+
+    figure = plt.figure()
+    with pytest.raises(TypeError):
+        _io.write_figure_and_record(figure, png, record, {"a": Unserialisable()})
+    assert not png.exists() and not record.exists()  # the JSON failed first: no orphan PNG
+    _io.write_figure_and_record(figure, png, record, {"a": 1})
+    plt.close(figure)
+    assert json.loads(record.read_text()) == {"a": 1} and png.read_bytes()[:4] == b"\x89PNG"
