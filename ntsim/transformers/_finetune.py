@@ -266,6 +266,23 @@ def load_finetune_state(path: str | os.PathLike, like: FinetuneState) -> Finetun
     return jax.tree.unflatten(jax.tree.structure(like), values)
 
 
+def _check_finite_loss(where: str, losses, end_step, seeded: bool, eval_every: int) -> None:
+    """Raise at the first non-finite loss of a segment (``losses``: ``([S,] eval_every)``)."""
+    losses = np.asarray(losses)
+    bad = ~np.isfinite(losses)
+    if not bad.any():
+        return
+    seed, position = np.argwhere(bad)[0] if seeded else (None, int(np.argmax(bad)))
+    last = int(np.max(np.asarray(end_step)))
+    step = last - eval_every + int(position)
+    run = f" (seed {int(seed)})" if seeded else ""
+    raise FloatingPointError(
+        f"{where}: the training loss is {losses[bad][0]} at step {step}{run}. Usual causes: a "
+        "label outside the head's classes (e.g. label 7 for a 2-class head), a step size too "
+        "large, or non-finite inputs or parameters. Pass throw=False to train on."
+    )
+
+
 def finetune(
     loss_fn: LossFn,
     params0: Params | Callable[[PRNGKey], Params],
@@ -286,6 +303,7 @@ def finetune(
     state_path: str | os.PathLike | None = None,
     progress: bool = False,
     description: str = "finetune",
+    throw: bool = True,
 ) -> FinetuneResult:
     """Fine-tune ``params0`` on ``train_data`` (module doc for the objective and records).
 
@@ -309,9 +327,17 @@ def finetune(
       patience: stop after this many evaluations without improvement (``None``: never).
       state_path: save the state here after every segment; resume if it exists.
       progress: show a tqdm bar over segments.
+      description: the progress bar's label.
+      throw: raise :class:`FloatingPointError` as soon as a segment records a non-finite
+        training loss (``False``: train on and return the NaNs).
 
     Returns:
       :class:`FinetuneResult`.
+
+    Raises:
+      FloatingPointError: with ``throw``, naming the first step (and seed) whose loss is not
+        finite and the usual causes (a label outside the head's classes, a step size too
+        large, non-finite inputs or parameters).
     """
     where = "finetune"
     num_steps = check_positive_int(where, "num_steps", num_steps)
@@ -439,6 +465,8 @@ def finetune(
             segment_fn(state, train_data, dev_data, loss_consts, eval_consts)
         )
         seconds.append(time.perf_counter() - start)
+        if throw:
+            _check_finite_loss(where, segment_records["loss"], state.step, seeded, eval_every)
         records.append(segment_records)
         dev_records.append({**dev, "step": state.step})
         stopped_at.append(state.stopped)

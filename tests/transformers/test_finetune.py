@@ -235,3 +235,28 @@ def test_closed_over_arrays_become_arguments(key):
     embedded = re.compile(r"constant dense<.*tensor<512x3xf32>")
     assert embedded.search(jax.jit(loss).lower(*args).as_text())  # what the hoisting avoids
     assert not embedded.search(jax.jit(hoisted).lower(consts, *args).as_text())
+
+
+def _cross_entropy(params, batch, key):
+    del key
+    logits = batch["x"] @ params["w"]  # (B, 2): a two-class head
+    return jnp.mean(optax.softmax_cross_entropy_with_integer_labels(logits, batch["label"])), {}
+
+
+def test_a_label_outside_the_head_stops_training_with_the_step_and_the_cause(key):
+    """Label 7 for a 2-class head makes optax's cross-entropy NaN: finetune stops at the first
+    such step and says why, instead of training on NaNs (throw=False keeps the old way)."""
+    x = jax.random.normal(key, (8, 3))
+    labels = jnp.array([0, 1, 0, 1, 0, 1, 0, 7])
+    params0 = {"w": jnp.zeros((3, 2))}
+    options = dict(optimizer=optax.sgd(0.1), num_steps=4, batch_size=8, eval_every=2)
+    with pytest.raises(FloatingPointError, match=r"at step 0\. Usual causes: a label outside"):
+        finetune(_cross_entropy, params0, {"x": x, "label": labels}, keys=key, **options)
+    with pytest.raises(FloatingPointError, match=r"at step 0 \(seed 0\)"):
+        finetune(_cross_entropy, params0, {"x": x, "label": labels},
+                 keys=jax.random.split(key, 2), **options)  # fmt: skip
+    out = finetune(_cross_entropy, params0, {"x": x, "label": labels}, keys=key, throw=False,
+                   **options)  # fmt: skip
+    assert np.isnan(np.asarray(out.records["loss"])).all()
+    good = finetune(_cross_entropy, params0, {"x": x, "label": labels % 2}, keys=key, **options)
+    assert np.isfinite(np.asarray(good.records["loss"])).all()
