@@ -441,7 +441,11 @@ def _configure_compiler_effort() -> None:
 def run_script(module_name_or_file: str, argv: Sequence[str] | None = None) -> None:
     """``python experiments/<topic>/<name>.py [--scale ...]``: the same as ``ntsim run``.
 
-    An experiment file ends with ``if __name__ == "__main__": run_script(__file__)``.
+    An experiment file ends with ``if __name__ == "__main__": run_script(__file__)``. By
+    then the file's own imports have started JAX, too late for the compilation cache and
+    the XLA flags the command line sets (module doc), so the process is replaced by
+    ``python -m ntsim.cli run NAME ARGS`` (same interpreter, same arguments): the script
+    and ``ntsim run`` then behave, and take, the same.
     """
     path = pathlib.Path(module_name_or_file)
     if path.suffix == ".py":
@@ -450,6 +454,13 @@ def run_script(module_name_or_file: str, argv: Sequence[str] | None = None) -> N
         parts = module_name_or_file.split(".")
         name = f"{parts[-2]}/{parts[-1]}"
     args = list(sys.argv[1:] if argv is None else argv)
+    if "jax" in sys.modules:
+        env = dict(os.environ)
+        if env.get("TF_CPP_MIN_LOG_LEVEL") == "1":  # jax's import set it: not the user's choice
+            del env["TF_CPP_MIN_LOG_LEVEL"]
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execve(sys.executable, [sys.executable, "-m", "ntsim.cli", "run", name, *args], env)
     raise SystemExit(main(["run", name, *args]))
 
 

@@ -207,3 +207,22 @@ def test_report_names_a_png_without_its_json(tmp_path, capsys):
     (tmp_path / "topic" / "orphan.png").write_bytes(b"\x89PNG")
     assert cli.main(["report", "--out", str(tmp_path)]) == 0
     assert "orphan.png has no JSON beside it" in capsys.readouterr().err
+
+
+def test_an_experiment_script_becomes_ntsim_run_before_jax_settings_are_too_late(monkeypatch):
+    """`python experiments/t/name.py ARGS` started JAX through its imports: the process is
+    replaced by `python -m ntsim.cli run t/name ARGS`, which sets the cache and XLA flags."""
+    import jax  # noqa: F401  (as the experiment file's own imports do)
+
+    calls = []
+    monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", "1")  # what importing jax leaves behind
+    monkeypatch.setattr(
+        os, "execve", lambda exe, argv, env: calls.append((exe, argv, env)) or exit(0)
+    )
+    with pytest.raises(SystemExit):
+        cli.run_script("/x/experiments/linear_teachers/fig1_covariance_alignment.py",
+                       ["--scale", "full"])  # fmt: skip
+    ((exe, argv, env),) = calls
+    assert (exe, argv) == (sys.executable, [sys.executable, "-m", "ntsim.cli", "run", FIG1,
+                                            "--scale", "full"])  # fmt: skip
+    assert "TF_CPP_MIN_LOG_LEVEL" not in env  # so the command line's quieter default applies
