@@ -35,14 +35,22 @@ __all__ = [
 _PACKAGES = ("ntsim", "jax", "jaxlib", "numpy", "optax", "diffrax", "matplotlib", "scikit-learn")
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> pathlib.Path:
-    """Write ``data`` to ``path`` atomically (temp file in the same directory, then rename)."""
+    """Write ``data`` to ``path`` atomically (temp file in the same directory, then rename),
+    readable as any new file is (``0o666`` less the umask), not only by its owner."""
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; outputs are for everyone
         os.replace(tmp, path)
     except BaseException:
         pathlib.Path(tmp).unlink(missing_ok=True)

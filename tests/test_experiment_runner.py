@@ -121,3 +121,16 @@ def test_a_failing_plot_writes_neither_file_and_a_record_always_has_its_png(tmp_
     _io.write_figure_and_record(figure, png, record, {"a": 1})
     plt.close(figure)
     assert json.loads(record.read_text()) == {"a": 1} and png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_outputs_are_readable_by_everyone_not_only_their_owner(tmp_path):
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        path = _io.write_json(tmp_path / "r.json", {"a": 1})
+    finally:
+        os.umask(old)
+    mode = stat.S_IMODE(path.stat().st_mode)
+    assert mode == 0o644, oct(mode)  # mkstemp alone would leave 0o600
