@@ -135,7 +135,9 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--summary-json", help=argparse.SUPPRESS)  # used by --jobs children
     _add_common(p)
-    p = sub.add_parser("report", help="write <out>/README.md indexing the figures written")
+    p = sub.add_parser(
+        "report", help="write <out>/README.md indexing the figures, and the findings pages"
+    )
     p.add_argument(
         "--stale",
         action="store_true",
@@ -143,6 +145,8 @@ def _build_parser() -> argparse.ArgumentParser:
         "claims with no row, and stale topics of MUTATION.json if it exists; exit 1 if any",
     )
     p.add_argument("--topic", help="with --stale: only this topic's claims and tables")
+    p.add_argument("--docs", default="docs",
+                   help="where the findings pages go (<docs>/findings/<topic>.md)")  # fmt: skip
     p.add_argument("--scale", choices=("quick", "full"), default="full",
                    help="which verification tables --stale reads (default full)")  # fmt: skip
     _add_common(p, scale=False)
@@ -372,8 +376,13 @@ def _cmd_report(args) -> int:
         if stale_mutation:
             print(f"{len(stale_mutation)} stale topics in the mutation kill matrix")
         return 1 if stale or stale_mutation else 0
+    from ntsim.claims import write_findings
+
     path = _write_index(pathlib.Path(args.out))
     print(f"wrote {path}")
+    pages = write_findings(args.out, args.docs)
+    if pages:
+        print(f"wrote {len(pages)} findings pages under {pathlib.Path(args.docs) / 'findings'}")
     return 0
 
 

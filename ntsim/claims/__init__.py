@@ -34,6 +34,7 @@ from ntsim.claims._decisions import (
     compare,
     estimate_in,
 )
+from ntsim.claims._findings import findings_page, write_findings
 from ntsim.claims._report import finished_rows, stale_records, write_index, write_verification
 from ntsim.claims._runner import (
     ClaimRecord,
@@ -80,6 +81,7 @@ __all__ = [
     "derived",
     "estimate_in",
     "figure",
+    "findings_page",
     "finished_rows",
     "get_claim",
     "parse_seeds",
@@ -88,6 +90,7 @@ __all__ = [
     "run_claims",
     "select_claims",
     "stale_records",
+    "write_findings",
     "write_index",
     "write_verification",
 ]
