@@ -101,8 +101,13 @@ def _build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("list", help="list experiments and claims")
     p.add_argument("what", nargs="?", choices=("all", "experiments", "claims"), default="all")
-    p = sub.add_parser("run", help="run one experiment: PNG + JSON under --out")
-    p.add_argument("name", help="<topic>/<name>, see `ntsim list experiments`")
+    p = sub.add_parser("run", help="run one experiment: PNG + JSON under --out", add_help=False)
+    p.add_argument("name", nargs="?", help="<topic>/<name>, see `ntsim list experiments`")
+    p.add_argument(
+        "-h", "--help", action="store_true",
+        help="this help; with NAME, the experiment's config fields (type, quick and full "
+        "values, meaning)",
+    )  # fmt: skip
     p.add_argument(
         "--set",
         dest="overrides",
@@ -172,7 +177,16 @@ def _cmd_list(args) -> int:
 
 
 def _cmd_run(args) -> int:
-    from ntsim.experiment import run_experiment
+    from ntsim.experiment import describe_experiment, run_experiment
+
+    if args.help:
+        if args.name is None:
+            _build_parser()._subparsers._group_actions[0].choices["run"].print_help()
+        else:
+            print(describe_experiment(args.name), end="")
+        return 0
+    if args.name is None:
+        raise ValueError("run: give the experiment NAME (see `ntsim list experiments`)")
 
     _log(f"running {args.name} (scale {args.scale}, seed {args.seed}) ...")
     output = run_experiment(
@@ -497,6 +511,8 @@ def check_output_dir(path: str | pathlib.Path, *, must_exist: bool = False) -> p
 
 
 def _check_before_computing(args) -> None:
+    if args.command == "run" and args.help:
+        return
     if args.command in ("run", "verify", "reproduce", "mutate"):
         check_output_dir(args.out)
     elif args.command == "report":

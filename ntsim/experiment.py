@@ -21,14 +21,18 @@ of a different configuration.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import hashlib
 import importlib
+import inspect
+import io
 import json
 import math
 import pathlib
 import pkgutil
 import time
+import tokenize
 import types
 import typing
 import warnings
@@ -42,6 +46,7 @@ from ntsim._validation import check_choice, check_int_fields
 __all__ = [
     "check_choice",
     "check_int_fields",
+    "describe_experiment",
     "ExperimentOutput",
     "list_experiments",
     "load_experiment",
@@ -229,3 +234,69 @@ def _warn_if_config_changed(json_path: pathlib.Path, config: dict) -> None:
             "defaults changed); it is being replaced.",
             stacklevel=3,
         )
+
+
+def _field_comments(module: types.ModuleType) -> dict[str, str]:
+    """The comment each ``Config`` field carries in the source: its trailing ``# ...``, or
+    else the comment lines right above it (the field's meaning, written once beside it)."""
+    source = inspect.getsource(module)
+    comments: dict[int, str] = {}
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.COMMENT:
+            comments[token.start[0]] = token.string.lstrip("#").strip()
+    lines = source.splitlines()
+    found = {}
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.ClassDef) and node.name == "Config"):
+            continue
+        for item in node.body:
+            if not (isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)):
+                continue
+            trailing = [comments[n] for n in range(item.lineno, item.end_lineno + 1)
+                        if n in comments]  # fmt: skip
+            above, line = [], item.lineno - 1
+            while line >= 1 and lines[line - 1].strip().startswith("#"):
+                above.insert(0, comments.get(line, ""))
+                line -= 1
+            found[item.target.id] = " ".join(trailing or above)
+    return found
+
+
+def _shown_value(value: Any) -> str:
+    if dataclasses.is_dataclass(value):
+        return f"{type(value).__name__}(…)"  # a nested setting: shared with a claim
+    text = json.dumps(_io.to_jsonable(value))
+    return text if len(text) <= 28 else text[:27] + "…"
+
+
+def _type_name(annotation: Any) -> str:
+    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
+    return text or str(annotation)
+
+
+def describe_experiment(name: str) -> str:
+    """What ``ntsim run NAME --help`` prints: the figure it draws, then each config field with
+    its type, its quick and full values, and its meaning.
+
+    Examples:
+      >>> text = describe_experiment("linear_teachers/fig1_covariance_alignment")
+      >>> "d" in text and "input dimension" in text
+      True
+    """
+    module = load_experiment(name)
+    summary = (module.__doc__ or "").strip().split("\n\n")[0]
+    comments = _field_comments(module)
+    quick, full = module.SCALES["quick"], module.SCALES["full"]
+    rows = [("field", "type", "quick", "full", "meaning")]
+    for f in dataclasses.fields(module.Config):
+        values = [_shown_value(getattr(c, f.name)) for c in (quick, full)]
+        rows.append((f.name, _type_name(f.type), *values, comments.get(f.name, "")))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    table = [
+        "  ".join(cell.ljust(width) for cell, width in zip(row[:4], widths, strict=True))
+        + "  "
+        + row[4]
+        for row in rows
+    ]
+    usage = f"usage: ntsim run {name} [--scale quick|full] [--seed S] [--set FIELD=VALUE ...]"
+    return "\n".join([usage, "", summary, "", "config fields:", *table]) + "\n"

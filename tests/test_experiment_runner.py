@@ -134,3 +134,22 @@ def test_outputs_are_readable_by_everyone_not_only_their_owner(tmp_path):
         os.umask(old)
     mode = stat.S_IMODE(path.stat().st_mode)
     assert mode == 0o644, oct(mode)  # mkstemp alone would leave 0o600
+
+
+@pytest.mark.parametrize("name", list_experiments())
+def test_run_help_lists_every_config_field_with_both_scales(name):
+    from ntsim.experiment import describe_experiment
+
+    text = describe_experiment(name)
+    module = load_experiment(name)
+    rows = {line.split()[0]: line for line in text.splitlines()[5:] if line.strip()}
+    for field in dataclasses.fields(module.Config):
+        assert field.name in rows, field.name
+
+
+def test_run_help_reads_each_fields_meaning_from_its_comment():
+    from ntsim.experiment import describe_experiment
+
+    text = describe_experiment("linear_teachers/fig1_covariance_alignment")
+    (row,) = [line for line in text.splitlines() if line.startswith("d ")]
+    assert row.split()[1:4] == ["int", "200", "1000"] and row.endswith("input dimension (paper)")
