@@ -31,6 +31,7 @@ import json
 import math
 import pathlib
 import pkgutil
+import textwrap
 import time
 import tokenize
 import types
@@ -236,29 +237,27 @@ def _warn_if_config_changed(json_path: pathlib.Path, config: dict) -> None:
         )
 
 
-def _field_comments(module: types.ModuleType) -> dict[str, str]:
-    """The comment each ``Config`` field carries in the source: its trailing ``# ...``, or
-    else the comment lines right above it (the field's meaning, written once beside it)."""
-    source = inspect.getsource(module)
+def _field_comments(config_cls: type) -> dict[str, str]:
+    """The comment each field of ``config_cls`` carries in its source: its trailing
+    ``# ...``, or else the comment lines right above it (the field's meaning, written once
+    beside it). ``Config`` may be a theory setting the experiment shares with its claims."""
+    source = textwrap.dedent(inspect.getsource(config_cls))
     comments: dict[int, str] = {}
     for token in tokenize.generate_tokens(io.StringIO(source).readline):
         if token.type == tokenize.COMMENT:
             comments[token.start[0]] = token.string.lstrip("#").strip()
     lines = source.splitlines()
     found = {}
-    for node in ast.walk(ast.parse(source)):
-        if not (isinstance(node, ast.ClassDef) and node.name == "Config"):
+    node = next(n for n in ast.parse(source).body if isinstance(n, ast.ClassDef))
+    for item in node.body:
+        if not (isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)):
             continue
-        for item in node.body:
-            if not (isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)):
-                continue
-            trailing = [comments[n] for n in range(item.lineno, item.end_lineno + 1)
-                        if n in comments]  # fmt: skip
-            above, line = [], item.lineno - 1
-            while line >= 1 and lines[line - 1].strip().startswith("#"):
-                above.insert(0, comments.get(line, ""))
-                line -= 1
-            found[item.target.id] = " ".join(trailing or above)
+        trailing = [comments[n] for n in range(item.lineno, item.end_lineno + 1) if n in comments]
+        above, line = [], item.lineno - 1
+        while line >= 1 and lines[line - 1].strip().startswith("#"):
+            above.insert(0, comments.get(line, ""))
+            line -= 1
+        found[item.target.id] = " ".join(trailing or above)
     return found
 
 
@@ -285,7 +284,7 @@ def describe_experiment(name: str) -> str:
     """
     module = load_experiment(name)
     summary = (module.__doc__ or "").strip().split("\n\n")[0]
-    comments = _field_comments(module)
+    comments = _field_comments(module.Config)
     quick, full = module.SCALES["quick"], module.SCALES["full"]
     rows = [("field", "type", "quick", "full", "meaning")]
     for f in dataclasses.fields(module.Config):
