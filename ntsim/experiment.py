@@ -237,10 +237,9 @@ def _warn_if_config_changed(json_path: pathlib.Path, config: dict) -> None:
         )
 
 
-def _field_comments(config_cls: type) -> dict[str, str]:
-    """The comment each field of ``config_cls`` carries in its source: its trailing
-    ``# ...``, or else the comment lines right above it (the field's meaning, written once
-    beside it). ``Config`` may be a theory setting the experiment shares with its claims."""
+def _class_comments(config_cls: type) -> dict[str, str]:
+    """The comment each field declared in ``config_cls`` itself carries: its trailing
+    ``# ...``, or else the comment lines right above it."""
     source = textwrap.dedent(inspect.getsource(config_cls))
     comments: dict[int, str] = {}
     for token in tokenize.generate_tokens(io.StringIO(source).readline):
@@ -258,6 +257,34 @@ def _field_comments(config_cls: type) -> dict[str, str]:
             above.insert(0, comments.get(line, ""))
             line -= 1
         found[item.target.id] = " ".join(trailing or above)
+    return found
+
+
+def _docstring_attributes(cls: type) -> dict[str, str]:
+    """``name: text`` entries of the ``Attributes:`` section of ``cls``' docstring."""
+    found, inside = {}, False
+    for line in inspect.cleandoc(cls.__doc__ or "").splitlines():
+        if line.strip() == "Attributes:":
+            inside = True
+        elif inside and line and not line.startswith(" "):
+            inside = False
+        elif inside and ":" in line and line.startswith("  ") and not line.startswith("    "):
+            name, _, text = line.strip().partition(":")
+            found[name.strip()] = text.strip()
+    return found
+
+
+def _field_comments(config_cls: type) -> dict[str, str]:
+    """Each field's meaning, written once beside it: the comment on (or above) its
+    declaration in ``config_cls`` or a dataclass it inherits from (``Config`` may be a
+    theory setting shared with the claims), else its ``Attributes:`` docstring entry."""
+    found: dict[str, str] = {}
+    for cls in reversed(config_cls.__mro__[:-1]):
+        if not dataclasses.is_dataclass(cls):
+            continue
+        documented = _docstring_attributes(cls)
+        documented.update({name: text for name, text in _class_comments(cls).items() if text})
+        found.update({name: text for name, text in documented.items() if text})
     return found
 
 

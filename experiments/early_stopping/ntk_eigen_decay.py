@@ -41,7 +41,7 @@ class Config:
     num_points: int = 100  # NTK size (paper: 100 random samples)
     num_source: int = 64  # pretraining sample size
     pretrain_steps: int = 300  # GD steps with η_0/n
-    eta0: float = 1.0
+    eta0: float = 1.0  # η_0: the pretraining GD step is η_0/n (not in the paper)
     seeds: int = 3  # pretrained models and task draws
 
     def __post_init__(self):

@@ -48,7 +48,9 @@ TASKS = ("A", "B (= A's subspace)", "C (half overlap)", "D (orthogonal)")
 class Config:
     """The claims' settings: trained task vectors over widths × seeds, linearised model."""
 
+    # trained network: attention block fine-tuned by GD on tasks A–D, over widths × seeds
     trained: es.TaskVectorSweepSetting = es.TRAINED_TASK_VECTOR_SETTINGS["full"]
+    # linearised model on random Jacobians: GD task-vector cosine vs the kernel formula
     linear: es.LinearTaskVectorSetting = es.LINEAR_TASK_VECTOR_SETTINGS["full"]
 
 

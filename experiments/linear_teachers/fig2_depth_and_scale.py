@@ -53,15 +53,15 @@ class Config:
     d: int = 1000  # input dimension for the theory curves
     depths: tuple[float, ...] = (1.0, 2.0, 3.0, 5.0, 7.0, float("inf"))  # (a); inf = eq. (6)
     alpha_max: float = 10.0  # (a) and (b): α on a grid in [alpha_min, alpha_max]
-    alpha_min: float = 0.5
-    alpha_points: int = 40
+    alpha_min: float = 0.5  # smallest α of the theory grid
+    alpha_points: int = 40  # number of α on the theory grid (evenly spaced)
     seeds: int = 20  # draws of (X, θ_S, ε) for (a), of (X, θ̂_S, θ̂_T) for (b)
     # (a) trained networks
     d_gd: int = 50  # input dimension (= hidden width) of the trained networks, n = d_gd/10
-    gd_depths: tuple[int, ...] = (1, 2, 3, 7)
-    gd_alphas: tuple[float, ...] = (0.5, 1.0, 2.0, 3.0, 5.0, 7.5, 10.0)
-    gd_seeds: int = 8
-    gd_steps: int = 20_000
+    gd_depths: tuple[int, ...] = (1, 2, 3, 7)  # depths L of the trained networks (markers)
+    gd_alphas: tuple[float, ...] = (0.5, 1.0, 2.0, 3.0, 5.0, 7.5, 10.0)  # α of the trained nets
+    gd_seeds: int = 8  # draws of (X, θ_S, ε) for the trained networks
+    gd_steps: int = 20_000  # layer-wise GD steps of each trained network
     eta_scale: float = 0.5  # fraction of the stability limit
     # (b)
     fig2b_depth: float = 7.0  # paper: L = 7

@@ -53,9 +53,9 @@ class Config:
     task_noise: float = 0.5  # θ_T = θ_S + task_noise · N(0, I)/√d · ‖θ_S‖
     init_scale: float = 0.01  # σ₀: entries of the random inits ~ N(0, σ₀²)
     eta_scale: float = 0.15  # η = eta_scale / λ_max(XᵀX/n) (pretraining: of the source X)
-    pretrain_steps: int = 3000
+    pretrain_steps: int = 3000  # GD steps of pretraining on the n_S source samples
     fine_tune_steps: int = 10_000  # for all three models
-    seeds: int = 8
+    seeds: int = 8  # draws of (θ_S, θ_T, data, inits), vmapped
 
     def __post_init__(self):
         check_int_fields(self, ("d", "source_ratio", "pretrain_steps", "fine_tune_steps"))

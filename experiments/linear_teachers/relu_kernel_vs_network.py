@@ -38,7 +38,8 @@ class Config:
     """Sec 6 setting with linear teachers (Cors. 6.2, 6.3); the sizes are ours, not the
     paper's (it has no Sec 6 experiment): the claims' settings of each scale."""
 
-    risk: lt.ReluRiskSetting = lt.RELU_RISK_SETTINGS["full"]
+    risk: lt.ReluRiskSetting = lt.RELU_RISK_SETTINGS["full"]  # left panels: risk over (n, gap)
+    # right panel: deviations from the kernel picture over the widths m (Thm 6.1)
     kernel: lt.KernelRegimeSetting = lt.KERNEL_REGIME_SETTINGS["full"]
 
     def __post_init__(self):

@@ -66,19 +66,19 @@ class Config:
     hidden: tuple[int, ...] = (64, 64)  # tanh MLP widths; "attention" uses hidden[0] as width
     seq_len: int = 4  # tokens per input for "attention" (must divide dim)
     dim: int = 8  # input dimension d
-    num_pretrain: int = 512
+    num_pretrain: int = 512  # pretraining samples of tanh(x·w_0)
     num_train: int = 64  # n
-    num_test: int = 1000
+    num_test: int = 1000  # test inputs per task (KL and accuracy panels)
     angles: tuple[float, ...] = (0.4, 0.8, 1.2)  # task directions vs w_0 (radians)
-    lambdas: tuple[float, ...] = PAPER_LAMBDAS
+    lambdas: tuple[float, ...] = PAPER_LAMBDAS  # proximal strengths λ (paper's grid; x-axis)
     tune: str = "full"  # "full", "head", "layer<i>", "lora<r>" (LoRA on the hidden weights)
-    steps: int = 2000
+    steps: int = 2000  # fine-tuning steps (split-step GD, or Adam if practice)
     step_fraction: float = 0.5  # η = step_fraction / (2λ_max(K) + max λ)
     practice: bool = False  # True: mean cross-entropy + Adam on loss + (λ/2)‖θ − θ0‖²
     adam_lr: float = 0.01  # Adam's step size when practice=True
-    record_every: int = 40
-    pretrain_steps: int = 2000
-    pretrain_lr: float = 0.5
+    record_every: int = 40  # steps between records of ‖θ − θ_0‖ and ‖J‖ (L̂ of Thm 2)
+    pretrain_steps: int = 2000  # full-batch GD steps of pretraining θ_0
+    pretrain_lr: float = 0.5  # GD step size of pretraining
     #: the claim's simulation (``simulate_linearity_table``) and sizes, drawn in the last panel
     instances: lz.NetworkSetting = lz.NetworkSetting()
 

@@ -39,19 +39,19 @@ from ntsim.theory import linearization as lz
 class Config:
     """Model, tasks and training as in ``kappa_predicts_finetuning`` (the slides give none)."""
 
-    hidden: tuple[int, ...] = (64, 64, 64)
-    dim: int = 8
-    num_pretrain: int = 512
+    hidden: tuple[int, ...] = (64, 64, 64)  # tanh MLP hidden widths (one layer l per entry)
+    dim: int = 8  # input dimension d
+    num_pretrain: int = 512  # pretraining samples of tanh(x·w_0)
     num_train: int = 48  # < the head's fan-in: K = head NTK is positive definite
-    num_test: int = 1000
-    angles: tuple[float, ...] = (0.4, 0.8, 1.2)
+    num_test: int = 1000  # test inputs per task
+    angles: tuple[float, ...] = (0.4, 0.8, 1.2)  # task directions vs w_0 (radians)
     sigma: float = 0.01  # ridge σ = λ/2 of the summed loss
     proximal: float = 0.02  # λ during fine-tuning
-    step_fraction: float = 0.5
-    steps: int = 2000
-    record_every: int = 100
-    pretrain_steps: int = 2000
-    pretrain_lr: float = 0.5
+    step_fraction: float = 0.5  # η = step_fraction / (2λ_max + λ) of each configuration's NTK
+    steps: int = 2000  # split-step GD steps of fine-tuning
+    record_every: int = 100  # steps between recorded training losses (the last is used)
+    pretrain_steps: int = 2000  # full-batch GD steps of pretraining θ_0
+    pretrain_lr: float = 0.5  # GD step size of pretraining
 
     def __post_init__(self):
         names = ("dim", "num_pretrain", "num_train", "num_test", "steps", "record_every")

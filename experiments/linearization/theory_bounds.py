@@ -53,10 +53,10 @@ class Config:
       shown: instances drawn as curves in panels (a)–(c).
     """
 
-    gap: lz.NetworkSetting = lz.NetworkSetting()
-    distance: lz.DistanceSetting = lz.DistanceSetting()
-    thm5: lz.KernelSpectraSetting = lz.KernelSpectraSetting()
-    shown: int = 4
+    gap: lz.NetworkSetting = lz.NetworkSetting()  # (a) Thm 3: simulate_gap's setting
+    distance: lz.DistanceSetting = lz.DistanceSetting()  # (b) Thm 2, (c) selective scheme
+    thm5: lz.KernelSpectraSetting = lz.KernelSpectraSetting()  # (d) Thm 5: simulate_thm5's setting
+    shown: int = 4  # instances drawn as curves in panels (a)–(c)
 
     def __post_init__(self):
         if isinstance(self.shown, bool) or not isinstance(self.shown, int) or self.shown <= 0:

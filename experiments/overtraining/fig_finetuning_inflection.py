@@ -73,12 +73,16 @@ class Config:
     learning_rate: float = 0.01  # η; A.8 needs 4η(λ+2)Γ < 1
     num_steps: int = 2000  # K: every learned mode within 1e-10 of its fixed point
     reg_grid_max: float = 8.0  # the λ grid of panels (c), (d) spans [0, reg_grid_max]
-    reg_grid_points: int = 161
+    reg_grid_points: int = 161  # number of λ on that grid (evenly spaced)
     # the claims' simulations (same setting types and values as the claims at this scale)
     sensitivity: ot.SensitivitySetting = ot.SENSITIVITY_SETTINGS["full"]
+    # (f) Thm 4.7.2: simulate_regularisation, the inflection r(λ) per random instance
     regularisation: ot.RegularisationSetting = ot.REGULARISATION_SETTINGS["full"]
+    # (g) Lemma A.11: simulate_fixed_point, the modes after long GD from n = d
     fixed: ot.FixedPointSetting = ot.FIXED_POINT_SETTINGS["full"]
+    # (h) Thm 4.7.1 at λ = 0: simulate_misalignment_threshold, increments vs σ^ft_n/σ^pre_n
     threshold: ot.ThresholdSetting = ot.THRESHOLD_SETTINGS["full"]
+    # (i) caveat: simulate_long_finetuning, real vs ideal checkpoints after short and long ηK
     long: ot.LongFinetuningSetting = ot.LONG_FINETUNING_SETTINGS["full"]
 
     def __post_init__(self):

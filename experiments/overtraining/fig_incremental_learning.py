@@ -54,6 +54,7 @@ class Config:
     end_factor: float = 3.0  # last save time = end_factor × t_d of the aligned init
     # the claim's simulation (same setting type and values as the claim at this scale)
     checkpoints: ot.RealCheckpointSetting = ot.REAL_CHECKPOINT_SETTINGS["full"]
+    # far right: simulate_aligned_flow, ODE solver vs the logistic closed form (aligned init)
     aligned: ot.AlignedFlowSetting = ot.ALIGNED_FLOW_SETTINGS["full"]
 
     def __post_init__(self):

@@ -62,8 +62,11 @@ class Config:
     grid_max: float = 0.6  # largest γ on that grid
     # the claims' simulations (same setting types and values as the claims at this scale)
     monte_carlo: ot.PerturbedLossMonteCarloSetting = ot.MONTE_CARLO_SETTINGS["full"]
+    # Thm 4.4: simulate_ideal_perturbation, inflection of perturbed ideal checkpoints
     ideal: ot.IdealPerturbationSetting = ot.IDEAL_PERTURBATION_SETTINGS["full"]
+    # Prop D.1: simulate_hessian_traces, Tr ∇²L by autodiff vs 2d(‖W1‖² + ‖W2‖²)
     hessian: ot.HessianTraceSetting = ot.HESSIAN_TRACE_SETTINGS["full"]
+    # Lemma A.6: simulate_real_vs_ideal_gap, perturbed losses of real vs ideal checkpoints
     gap: ot.RealVsIdealGapSetting = ot.REAL_VS_IDEAL_GAP_SETTINGS["full"]
 
     def __post_init__(self):

@@ -44,16 +44,16 @@ class Config:
     tasks: int = 3  # curves (the paper shows "several" GLUE tasks)
     seeds: int = 20  # paper: 10; more here so each std has ~16% relative error, not ~24%
     heads: tuple[int, ...] = (1, 5, 50, 100, 200)  # paper, Sec 4.2.2
-    learning_rates: tuple[float, ...] = (1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
+    learning_rates: tuple[float, ...] = (1e-3, 3e-3, 1e-2, 3e-2, 1e-1)  # Adam η swept (Fig. 3)
     fractions: tuple[float, ...] = (0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)  # paper, Sec 4.2.5
     learning_rate: float = 1e-2  # base run (Adam)
-    epochs: int = 40
-    n_train: int = 160
-    n_test: int = 2000
-    n_source: int = 2000
-    batch_size: int = 16
-    label_noise: float = 0.1
-    pretrain_steps: int = 1000
+    epochs: int = 40  # passes over the target training set (x-axis of Fig. 2)
+    n_train: int = 160  # labelled target training examples per task
+    n_test: int = 2000  # target test examples (test accuracy)
+    n_source: int = 2000  # source examples for pretraining the encoder
+    batch_size: int = 16  # Adam minibatch size (must divide n_train)
+    label_noise: float = 0.1  # fraction of flipped target training labels
+    pretrain_steps: int = 1000  # full-batch Adam steps of pretraining on the source task
 
     def __post_init__(self):
         names = (

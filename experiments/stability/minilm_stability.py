@@ -62,25 +62,25 @@ _PAPER_NAMES = dict(
 class Config:
     """The paper fine-tunes RoBERTa-base on GLUE/SuperGLUE; everything here is ours."""
 
-    checkpoint: str = "minilm-l6"
-    dataset: str = "rotten_tomatoes"
+    checkpoint: str = "minilm-l6"  # shipped MiniLM encoder: "minilm-l3" or "minilm-l6"
+    dataset: str = "rotten_tomatoes"  # "rotten_tomatoes" or "tweets" (positive vs negative)
     train_size: int = 256  # few labels: where the paper sees instability
     test_size: int = 500  # evaluated after every epoch for all seeds
-    max_length: int = 48
-    seeds: int = 10
+    max_length: int = 48  # tokens per example (padded or truncated)
+    seeds: int = 10  # seeds per method: head init, minibatch order, dropout masks
     seeds_at_once: int = 5  # seeds vmapped together (10 copies of L6 + AdamW peaked at 20 GB)
     epochs: int = 10  # 160 steps of 16 on 256 examples
-    batch_size: int = 16
-    learning_rate: float = 5e-5
-    methods: tuple[str, ...] = METHODS
+    batch_size: int = 16  # AdamW minibatch size
+    learning_rate: float = 5e-5  # AdamW peak learning rate (10% warm-up, linear decay)
+    methods: tuple[str, ...] = METHODS  # methods run: finetune, mixout, lnsr, mhloss, mmr, surt
     heads: int = 50  # MHLoss H (paper)
     head_sweep: tuple[int, ...] = (1, 5, 20, 50)  # MHLoss std vs H (empty: skip)
     learning_rate_sweep: tuple[float, ...] = (1e-5, 1e-4)  # FineTune std vs η (Fig 3)
     fraction_sweep: tuple[float, ...] = (0.4, 0.7)  # FineTune std vs data fraction (Fig 4)
-    mixout_p: float = 0.1
-    lnsr_sigma: float = 0.01
-    mmr_weight: float = 1.0
-    surt_steps: int = 100
+    mixout_p: float = 0.1  # MixOut p: each encoder weight reset to its pretrained value w.p. p
+    lnsr_sigma: float = 0.01  # LNSR noise std σ at the embedding output
+    mmr_weight: float = 1.0  # MMR weight α of eq. (9)
+    surt_steps: int = 100  # SURT masked-LM re-training steps (AdamW) on the task's inputs
     run_cache: str = ""  # directory keeping each finished (method, H, η, size) run; "" = none
     # sweep runs need only the final accuracy; evaluating 500 test examples after every
     # epoch is 40% of an L6 run's matmul FLOPs. True: evaluate every epoch like the main runs,

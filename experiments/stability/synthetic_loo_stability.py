@@ -86,15 +86,15 @@ class Config:
     # panels (c)–(f)
     panel_datasets: int = 100
     panel_points: int = 500  # n of panels (d)–(f)
-    sample_sizes: tuple[int, ...] = (100, 200, 500, 1000, 2000, 5000)
-    margins: tuple[float, ...] = (0.02, 0.05, 0.1, 0.2, 0.4)
-    radii: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0, 8.0)
-    init_norms: tuple[float, ...] = (0.0, 2.0, 5.0, 10.0, 20.0, 50.0)
+    sample_sizes: tuple[int, ...] = (100, 200, 500, 1000, 2000, 5000)  # n of panel (c), Fig 6
+    margins: tuple[float, ...] = (0.02, 0.05, 0.1, 0.2, 0.4)  # γ of panel (d), Fig 7
+    radii: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0, 8.0)  # B of panel (f), Fig 9, at fixed γ
+    init_norms: tuple[float, ...] = (0.0, 2.0, 5.0, 10.0, 20.0, 50.0)  # ‖w_0‖, panel (e), Fig 8
     # panel (a): MHLoss
     heads: tuple[int, ...] = (5, 10, 20, 50, 100)
     head_scale: float = 1.0  # σ_0
-    head_points: int = 200
-    head_datasets: int = 30
+    head_points: int = 200  # n of panel (a)
+    head_datasets: int = 30  # datasets of panel (a)
     # panels (g)–(i): scale of the settings shared with the claims (step sizes, anchor)
     shared_settings: str = "full"
 
