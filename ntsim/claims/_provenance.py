@@ -7,6 +7,12 @@ or package to itself (a package's ``__init__`` then pulls in what it re-exports)
 decision rules (:mod:`ntsim.claims._decisions`, :mod:`ntsim.claims._contract`) are always
 included: a change there can change a verdict. :func:`source_hash` hashes the sources of
 those modules; ``ntsim report --stale`` compares it with the hash a record was made at.
+
+:func:`code_hash` hashes the same modules' *code*: their syntax trees without docstrings
+(comments are not in a syntax tree). A record carries both; a row made with a code hash is
+stale only when the code changed, so mending a docstring or a comment does not force a
+full-scale re-recording. Rows made before the code hash existed fall back to the source
+hash.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import pathlib
 import types
 from collections.abc import Iterable
 
-__all__ = ["callable_module", "source_hash", "source_modules"]
+__all__ = ["callable_module", "code_hash", "source_hash", "source_modules"]
 
 _ALWAYS = ("ntsim.claims._decisions", "ntsim.claims._contract")
 
@@ -102,4 +108,36 @@ def source_hash(roots: Iterable[str]) -> str:
     digest = hashlib.sha256()
     for name in source_modules(roots):
         digest.update(_module_digest(name).encode())
+    return digest.hexdigest()[:16]
+
+
+def _without_docstrings(tree: ast.AST) -> ast.AST:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                if isinstance(body[0].value.value, str):
+                    node.body = body[1:] or [ast.Pass()]
+    return tree
+
+
+@functools.cache
+def _module_code_digest(module_name: str) -> str:
+    path = importlib.import_module(module_name).__file__
+    tree = ast.parse(pathlib.Path(path).read_text(encoding="utf-8")) if path else ast.Module([], [])
+    code = ast.dump(_without_docstrings(tree), include_attributes=False)
+    return hashlib.sha256(module_name.encode() + b"\0" + code.encode()).hexdigest()
+
+
+def code_hash(roots: Iterable[str]) -> str:
+    """16 hex digits of a SHA-256 over the code (no docstrings, no comments) of
+    :func:`source_modules` ``(roots)``.
+
+    Examples:
+      >>> code_hash(["ntsim.claims._decisions"]) == code_hash(["ntsim.claims._decisions"])
+      True
+    """
+    digest = hashlib.sha256()
+    for name in source_modules(roots):
+        digest.update(_module_code_digest(name).encode())
     return digest.hexdigest()[:16]

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 from ntsim import _io
 from ntsim._scales import check_scale
-from ntsim.claims._runner import ClaimRecord, claim_source_hash
+from ntsim.claims._runner import ClaimRecord, claim_code_hash, claim_source_hash
 
 __all__ = [
     "entry_class",
@@ -103,6 +103,7 @@ def _entry(record: ClaimRecord, metadata: dict) -> dict:
         "notes": first.notes if first is not None else "",
         "error": next((s.error for s in record.per_seed if s.error), None),
         "source_hash": record.source_hash,
+        "code_hash": record.code_hash,
         "seconds": record.seconds,
         "commit": metadata["git_commit"],
         "timestamp": metadata["timestamp"],
@@ -424,8 +425,9 @@ def stale_records(
     """Rows of the ``scale`` tables that no longer match the checkout.
 
     A row is stale when its claim is no longer registered, when it has no source hash
-    (made before provenance was recorded), or when the hash of the claim's transitive
-    source differs from the one it was made at. A registered claim with no row at all is
+    (made before provenance was recorded), or when the claim's transitive code differs
+    from the one it was made at (compared by the code hash, which leaves docstrings and
+    comments out; rows older than the code hash compare the source hash). A registered claim with no row at all is
     listed too ("not recorded"), so an empty or missing table never reads as clean.
     ``topic`` restricts both to one topic. Each item: ``{"id", "table", "why"}``.
     """
@@ -445,8 +447,11 @@ def stale_records(
                 why = "claim no longer registered"
             elif not entry.get("source_hash"):
                 why = "no source hash (recorded before provenance)"
-            elif entry["source_hash"] != (now := claim_source_hash(claim)):
-                why = f"source changed ({entry['source_hash']} → {now})"
+            elif not _current(entry, claim):
+                if entry.get("code_hash"):
+                    why = f"code changed ({entry['code_hash']} → {claim_code_hash(claim)})"
+                else:
+                    why = f"source changed ({entry['source_hash']} → {claim_source_hash(claim)})"
             else:
                 continue
             stale.append({"id": entry["id"], "table": str(path), "why": why})
@@ -460,11 +465,20 @@ def stale_records(
     return stale
 
 
+def _current(row: dict, claim) -> bool:
+    """The row was made at the claim's current code (rows with a code hash: docstrings and
+    comments may have changed since) or, for older rows, at its current source."""
+    if row.get("code_hash"):
+        return row["code_hash"] == claim_code_hash(claim)
+    return row.get("source_hash") == claim_source_hash(claim)
+
+
 def finished_rows(
     claims: Sequence, *, out_dir: str | pathlib.Path, scale: str, seeds: Sequence[int]
 ) -> dict[str, dict]:
-    """Rows of ``claims`` already recorded at these ``seeds`` and the current source hash
-    (and not errors), by id: what ``ntsim verify --resume`` skips."""
+    """Rows of ``claims`` already recorded at these ``seeds`` and the current code (source,
+    for rows older than the code hash), not errors, by id: what ``ntsim verify --resume``
+    skips."""
     check_scale(scale)
     out_dir = pathlib.Path(out_dir)
     done = {}
@@ -476,7 +490,7 @@ def finished_rows(
                 row is not None
                 and row["verdict"] != "error"
                 and row.get("seeds") == list(seeds)
-                and row.get("source_hash") == claim_source_hash(claim)
+                and _current(row, claim)
             ):
                 done[claim.id] = row
     return done

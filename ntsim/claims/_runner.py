@@ -35,7 +35,7 @@ import numpy as np
 from ntsim._scales import check_scale
 from ntsim.claims._contract import Claim
 from ntsim.claims._decisions import ClaimResult
-from ntsim.claims._provenance import callable_module, source_hash
+from ntsim.claims._provenance import callable_module, code_hash, source_hash
 
 __all__ = ["ClaimRecord", "RunCache", "SeedOutcome", "claim_key", "parse_seeds", "run_claims"]
 
@@ -105,6 +105,7 @@ class ClaimRecord:
     scale: str
     per_seed: tuple[SeedOutcome, ...]
     source_hash: str
+    code_hash: str = ""
 
     @property
     def seeds(self) -> tuple[int, ...]:
@@ -205,6 +206,11 @@ def claim_source_hash(claim: Claim) -> str:
     return source_hash(claim_roots(claim))
 
 
+def claim_code_hash(claim: Claim) -> str:
+    """Hash of the claim's transitive code, docstrings and comments left out."""
+    return code_hash(claim_roots(claim))
+
+
 def _run_one(claim: Claim, scale: str, seed: int, cache: RunCache) -> SeedOutcome:
     start = time.perf_counter()
     try:
@@ -270,7 +276,9 @@ def run_claims(
             outcomes.append(outcome)
             if progress:
                 progress(_seed_line(claim, outcome))
-        record = ClaimRecord(claim, scale, tuple(outcomes), claim_source_hash(claim))
+        record = ClaimRecord(
+            claim, scale, tuple(outcomes), claim_source_hash(claim), claim_code_hash(claim)
+        )
         if own_cache and last_use[claim.uses.name] == index - 1:
             cache.drop(claim.uses.name)
         if progress:

@@ -301,7 +301,7 @@ def test_tables_record_every_field_merge_rows_and_count_classes(tmp_path):
     entries = json.loads((tmp_path / "demo" / "VERIFICATION.json").read_text())["claims"]
     for entry in entries:
         for field in ("verdict", "kind", "reading", "seeds", "per_seed_verdicts", "worst_margin",
-                      "headroom", "tolerance_source", "source_hash"):  # fmt: skip
+                      "headroom", "tolerance_source", "source_hash", "code_hash"):  # fmt: skip
             assert field in entry, field
         assert entry["seeds"] == [0, 1]
     assert [e["verdict"] for e in entries] == ["holds", "refuted", "refuted"]
@@ -348,8 +348,16 @@ def test_stale_rows_are_listed(tmp_path, monkeypatch):
     write_verification(run_claims([claim], scale="full"), out_dir=tmp_path, scale="full")
     assert stale_records(tmp_path, "full") == []
     monkeypatch.setattr("ntsim.claims._report.claim_source_hash", lambda c: "0" * 16)
+    assert stale_records(tmp_path, "full") == []  # only a docstring or comment changed
+    monkeypatch.setattr("ntsim.claims._report.claim_code_hash", lambda c: "0" * 16)
     (row,) = stale_records(tmp_path, "full")
-    assert row["id"] == "demo.s.one" and "source changed" in row["why"]
+    assert row["id"] == "demo.s.one" and "code changed" in row["why"]
+    table = tmp_path / "demo" / "VERIFICATION.json"  # a row made before the code hash
+    data = json.loads(table.read_text())
+    del data["claims"][0]["code_hash"]
+    table.write_text(json.dumps(data))
+    (row,) = stale_records(tmp_path, "full")
+    assert "source changed" in row["why"]
     monkeypatch.setattr(nc, "REGISTRY", ())
     assert stale_records(tmp_path, "full")[0]["why"] == "claim no longer registered"
     # a registered claim without a row (or no table at all) is not clean either
@@ -367,3 +375,24 @@ def test_source_modules_follow_names_to_their_defining_modules():
     assert not any(m.startswith("ntsim.transformers") for m in modules)
     # a name imported from a package resolves to the module that defines it
     assert "ntsim.core._spectra" in source_modules(["ntsim.claims.early_stopping._width_scaling"])
+
+
+def test_code_hash_ignores_docstrings_and_comments_but_not_code():
+    """Three versions of one function: a docstring or comment edit leaves the code the
+    provenance hashes unchanged, `+ 1 → + 2` does not."""
+    import ast
+    import hashlib
+
+    from ntsim.claims._provenance import _without_docstrings
+
+    versions = {
+        "ntsim_prov_a": 'def f(x):\n    """Doc."""\n    return x + 1\n',
+        "ntsim_prov_b": 'def f(x):\n    """Another doc."""\n    # a comment\n    return x + 1\n',
+        "ntsim_prov_c": 'def f(x):\n    """Doc."""\n    return x + 2\n',
+    }
+
+    def code(name):
+        tree = _without_docstrings(ast.parse(versions[name]))
+        return hashlib.sha256(ast.dump(tree, include_attributes=False).encode()).hexdigest()
+
+    assert code("ntsim_prov_a") == code("ntsim_prov_b") != code("ntsim_prov_c")
