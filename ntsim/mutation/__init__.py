@@ -75,12 +75,13 @@ __all__ = [
 
 
 def topic_claims_hash(claims) -> str:
-    """16 hex digits over the source hashes of ``claims`` (what a matrix entry was made at)."""
-    from ntsim.claims import claim_source_hash
+    """16 hex digits over the code hashes of ``claims`` (what a matrix entry was made at:
+    a docstring or comment edit leaves it current)."""
+    from ntsim.claims import claim_code_hash
 
     digest = hashlib.sha256()
     for claim in sorted(claims, key=lambda c: c.id):
-        digest.update(f"{claim.id}={claim_source_hash(claim)};".encode())
+        digest.update(f"{claim.id}={claim_code_hash(claim)};".encode())
     return digest.hexdigest()[:16]
 
 
