@@ -427,8 +427,9 @@ def stale_records(
     A row is stale when its claim is no longer registered, when it has no source hash
     (made before provenance was recorded), or when the claim's transitive code differs
     from the one it was made at (compared by the code hash, which leaves docstrings and
-    comments out; rows older than the code hash compare the source hash). A registered claim with no row at all is
-    listed too ("not recorded"), so an empty or missing table never reads as clean.
+    comments out; rows older than the code hash compare the source hash). A registered
+    claim with no row at all is listed too ("not recorded"), so an empty or missing table
+    never reads as clean.
     ``topic`` restricts both to one topic. Each item: ``{"id", "table", "why"}``.
     """
     from ntsim.claims import REGISTRY
