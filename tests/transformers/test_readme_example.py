@@ -1,4 +1,4 @@
-"""The README's "Fine-tuning real checkpoints" example runs as printed (slow: ~20 s)."""
+"""The "Fine-tuning real checkpoints" guide's example runs as printed (slow: ~20 s)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import textwrap
 import numpy as np
 import pytest
 
-README = pathlib.Path(__file__).parents[2] / "README.md"
+README = pathlib.Path(__file__).parents[2] / "docs" / "guides" / "real-checkpoints.md"
 
 
 @pytest.mark.slow
