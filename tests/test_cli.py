@@ -74,12 +74,12 @@ def test_verify_runs_several_seeds_and_report_stale_reads_the_tables(tmp_path, c
     assert cli.main(["report", "--stale", "--scale", "quick", "--topic", "linear_teachers", *out])
     listed = capsys.readouterr().out
     assert "not recorded" in listed and claim not in listed
-    entry["source_hash"] = "0" * 16
+    entry["code_hash"] = "0" * 16
     path = tmp_path / "linear_teachers" / "VERIFICATION_quick.json"
     path.write_text(json.dumps({"claims": [entry]}))
     assert cli.main(["report", "--stale", "--scale", "quick", *out]) == 1
     lines = capsys.readouterr().out.splitlines()
-    assert any(line.startswith(claim) and "source changed" in line for line in lines)
+    assert any(line.startswith(claim) and "code changed" in line for line in lines)
 
 
 def test_verify_usage_errors_exit_2(capsys):
