@@ -292,6 +292,14 @@ class ClaimServer:
         self.close()
 
 
+def _ask(server: ClaimServer | None, spec: dict, timeout: float) -> dict:
+    """``server.ask``, or through a server of its own for this one spec."""
+    if server is not None:
+        return server.ask(spec, timeout)
+    with ClaimServer() as own:
+        return own.ask(spec, timeout)
+
+
 def run_baseline(
     claim_ids: Sequence[str],
     *,
@@ -302,11 +310,7 @@ def run_baseline(
 ) -> dict:
     """The unmutated claims' summaries (same process path as the mutants)."""
     spec = {"claims": list(claim_ids), "scale": scale, "seed": seed}
-    if server is None:
-        with ClaimServer() as own:
-            summary = own.ask(spec, timeout)
-    else:
-        summary = server.ask(spec, timeout)
+    summary = _ask(server, spec, timeout)
     if summary.get("crash") or summary.get("timeout"):
         raise RuntimeError(f"baseline run failed: {summary}")
     return summary["claims"]
@@ -382,11 +386,7 @@ def run_mutant(
         "scale": scale,
         "seed": seed,
     }
-    if server is None:
-        with ClaimServer() as own:
-            summary = own.ask(spec, timeout)
-    else:
-        summary = server.ask(spec, timeout)
+    summary = _ask(server, spec, timeout)
     if summary.get("apply_error"):
         outcome.status, outcome.error = "invalid", summary["apply_error"]
     elif summary.get("timeout") or summary.get("crash"):
