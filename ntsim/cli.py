@@ -102,6 +102,7 @@ def _build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("list", help="list experiments and claims")
     p.add_argument("what", nargs="?", choices=("all", "experiments", "claims"), default="all")
     p = sub.add_parser("run", help="run one experiment: PNG + JSON under --out", add_help=False)
+    p.set_defaults(print_run_help=p.print_help)
     p.add_argument("name", nargs="?", help="<topic>/<name>, see `ntsim list experiments`")
     p.add_argument(
         "-h", "--help", action="store_true",
@@ -181,7 +182,7 @@ def _cmd_run(args) -> int:
 
     if args.help:
         if args.name is None:
-            _build_parser()._subparsers._group_actions[0].choices["run"].print_help()
+            args.print_run_help()
         else:
             print(describe_experiment(args.name), end="")
         return 0

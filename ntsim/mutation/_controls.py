@@ -38,6 +38,12 @@ class NegativeControl:
     after: str
     line: int
 
+    @classmethod
+    def from_outcome(cls, claim: str, outcome: dict) -> NegativeControl:
+        """The control of ``claim`` from a recorded mutant (an entry of ``outcomes``)."""
+        fields = ("module", "function", "operator", "index", "before", "after", "line")
+        return cls(claim=claim, **{name: outcome[name] for name in fields})
+
     def describe(self) -> str:
         return f"{self.claim}: {self.function}:{self.line} {self.operator}: {self.before} → " + (
             self.after
@@ -86,16 +92,7 @@ def controls_from_matrix(
                 )
                 if claim not in ranks or rank < ranks[claim]:
                     ranks[claim] = rank
-                    controls[claim] = NegativeControl(
-                        claim=claim,
-                        module=outcome["module"],
-                        function=outcome["function"],
-                        operator=outcome["operator"],
-                        index=outcome["index"],
-                        before=outcome["before"],
-                        after=outcome["after"],
-                        line=outcome["line"],
-                    )
+                    controls[claim] = NegativeControl.from_outcome(claim, outcome)
     return dict(sorted(controls.items()))
 
 

@@ -292,8 +292,7 @@ def test_a_recorded_control_is_replayed_and_noticed():
 
     claim = "overtraining.lemma_a11.fixed_point_printed"
     outcome = _printed_fixed_point_outcome([claim], [claim])
-    control = NegativeControl(claim=claim, **{k: outcome[k] for k in (
-        "module", "function", "operator", "index", "before", "after", "line")})  # fmt: skip
+    control = NegativeControl.from_outcome(claim, outcome)
     with ClaimServer() as server:
         noticed, why = run_control(control, server)
     assert noticed, why
