@@ -39,7 +39,14 @@ from ntsim.mutation._matrix import (
     topic_functions,
 )
 from ntsim.mutation._operators import OPERATORS, Site, function_sites, mutate_module
-from ntsim.mutation._record import stale_matrix, summarise_topic, write_matrix
+from ntsim.mutation._record import (
+    blind_spots,
+    markdown_matrix,
+    stale_matrix,
+    summarise_topic,
+    write_matrix,
+)
+from ntsim.mutation._survivors import REASONS, SurvivorReason, reason_for
 from ntsim.mutation._worker import apply_mutant
 
 __all__ = [
@@ -53,6 +60,11 @@ __all__ = [
     "OPERATORS",
     "FunctionRef",
     "MutantOutcome",
+    "REASONS",
+    "SurvivorReason",
+    "blind_spots",
+    "markdown_matrix",
+    "reason_for",
     "Site",
     "apply_mutant",
     "TopicPlan",
@@ -171,7 +183,7 @@ def mutate_topic(
       jobs: child processes at once.
       timeout: seconds before a child is stopped (a mutant that hangs counts as killed).
       tests: when the unit tests naming the mutated function run: ``"survivors"`` (for
-        mutants no claim killed), ``"all"`` or ``"none"``.
+        survivors: mutants that moved some claim's numbers and no verdict), ``"all"`` or ``"none"``.
       progress: receives one line per step.
       previous: outcomes already recorded (``MUTATION.json``) at the same claims source,
         scale and claim seed; mutants among them are not run again (``ntsim mutate

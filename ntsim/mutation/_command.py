@@ -38,7 +38,7 @@ def add_mutate_parser(sub, seed_type: Callable[[str], int]) -> argparse.Argument
     p.add_argument(
         "--tests", choices=("survivors", "all", "none"), default="survivors",
         help="when the unit tests naming the mutated function run (default: for mutants "
-        "no claim killed)",
+        "that moved some claim's numbers and no verdict)",
     )  # fmt: skip
     p.add_argument(
         "--dry-run", action="store_true", help="list the mutants that would run; run nothing"
@@ -52,6 +52,11 @@ def add_mutate_parser(sub, seed_type: Callable[[str], int]) -> argparse.Argument
         "--controls", action="store_true",
         help="instead replay each bound/identity claim's negative control from "
         "<out>/MUTATION.json (a mutant it killed); exit 1 if a claim no longer notices it",
+    )  # fmt: skip
+    p.add_argument(
+        "--rewrite", action="store_true",
+        help="rewrite <out>/MUTATION.md from <out>/MUTATION.json and the current survivor "
+        "reasons (ntsim/mutation/_survivors.py); run nothing",
     )  # fmt: skip
     p.add_argument("--out", default="figures", help="output directory (default figures/)")
     return p
@@ -101,6 +106,13 @@ def run_mutate_command(args, log: Callable[[str], None]) -> int:
 
     if args.controls:
         return _replay_controls(args)
+    if args.rewrite:
+        path = pathlib.Path(args.out) / "MUTATION.json"
+        if not path.exists():
+            raise ValueError(f"{path} does not exist: run `ntsim mutate` first")
+        _, md_path = write_matrix(path.parent, [])
+        print(f"wrote {md_path}")
+        return 0
     if args.sample is not None and args.sample < 1:
         raise ValueError("--sample must be at least 1")
     from ntsim.claims import REGISTRY

@@ -18,6 +18,7 @@ The claim kill rate is killed / (killed + survived).
 
 from __future__ import annotations
 
+import ast
 import collections
 import importlib
 import inspect
@@ -58,8 +59,9 @@ ROUND_OFF_ATOL = 1e-12
 
 _REPO = pathlib.Path(__file__).resolve().parents[2]
 
-#: When the unit tests naming a mutated function run: only for mutants no claim killed
-#: (enough for the rates and the survivors' table), for every mutant, or never.
+#: When the unit tests naming a mutated function run: only for survivors (mutants that moved
+#: some claim's numbers and no verdict: enough for the rates and the survivors' table; an
+#: equivalent mutant is out of the rate whatever the tests say), for every mutant, or never.
 TESTS_WHEN: tuple[str, ...] = ("survivors", "all", "none")
 
 
@@ -316,10 +318,27 @@ def run_baseline(
     return summary["claims"]
 
 
-def unit_test_files(function: str) -> list[str]:
-    """Test files under ``tests/`` that name ``function`` (its last dotted part)."""
+def _public_callers(module: str, name: str) -> list[str]:
+    """Public top-level functions of ``module`` whose body names ``name`` (a private helper is
+    tested through them)."""
+    tree = ast.parse(inspect.getsource(importlib.import_module(module)))
+    return [
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef)
+        and not node.name.startswith("_")
+        and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
+    ]
+
+
+def unit_test_files(function: str, module: str | None = None) -> list[str]:
+    """Test files under ``tests/theory`` and ``tests/core`` that name ``function`` (its last
+    dotted part) or, for a private helper of ``module``, a public function that calls it."""
     name = function.rsplit(".", 1)[-1]
-    pattern = re.compile(rf"\b{re.escape(name)}\b")
+    names = [name]
+    if name.startswith("_") and module is not None:
+        names += _public_callers(module, name)
+    pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in names) + r")\b")
     files = []
     for base in ("tests/theory", "tests/core"):
         for path in sorted((_REPO / base).glob("test_*.py")):
@@ -362,7 +381,7 @@ def run_mutant(
     server: ClaimServer | None = None,
 ) -> MutantOutcome:
     """Run one mutant on its claims, then on the unit tests naming its function (``tests``:
-    ``"survivors"`` — only when no claim killed it; ``"all"``; ``"none"``); classify it."""
+    ``"survivors"`` — only when it survived the claims; ``"all"``; ``"none"``); classify it."""
     if tests not in TESTS_WHEN:
         raise ValueError(f"tests must be one of {TESTS_WHEN}, got {tests!r}.")
     start = time.perf_counter()
@@ -400,9 +419,9 @@ def run_mutant(
         outcome.claims_killed, outcome.claims_changed = killed, changed
         outcome.claims_errored = errored
         outcome.status = "killed" if killed else "survived" if changed else "equivalent"
-    run_tests = tests == "all" or (tests == "survivors" and outcome.status != "killed")
+    run_tests = tests == "all" or (tests == "survivors" and outcome.status == "survived")
     if run_tests and outcome.status != "invalid":
-        outcome.tests_run = unit_test_files(site.function)
+        outcome.tests_run = unit_test_files(site.function, module)
         outcome.tests_killed = _run_tests(spec, outcome.tests_run, timeout)
     outcome.seconds = time.perf_counter() - start
     return outcome

@@ -14,7 +14,9 @@ import json
 import pathlib
 from collections.abc import Mapping, Sequence
 
-__all__ = ["stale_matrix", "summarise_topic", "write_matrix"]
+from ntsim.mutation._survivors import reason_for
+
+__all__ = ["blind_spots", "markdown_matrix", "stale_matrix", "summarise_topic", "write_matrix"]
 
 _CHECKED_KINDS = ("identity", "bound", "rate", "trend", "ordering")
 
@@ -88,7 +90,13 @@ def _fmt_rate(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}"
 
 
-def _markdown(matrix: Mapping[str, dict]) -> str:
+def blind_spots(entry: Mapping) -> list[dict]:
+    """The survivors of a topic's entry that no :data:`~ntsim.mutation.REASONS` covers."""
+    return [o for o in entry["outcomes"] if o["status"] == "survived" and reason_for(o) is None]
+
+
+def markdown_matrix(matrix: Mapping[str, dict]) -> str:
+    """``MUTATION.md`` from the topics of ``MUTATION.json`` and the current reasons."""
     lines = [
         "# Mutation kill matrix",
         "",
@@ -99,14 +107,18 @@ def _markdown(matrix: Mapping[str, dict]) -> str:
         "**Survived**: the claims' numbers changed but no verdict did. **Equivalent**: no claim's",
         "numbers changed (left out of the rate). Claim kill rate = killed / (killed + survived).",
         "",
-        "| topic | mutants | killed | survived | equivalent | claim kill rate "
+        "A survivor either has a reason no claim can notice it (`ntsim/mutation/_survivors.py`:",
+        "equivalent in effect, or outside what the claims state) or is a **blind spot**.",
+        "",
+        "| topic | mutants | killed | survived (blind spots) | equivalent | claim kill rate "
         "| unit-test kill rate | functions mutated / on paths | scale, seed | source hash |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for topic, entry in sorted(matrix.items()):
         name = f"{topic} (partial)" if entry.get("partial") else topic
         lines.append(
-            f"| {name} | {entry['mutants']} | {entry['killed']} | {entry['survived']} "
+            f"| {name} | {entry['mutants']} | {entry['killed']} "
+            f"| {entry['survived']} ({len(blind_spots(entry))}) "
             f"| {entry['equivalent']} | {_fmt_rate(entry['claim_kill_rate'])} "
             f"| {_fmt_rate(entry['test_kill_rate'])} "
             f"| {entry['functions_mutated']} / {entry['functions_on_paths']} "
@@ -115,17 +127,27 @@ def _markdown(matrix: Mapping[str, dict]) -> str:
     for topic, entry in sorted(matrix.items()):
         lines += ["", f"## {topic}", ""]
         survivors = [o for o in entry["outcomes"] if o["status"] == "survived"]
-        lines.append(f"### Survivors ({len(survivors)})")
+        blind = blind_spots(entry)
+        lines.append(f"### Survivors ({len(survivors)}; {len(blind)} without a reason)")
         lines.append("")
         if survivors:
-            lines.append("| function | mutant | claims whose numbers moved | unit tests |")
-            lines.append("|---|---|---|---|")
+            lines.append(
+                "| function | mutant | claims whose numbers moved | unit tests | why no claim "
+                "notices it |"
+            )
+            lines.append("|---|---|---|---|---|")
         for o in survivors:
             tests = {True: "killed", False: "survived", None: "none name it"}[o["tests_killed"]]
             mutant = f"{o['operator']} at line {o['line']}: `{_cell(o['before'])}` → "
             mutant += f"`{_cell(o['after'])}`"
             moved = ", ".join(o["claims_changed"])
-            lines.append(f"| `{o['function']}` | {mutant} | {moved} | {tests} |")
+            reason = reason_for(o)
+            why = (
+                "**blind spot** (no reason given)"
+                if reason is None
+                else (f"*{reason.category}*: {reason.why}")
+            )
+            lines.append(f"| `{o['function']}` | {mutant} | {moved} | {tests} | {why} |")
         silent = [
             cid
             for cid, row in entry["claims"].items()
@@ -166,7 +188,7 @@ def write_matrix(out: pathlib.Path, entries: Sequence[dict]) -> tuple[pathlib.Pa
     json_path.write_text(
         json.dumps({"topics": dict(sorted(matrix.items()))}, indent=1) + "\n", encoding="utf-8"
     )
-    md_path.write_text(_markdown(matrix), encoding="utf-8")
+    md_path.write_text(markdown_matrix(matrix), encoding="utf-8")
     return json_path, md_path
 
 

@@ -16,6 +16,7 @@ import pytest
 
 from ntsim.mutation import (
     OPERATORS,
+    SurvivorReason,
     claim_path,
     classify,
     function_sites,
@@ -198,8 +199,31 @@ def test_write_matrix_merges_topics_and_lists_silent_claims(tmp_path):
     data = json.loads((tmp_path / "MUTATION.json").read_text())
     assert sorted(data["topics"]) == ["other", "toy"]
     text = (tmp_path / "MUTATION.md").read_text()
-    assert "| toy | 4 | 2 | 1 | 1 | 0.67 |" in text
+    assert "| toy | 4 | 2 | 1 (1) | 1 | 0.67 |" in text
     assert "`b` (identity; 2 non-equivalent mutants on its path)" in text
+    assert "**blind spot** (no reason given)" in text
+
+
+def test_a_survivor_reason_covers_only_its_mutants(monkeypatch, tmp_path):
+    from ntsim.mutation import _survivors, blind_spots
+
+    entry = _toy_entry()
+    (survivor,) = [o for o in entry["outcomes"] if o["status"] == "survived"]
+    assert blind_spots(entry) == [survivor]
+    wrong_operator = SurvivorReason("f", "outside the claims", "looser", operator="scale_x2")
+    wrong_text = SurvivorReason("f", "outside the claims", "looser", before="a * b")
+    right = SurvivorReason("f", "equivalent in effect", "another draw", before="a + b")
+    monkeypatch.setattr(_survivors, "REASONS", (wrong_operator, wrong_text))
+    assert blind_spots(entry) == [survivor]
+    monkeypatch.setattr(_survivors, "REASONS", (wrong_operator, right))
+    assert blind_spots(entry) == []
+    write_matrix(tmp_path, [entry])
+    text = (tmp_path / "MUTATION.md").read_text()
+    assert "| toy | 4 | 2 | 1 (0) |" in text and "*equivalent in effect*: another draw" in text
+    with pytest.raises(ValueError, match="unknown category"):
+        SurvivorReason("f", "harmless", "x")
+    with pytest.raises(ValueError, match="give the reason"):
+        SurvivorReason("f", "outside the claims", " ")
 
 
 def test_plan_topic_rejects_unknown_topics_and_functions():

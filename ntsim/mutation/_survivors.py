@@ -1,0 +1,154 @@
+"""Why a surviving mutant is not a blind spot: the reasons the kill matrix prints.
+
+A survivor moved some claim's numbers and changed no verdict. Either a claim should have
+noticed it (a blind spot: strengthen the claim), or no claim *can*, and then the matrix
+says why, in one of two categories:
+
+* **equivalent in effect** — the mutant computes another member of the family the claims
+  quantify over: a different but equally valid random instance (a rescaled spectrum, a
+  rotated Haar draw, another sampling range), or an internal convention the statements do
+  not fix (a quantile interpolation rule);
+* **outside the claims** — the mutant changes something no statement of the paper
+  constrains: a bound made looser (a bound that holds also holds when it is doubled), a
+  data generator whose content the trend claims do not depend on, an initialisation scale.
+
+A reason names the function, optionally the operator and a piece of the mutated
+expression; :func:`reason_for` finds the first that matches a recorded outcome. Keep each
+reason specific: a reason that matches every mutant of a function that claims should pin
+down hides a blind spot, and the matrix counts survivors without a reason apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["REASONS", "SurvivorReason", "reason_for"]
+
+Category = Literal["equivalent in effect", "outside the claims"]
+
+
+@dataclass(frozen=True)
+class SurvivorReason:
+    """Why the survivors of ``function`` (``operator``, ``before``) are not blind spots.
+
+    Attributes:
+      function: qualified name as the matrix records it (``"lemma_a15_bound"``,
+        ``"Class.method"``).
+      category: ``"equivalent in effect"`` or ``"outside the claims"`` (module doc).
+      why: one sentence a referee can check.
+      operator: only mutants of this operator (``"scale_x2"``…); None for any.
+      before: only mutants whose original expression contains this text; None for any.
+    """
+
+    function: str
+    category: Category
+    why: str
+    operator: str | None = None
+    before: str | None = None
+
+    def __post_init__(self):
+        if self.category not in ("equivalent in effect", "outside the claims"):
+            raise ValueError(f"SurvivorReason: unknown category {self.category!r}.")
+        if not self.why.strip():
+            raise ValueError(f"SurvivorReason for {self.function}: give the reason.")
+
+    def matches(self, outcome: Mapping) -> bool:
+        """Whether this reason covers the recorded mutant ``outcome``."""
+        return (
+            outcome["function"] == self.function
+            and (self.operator is None or outcome["operator"] == self.operator)
+            and (self.before is None or self.before in outcome["before"])
+        )
+
+
+_LOOSER = "a bound that holds still holds when it is made looser; the lemma states no tightness"
+
+_EQUIVALENT = "equivalent in effect"
+_OUTSIDE = "outside the claims"
+_BUDGET = (
+    "the budget claims are trends over the pretraining budget and the fine-tuning learning "
+    "rate of a small byte-level decoder; no statement fixes "
+)
+
+#: The reasons, by topic and function. Each was checked against the mutant it covers.
+REASONS: tuple[SurvivorReason, ...] = (
+    # ------------------------------------------------------------------ shared (ntsim.core)
+    SurvivorReason(
+        "_quantile", _EQUIVALENT,
+        "a Student-t quantile with N instead of N − 1 degrees of freedom moves a confidence "
+        "interval's ends by O(1/N²) of its width at the claims' N; the unit tests hold mean_ci "
+        "to scipy's t interval",
+        operator="drop_term", before="count - 1",
+    ),
+    # ------------------------------------------------------------------ overtraining
+    SurvivorReason("causal_decoder", _OUTSIDE, _BUDGET + "the decoder's embedding scale"),
+    SurvivorReason("arithmetic_corpus", _OUTSIDE, _BUDGET + "what the corpus lines say"),
+    SurvivorReason(
+        "_finetune", _OUTSIDE, _BUDGET + "the fine-tuning window length",
+        operator="drop_term", before="context + 1",
+    ),
+    SurvivorReason(
+        "_perturbation", _EQUIVALENT,
+        "noise ×½ is the perturbation at γ/2, and progressive sensitivity is claimed at every γ",
+        operator="scale_x0.5",
+    ),
+    SurvivorReason(
+        "contraction_rate", _OUTSIDE,
+        "Lemma A.28 claims the rate 1 − 2η min{σ^pre, σ^ft}, not that it is the best one; these "
+        "runs contract fast enough that 1 − 4η min{·} also bounds them",
+        operator="scale_x2",
+    ),
+    SurvivorReason(
+        "a8_learning_rate", _OUTSIDE,
+        "Γ from min σ^ft is smaller, so η is larger but still in the range where GD converges; "
+        "Assumption A.8 is sufficient for the lemmas, not necessary",
+        operator="min_max",
+    ),
+    SurvivorReason(
+        "simulate_dead_units", _EQUIVALENT,
+        "W1W2ᵀ has rank ≤ n as W1W2 does when the hidden units ≥ n are zero",
+        operator="transpose", before="res.w1 @ res.w2",
+    ),
+    SurvivorReason(
+        "simulate_finite_batch", _OUTSIDE,
+        "a worse hidden-unit alignment of the real checkpoint (the Procrustes fit is this "
+        "project's device, not the paper's) only enlarges the measured e^(−Cτ); Lemmas "
+        "A.18–A.20 hold from any pair of starting points",
+        operator="transpose", before="w1 @ q",
+    ),
+    SurvivorReason(
+        "random_geometric_spectrum", _EQUIVALENT,
+        "σ_1 ~ U[1, 2] instead of U[2, 4]: another draw of the instance family, and the "
+        "lemmas hold for every spectrum",
+        operator="scale_x0.5",
+    ),
+    SurvivorReason(
+        "geometric_spectrum", _EQUIVALENT,
+        "the spectrum 2·0.6^(i−1) instead of 4·0.6^(i−1): the caveat holds for any spectrum",
+        operator="scale_x0.5",
+    ),
+    SurvivorReason("lemma_a6_gap_bound", _OUTSIDE, _LOOSER, operator="scale_x2"),
+    SurvivorReason(
+        "a24_increment_bound", _OUTSIDE,
+        "a lower bound that holds still holds when it is lowered; Thm A.24 states no tightness",
+        operator="scale_x0.5",
+    ),
+    SurvivorReason(
+        "simulate_ideal_perturbation", _EQUIVALENT,
+        "another log-uniform range of γ; Prop 4.3 and Thm 4.4 are claimed at every γ",
+        before="hi - lo",
+    ),
+    SurvivorReason(
+        "simulate_misalignment_threshold", _EQUIVALENT,
+        "ratios σ^ft/σ^pre drawn around another gap; the claim leaves out its own gap and "
+        "holds on both sides",
+        before="hi - lo",
+    ),
+)  # fmt: skip
+
+
+def reason_for(outcome: Mapping) -> SurvivorReason | None:
+    """The first reason of :data:`REASONS` that covers ``outcome``, or None."""
+    return next((r for r in REASONS if r.matches(outcome)), None)
