@@ -119,6 +119,25 @@ def test_an_estimate_counterexample_matches_the_part_it_names_in_a_joined_result
     assert not EstimateIn(Interval(-1.2, -0.8), part=5).matches(both)[0]
 
 
+def test_a_mechanism_counterexample_needs_its_other_parts_to_hold():
+    from ntsim.claims._mechanism import MechanismViolation
+
+    violated = compare([2.0, 0.0, 3.0, 0.0], [1.0] * 4, relation="upper_bound")  # 2 of 4, by 2
+    mechanism = compare([1.0], [1.0], relation="equal")
+    wrong_mechanism = compare([1.5], [1.0], relation="equal")
+    counterexample = MechanismViolation(between=(0.4, 0.6), min_violation=1.0, part=0)
+    assert counterexample.matches(all_of(violated, mechanism))[0]
+    ok, why = counterexample.matches(all_of(violated, wrong_mechanism))
+    assert not ok and "mechanism" in why
+    # a plain ViolationFraction on the joined margins would have matched the wrong mechanism
+    assert ViolationFraction(between=(0.4, 0.6), min_violation=1.0).matches(
+        all_of(violated, wrong_mechanism)
+    )[0]
+    assert not MechanismViolation(between=(0.4, 0.6), min_violation=1.0, part=3).matches(
+        all_of(violated, mechanism)
+    )[0]
+
+
 def test_chosen_tolerances_must_record_what_was_observed():
     with pytest.raises(ValueError, match="observed"):
         Tolerance("chosen", 0.1, "picked")

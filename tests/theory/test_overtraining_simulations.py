@@ -157,6 +157,7 @@ def test_dead_units_and_minibatch_gradient_simulations(x64, key):
     grad = ot.simulate_minibatch_gradient(key, ot.MinibatchGradientSetting(d=3, instances=4,
                                                                            batch=4))  # fmt: skip
     assert np.all(np.asarray(grad.gradient) < 1e-10) and np.all(np.asarray(grad.printed) > 1e-3)
+    np.testing.assert_allclose(grad.printed, grad.commutator, rtol=1e-9)
 
 
 def test_contraction_simulation_starts_at_the_root_of_sigma_pre(x64, key):

@@ -19,6 +19,7 @@ from ntsim.claims._contract import (
     proof,
 )
 from ntsim.claims._decisions import Interval, Tolerance, all_of, compare, estimate_in
+from ntsim.claims._ratios import ratio_to_bound
 from ntsim.claims.linearization._common import PAPER, ROUND_OFF_BOUND
 from ntsim.theory import linearization as lz
 
@@ -67,7 +68,7 @@ _SLOPE = Tolerance(
 
 def check_lemma1(run: lz.Lemma1Run):
     """‖k_a − k_b‖ ≤ (‖J_a‖ + ‖J_b‖)‖J_a − J_b‖ for pairs on an r-sphere around θ0."""
-    ratio = np.max(np.asarray(run.kernel_gap) / np.asarray(run.bound), axis=1)
+    ratio = np.max(ratio_to_bound(run.kernel_gap, run.bound), axis=1)
     return compare(
         ratio, 1.0, relation="upper_bound", atol=ROUND_OFF_BOUND.value, tolerance=ROUND_OFF_BOUND,
         diagnostics={"ratio range": [ratio.min(), ratio.max()]},
@@ -78,7 +79,7 @@ def check_lemma1(run: lz.Lemma1Run):
 
 def _ratio(distance, bound):
     """``max_{t ≥ 1} distance/bound`` per instance (at t = 0 both sides are 0)."""
-    return np.max(np.asarray(distance)[:, 1:] / np.asarray(bound)[:, 1:], axis=1)
+    return np.max(ratio_to_bound(np.asarray(distance)[:, 1:], np.asarray(bound)[:, 1:]), axis=1)
 
 
 def check_thm2_corrected(run: lz.DistanceRun):
@@ -108,7 +109,7 @@ def check_thm2_printed(run: lz.DistanceRun):
     residual = np.asarray(run.linear_residual)
     bound = lz.thm2_bound_printed(np.asarray(run.linear_lip)[:, None], residual,
                                   run.linear_integral)  # fmt: skip
-    ratio = np.asarray(run.linear_distance)[:, 1:] / np.asarray(bound)[:, 1:]
+    ratio = ratio_to_bound(np.asarray(run.linear_distance)[:, 1:], np.asarray(bound)[:, 1:])
     sel_res = np.asarray(run.selective_residual)
     sel_bound = lz.thm2_bound_printed(np.asarray(run.selective_lip)[:, None], sel_res,
                                       run.selective_integral)  # fmt: skip

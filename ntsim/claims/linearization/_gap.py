@@ -11,6 +11,7 @@ import numpy as np
 
 from ntsim.claims._contract import Claim, Simulation, ViolationFraction, derived, printed, proof
 from ntsim.claims._decisions import all_of, compare
+from ntsim.claims._ratios import ratio_to_bound
 from ntsim.claims.linearization._common import PAPER, ROUND_OFF_BOUND
 from ntsim.theory import linearization as lz
 
@@ -48,7 +49,7 @@ def check_thm3(run: lz.GapRun):
     lam, r0 = np.asarray(run.lam)[:, None], np.asarray(run.r0)[:, None]
     bound = lz.thm3_bound(np.asarray(run.lip)[:, None], np.asarray(run.lip_grad)[:, None], r0,
                           lam, run.times)  # fmt: skip
-    ratio = np.max(np.asarray(run.gap)[:, 1:] / np.asarray(bound)[:, 1:], axis=1)
+    ratio = np.max(ratio_to_bound(np.asarray(run.gap)[:, 1:], np.asarray(bound)[:, 1:]), axis=1)
     return compare(
         ratio, 1.0, relation="upper_bound", atol=_TOL, tolerance=ROUND_OFF_BOUND,
         diagnostics={"ratio range": [ratio.min(), ratio.max()],
@@ -65,7 +66,9 @@ def check_thm4_simplified(run: lz.GapRun):
     radius = 2 * r0 * lip / lam  # the smallest ball for which λ ≥ λ_o = 2r0L/r
     simplified = lz.thm4_simplified_bound(lip[:, None], np.asarray(run.lip_grad)[:, None],
                                           r0[:, None], radius[:, None], run.times)  # fmt: skip
-    ratio = np.max(np.asarray(run.gap)[:, 1:] / np.asarray(simplified)[:, 1:], axis=1)
+    ratio = np.max(
+        ratio_to_bound(np.asarray(run.gap)[:, 1:], np.asarray(simplified)[:, 1:]), axis=1
+    )
     inside = np.max(np.asarray(run.distance), axis=1) / radius
     return all_of(
         compare(ratio, 1.0, relation="upper_bound", atol=_TOL, tolerance=ROUND_OFF_BOUND),

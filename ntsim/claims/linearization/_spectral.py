@@ -24,6 +24,7 @@ from ntsim.claims._contract import (
     proof,
 )
 from ntsim.claims._decisions import Tolerance, all_of, compare
+from ntsim.claims._mechanism import MechanismViolation
 from ntsim.claims.linearization._common import PAPER
 from ntsim.theory import linearization as lz
 
@@ -173,6 +174,26 @@ def _log_bounds(lower, value, upper):
     )  # fmt: skip
 
 
+EQUALITY_CASE = Tolerance(
+    "round-off", 1e-8,
+    "float64 eigendecompositions of n × n kernels, on the log scale: ~1e-13·κ(K + σI)",
+)  # fmt: skip
+
+
+def _equality_cases(kernel, norms, sigma):
+    """log R − log(bound) with the targets along K's eigenvector of λ_min (the upper bound is
+    attained) and of λ_max (the lower one is), eigenvectors by numpy, ‖targets‖ = ``norms``."""
+    import jax
+
+    _, vectors = np.linalg.eigh(np.asarray(kernel))
+    gaps = []
+    for column, side in ((0, "upper"), (-1, "lower")):
+        targets = vectors[:, :, column] * np.asarray(norms)[:, None]
+        b = jax.vmap(lz.thm5_bounds)(kernel, targets, sigma)
+        gaps.append(np.log(np.asarray(b.value)) - np.log(np.asarray(getattr(b, side))))
+    return np.concatenate(gaps)
+
+
 def check_thm5(run: lz.Thm5Run):
     """(σ‖ỹ‖/(σ + λ_max))² ≤ ‖σ(K + σI)^{-1}ỹ‖² ≤ (σ‖ỹ‖/(σ + λ_min))², ỹ = y* − f_θ0(x*)."""
     import jax
@@ -188,20 +209,47 @@ def check_thm5(run: lz.Thm5Run):
     )  # fmt: skip
 
 
+def check_thm5_attained(run: lz.Thm5Run):
+    """Each Thm 5 bound is attained: with ỹ along K's eigenvector of λ_min the risk equals
+    the upper bound, along the eigenvector of λ_max the lower one."""
+    residual = run.y - run.f0
+    norms = np.linalg.norm(np.asarray(residual), axis=1)
+    equality = _equality_cases(run.kernel, norms, run.sigma)
+    return compare(
+        equality, 0.0, relation="equal", atol=EQUALITY_CASE.value, tolerance=EQUALITY_CASE,
+        num_instances=norms.shape[0],
+        diagnostics={"max |log R − log bound|": float(np.max(np.abs(equality)))},
+        notes="Same kernels, ridges and ‖ỹ‖ as thm5.bounds; the targets put along numpy's "
+        "eigenvectors of K; log R against log upper (λ_min) and log lower (λ_max).",
+    )  # fmt: skip
+
+
 def check_thm5_printed(run: lz.Thm5Run):
     """The printed Thm 5: bounds with ‖y*‖ for the fine-tuned risk ‖σ(K + σI)^{-1}ỹ‖²."""
     import jax
 
     b = jax.vmap(lz.thm5_bounds_printed)(run.kernel, run.y, run.f0, run.sigma)
+    corrected = jax.vmap(lz.thm5_bounds)(run.kernel, run.y - run.f0, run.sigma)
     upper, lower = _log_bounds(b.lower, b.value, b.upper)
+    # mechanism: the printed bounds are the corrected ones times (‖y*‖/‖ỹ‖)², both sides
+    shift = 2 * np.log(np.linalg.norm(np.asarray(run.y), axis=1)
+                       / np.linalg.norm(np.asarray(run.y - run.f0), axis=1))  # fmt: skip
+    mechanism = np.concatenate([
+        np.log(np.asarray(b.lower)) - np.log(np.asarray(corrected.lower)) - shift,
+        np.log(np.asarray(b.upper)) - np.log(np.asarray(corrected.upper)) - shift,
+    ])  # fmt: skip
     return all_of(
-        upper, lower,
+        all_of(upper, lower),
+        compare(mechanism, 0.0, relation="equal", atol=_SPECTRAL.value, tolerance=_SPECTRAL,
+                num_instances=upper.num_instances),
         diagnostics={"max log(printed lower/R)": float(np.max(np.log(b.lower / b.value))),
                      "2 ln(‖y*‖/‖ỹ‖)": 2 * math.log(1 / float(run.epsilon)),
                      "instances below the printed lower bound": float(
                          np.mean(b.value < b.lower))},
         notes="Same instances as thm5.bounds: a good pretrained model, ‖ỹ‖ = 0.1‖y*‖, so the "
-        "printed lower bound exceeds the corrected one by 2 ln 10 on the log scale.",
+        "printed lower bound exceeds the corrected one by 2 ln 10 on the log scale. Part 0: "
+        "both printed bounds; part 1: each printed bound is the corrected one shifted by "
+        "2 ln(‖y*‖/‖ỹ‖) (the mechanism; it must hold for the counterexample to match).",
     )  # fmt: skip
 
 
@@ -362,6 +410,20 @@ CLAIMS = (
         min_instances=200,
     ),
     Claim(
+        id="linearization.thm5.bounds_attained",
+        paper=f"{PAPER}, Thm 5 (its equality cases)",
+        statement="Both bounds of Thm 5 are attained: R = (σ‖ỹ‖/(σ + λ_min(K)))² when ỹ lies "
+        "along K's eigenvector of λ_min, and R = (σ‖ỹ‖/(σ + λ_max(K)))² along that of λ_max",
+        kind="identity",
+        reading=derived(
+            "R = Σ_i (σc_i/(σ + λ_i))² with c = Uᵀỹ, so the bounds of Thm 5 are sharp; the "
+            "proof's strict “<” is not, the printed “≤” is"
+        ),
+        uses=THM5,
+        check=check_thm5_attained,
+        min_instances=200,
+    ),
+    Claim(
         id="linearization.thm5.bounds_printed",
         paper=f"{PAPER}, Thm 5 as printed (‖y*‖), applied to the fine-tuned risk",
         statement="(σ‖y*‖/(σ + λ_max(K)))² ≤ R(θ) ≤ (σ‖y*‖/(σ + λ_min(K)))² for the fine-tuned "
@@ -386,10 +448,11 @@ CLAIMS = (
         # (σ ≥ 500 ≫ λ_max: P ≥ 5% per instance). Lower bounds violated wherever κ < 10
         # (≥ 40% of the instances); upper bounds never: 15–50% of the margins. A printed side
         # ×2 moves the worst past 4.605, ×1/2 below 3.91.
-        counterexample=ViolationFraction(
+        counterexample=MechanismViolation(
             between=(0.15, 0.5),
             min_violation=2 * math.log(10) - math.log(2),
             max_violation=2 * math.log(10) + 1e-6,
+            part=0,
         ),
         twin="linearization.thm5.bounds",
         min_instances=200,

@@ -241,7 +241,8 @@ def simulate_contraction(key: PRNGKey, setting: ContractionSetting) -> Contracti
 
 @dataclass(frozen=True)
 class MinibatchGradientSetting:
-    """One minibatch step (batch ``batch``) from a random ideal checkpoint ``n ≥ 1``."""
+    """Two minibatch steps (batch ``batch``) from a random ideal checkpoint ``n ≥ 1``: the
+    second step is the first where ``θ ≠ θ0``, so the proximal term ``λ(θ − θ0)`` acts."""
 
     d: int = 4
     instances: int = 200
@@ -252,17 +253,24 @@ class MinibatchGradientSetting:
 
 
 class MinibatchGradientRun(NamedTuple):
-    """Per instance: ``max |W2' − (W2 − η ∂L_k/∂W2)| / (η max |∂L_k/∂W2|)`` for each form of
-    the W2 update (``∂`` by ``jax.grad`` of the minibatch loss of eq. 9)."""
+    """Per instance, against GD by ``jax.grad`` of the minibatch loss of eq. (9).
 
-    gradient: Array  # (instances,) eq11="gradient"
-    printed: Array  # (instances,) eq11="printed"
+    ``gradient``: two :func:`finetune` steps, ``max |W − W_ref|`` over both factors over the
+    largest entry of the reference's total move ``W_ref − W(0)``. ``printed``: one step with
+    ``eq11="printed"``, ``max |W2' − (W2 − η∂L/∂W2)| / (η max|∂L/∂W2|)``. ``commutator``:
+    what ``printed`` must be if the printed update differs from the gradient step exactly by
+    ``2ηW1ᵀ(Σ_k(θ − A) − (θ − A)Σ_k)``, in the same units.
+    """
+
+    gradient: Array  # (instances,) eq11="gradient", two steps
+    printed: Array  # (instances,) eq11="printed", one step
+    commutator: Array  # (instances,) max |2W1ᵀ[Σ_k, θ − A]| / max |∂L/∂W2|
 
 
 def simulate_minibatch_gradient(
     key: PRNGKey, setting: MinibatchGradientSetting
 ) -> MinibatchGradientRun:
-    """One :func:`finetune` step with each W2 update against ``jax.grad`` of eq. (9)."""
+    """:func:`finetune` against ``jax.grad`` of eq. (9) on the same batches (run's doc)."""
     d, batch = setting.d, setting.batch
 
     def one(k):
@@ -274,21 +282,35 @@ def simulate_minibatch_gradient(
         eta, _ = a8_learning_rate(pre, ft, reg)
         w1, w2 = ideal_checkpoint(pre, n, u, v)
         a_ft, anchor = task_matrix(ft, u, v), w1 @ w2
-        x = jax.random.normal(jax.random.split(k_b, 1)[0], (batch, d))  # finetune's 1st batch
 
-        def loss(w):  # eq. (9) on one batch: Tr((θ − A)ᵀ(θ − A)Σ_k) + λ‖θ − θ0‖²
+        def loss(w, x):  # eq. (9) on one batch: Tr((θ − A)ᵀ(θ − A)Σ_k) + λ‖θ − θ0‖²
             theta = w[0] @ w[1]
             fit = jnp.mean(jnp.sum(((theta - a_ft) @ x.T) ** 2, axis=0))
             return fit + reg * jnp.sum((theta - anchor) ** 2)
 
-        g2 = jax.grad(loss)((w1, w2))[1]
+        def batch_of(kk):  # finetune's batch drawn from its step key
+            return jax.random.normal(kk, (batch, d))
 
-        def step(eq11):
-            res = finetune(w1, w2, a_ft, learning_rate=eta, reg=reg, num_steps=1,
-                           batch_size=batch, key=k_b, eq11=eq11)  # fmt: skip
-            return jnp.max(jnp.abs(res.w2 - (w2 - eta * g2))) / (eta * jnp.max(jnp.abs(g2)))
+        reference = (w1, w2)
+        for kk in jax.random.split(k_b, 2):  # finetune's step keys for two steps
+            g = jax.grad(loss)(reference, batch_of(kk))
+            reference = tuple(w - eta * gw for w, gw in zip(reference, g, strict=True))
+        two = finetune(w1, w2, a_ft, learning_rate=eta, reg=reg, num_steps=2,
+                       batch_size=batch, key=k_b)  # fmt: skip
+        pairs = zip(reference, (w1, w2), strict=True)
+        moved = jnp.maximum(*(jnp.max(jnp.abs(r - w)) for r, w in pairs))
+        pairs = zip((two.w1, two.w2), reference, strict=True)
+        off = jnp.maximum(*(jnp.max(jnp.abs(a - b)) for a, b in pairs))
 
-        return step("gradient"), step("printed")
+        x = batch_of(jax.random.split(k_b, 1)[0])
+        g2 = jax.grad(loss)((w1, w2), x)[1]
+        one_step = finetune(w1, w2, a_ft, learning_rate=eta, reg=reg, num_steps=1,
+                            batch_size=batch, key=k_b, eq11="printed")  # fmt: skip
+        scale = jnp.max(jnp.abs(g2))
+        printed = jnp.max(jnp.abs(one_step.w2 - (w2 - eta * g2))) / (eta * scale)
+        cov, resid = x.T @ x / batch, anchor - a_ft
+        commutator = jnp.max(jnp.abs(2 * w1.T @ (cov @ resid - resid @ cov))) / scale
+        return off / moved, printed, commutator
 
     return MinibatchGradientRun(*jax.vmap(one)(jax.random.split(key, setting.instances)))
 

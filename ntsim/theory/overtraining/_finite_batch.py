@@ -35,7 +35,9 @@ __all__ = [
     "FiniteBatchRun",
     "FiniteBatchSetting",
     "lemma_a15_bound",
+    "lemma_a16_growth",
     "lemma_a17_bound",
+    "lemma_a18_growth",
     "lemma_a19_bound",
     "lemma_a20_bound",
     "simulate_finite_batch",
@@ -45,6 +47,19 @@ __all__ = [
 def lemma_a15_bound(eta: ArrayLike, gamma: ArrayLike, eps: ArrayLike) -> Array:
     """Lemma A.15: one step from the same ``W``, batch vs ``m = ∞``: ``32ηεΓ^{3/2}``."""
     return 32 * eta * eps * jnp.asarray(gamma) ** 1.5
+
+
+def lemma_a16_growth(eta: ArrayLike, gamma: ArrayLike) -> Array:
+    """Lemma A.16: one ``m = ∞`` step from two ideal-init parameters grows their gap by at
+    most ``1 + 16ηΓ``; with Lemma A.15 the proof of A.17 gets ``ε_{k+1} ≤ (1 + 16ηΓ)ε_k +
+    32ηϵΓ^{3/2}``."""
+    return 1 + 16 * eta * jnp.asarray(gamma)
+
+
+def lemma_a18_growth(eta: ArrayLike, gamma: ArrayLike) -> Array:
+    """Lemma A.18: one step on the same minibatch from two parameters grows their gap by at
+    most ``1 + 32ηΓ``."""
+    return 1 + 32 * eta * jnp.asarray(gamma)
 
 
 def lemma_a17_bound(eta: ArrayLike, gamma: ArrayLike, eps: ArrayLike, k: ArrayLike) -> Array:
@@ -106,6 +121,7 @@ class FiniteBatchRun(NamedTuple):
     finite_vs_infinite: Array  # (instances, K): W̄(k) vs Ŵ(k) (Lemma A.17)
     real_vs_ideal: Array  # (instances, K): W(k) vs W̄(k) (Lemma A.19)
     real_vs_infinite: Array  # (instances, K): W(k) vs Ŵ(k) (Lemma A.20)
+    infinite_step: Array  # (instances, K): one m = ∞ step from W̄(k−1) and Ŵ(k−1) (A.16)
     max_norm: Array  # (instances, K): largest ‖·‖_op of the six factors
     gap0: Array  # (instances,): checkpoint gap after the Procrustes fit
     gamma: Array  # (instances,) Γ
@@ -152,11 +168,12 @@ def simulate_finite_batch(key: PRNGKey, setting: FiniteBatchSetting) -> FiniteBa
                 return finetune_step(*w, a_ft, w[0] @ w[1], learning_rate=eta, cov=c)
 
             one_step = _pair_gap(move(ideal, cov), move(ideal, None))
+            infinite_step = _pair_gap(move(ideal, None), move(infinite, None))
             real, ideal, infinite = move(real, cov), move(ideal, cov), move(infinite, None)
             norms = jnp.max(jnp.asarray([_op(w) for pair in (real, ideal, infinite) for w in pair]))
             record = (
                 _op(cov - jnp.eye(d)), one_step, _pair_gap(ideal, infinite),
-                _pair_gap(real, ideal), _pair_gap(real, infinite), norms,
+                _pair_gap(real, ideal), _pair_gap(real, infinite), infinite_step, norms,
             )  # fmt: skip
             return (real, ideal, infinite), record
 
