@@ -332,23 +332,36 @@ def _public_callers(module: str, name: str) -> list[str]:
 
 
 def unit_test_files(function: str, module: str | None = None) -> list[str]:
-    """Test files under ``tests/theory`` and ``tests/core`` that name ``function`` (its last
-    dotted part) or, for a private helper of ``module``, a public function that calls it."""
+    """The unit tests that name ``function`` (its last dotted part) or, for a private helper
+    of ``module``, a public function that calls it: ``path::test_name`` for each top-level
+    test in ``tests/theory`` and ``tests/core`` whose source names it (the whole file when
+    only its module-level code does)."""
     name = function.rsplit(".", 1)[-1]
     names = [name]
     if name.startswith("_") and module is not None:
         names += _public_callers(module, name)
     pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in names) + r")\b")
-    files = []
+    selected = []
     for base in ("tests/theory", "tests/core"):
         for path in sorted((_REPO / base).glob("test_*.py")):
-            if pattern.search(path.read_text(encoding="utf-8")):
-                files.append(str(path.relative_to(_REPO)))
-    return files
+            text = path.read_text(encoding="utf-8")
+            if not pattern.search(text):
+                continue
+            relative = str(path.relative_to(_REPO))
+            tests = [
+                node.name
+                for node in ast.parse(text).body
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+                and node.name.startswith("test")
+                and pattern.search(ast.get_source_segment(text, node) or "")
+            ]
+            selected += [f"{relative}::{t}" for t in tests] if tests else [relative]
+    return selected
 
 
 def _run_tests(spec: dict, files: list[str], timeout: float) -> bool | None:
-    """True when the unit tests fail with the mutant (killed), None when there are none."""
+    """True when the unit tests (files or ``path::test`` ids) fail with the mutant (killed),
+    None when there are none."""
     if not files:
         return None
     with tempfile.TemporaryDirectory(prefix="ntsim-mutant-") as tmp:
