@@ -1,0 +1,206 @@
+"""Power as a rule, read from the committed kill matrix (``figures/MUTATION.json``).
+
+The matrix is made by ``ntsim mutate`` (about an hour for all topics on 2 cores), so these
+tests read the committed file rather than rerun it; ``ntsim report --stale`` and the first
+test below say when it no longer matches the claims. What is not met yet is listed in the
+``PENDING_*`` tables, each with its reason; an entry must go when it is met (the tests fail
+on a stale entry), so the tables only shrink.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from ntsim.claims import REGISTRY
+from ntsim.mutation import blind_spots, markdown_matrix, reason_for, stale_matrix
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+FIGURES = ROOT / "figures"
+MATRIX = FIGURES / "MUTATION.json"
+TOPICS = sorted({c.topic for c in REGISTRY})
+CHECKED_KINDS = ("identity", "bound", "rate", "trend", "ordering")
+
+#: The claim kill rate every topic must reach (issue: "at least 0.85 in every topic").
+KILL_RATE_FLOOR = 0.85
+
+#: Topics the committed matrix does not hold yet (or holds partially), with why.
+PENDING_TOPICS: dict[str, str] = {
+    "linear_teachers": "20 of 159 mutants run (the run was stopped for the overtraining and "
+    "linearization matrices); go on with `ntsim mutate --topic linear_teachers --resume`",
+    "stability": "not run yet at the current claims",
+    "early_stopping": "not run yet at the current claims",
+}
+
+#: Topics below the floor, with the rate they are at (the test fails if a topic drops
+#: below it, or rises above the floor while still listed).
+PENDING_KILL_RATE: dict[str, float] = {
+    # Of 21 survivors, 20 have reasons: 10 equivalent in effect (mostly instance generators:
+    # another spectrum scale, γ range or ratio gap), 10 outside the claims (loose bounds made
+    # looser, the budget experiment's decoder and corpus).
+    "overtraining": 0.716,
+    # All 15 survivors have reasons (loose bounds made tighter or looser, instance generators).
+    "linearization": 0.754,
+}
+
+#: Claims of a checked kind that kill no mutant yet, with why.
+PENDING_SILENT_CLAIMS: dict[str, str] = {
+    "overtraining.lemma_a19.real_vs_ideal_growth": "tight (0.91 of its bound) but no mutant "
+    "of its own functions that shrinks the bound was drawn; its ×2 growth mutant is killed by "
+    "lemma_a20.proof_algebra",
+    "overtraining.lemma_a20.three_dynamics": "the bound is loose (worst 0.36 of it at full "
+    "scale); its formula mutants are killed by lemma_a20.proof_algebra",
+    "overtraining.lemma_a7.dead_units": "exact zeros; the mutants on its path that changed "
+    "numbers only touched the leak diagnostic",
+    "overtraining.thm4_1.factor_alignment_printed": "refuted printed statement whose violation "
+    "(order √σ_1) no single formula mutant on its path moves out of its counterexample",
+    "linearization.lemma1.kernel_lipschitz": "the bound is loose (ratios 0.14–0.70)",
+    "linearization.thm1.identity": "an identity whose path mutants were all equivalent or "
+    "killed by other claims first",
+}
+
+#: Survivors without a reason (blind spots) per topic: at most this many.
+PENDING_BLIND_SPOTS: dict[str, int] = {
+    # simulate_progressive_sensitivity: g_i = 1 − cumsum(…) leaves the (α, 1)-misaligned
+    # domain of Thm 4.6 and the claim still holds: it needs a check that its instances are in
+    # the theorem's domain.
+    "overtraining": 1,
+}
+
+
+#: Theory functions with a blind spot and no kill by a claim (see PENDING_BLIND_SPOTS).
+PENDING_UNPINNED: dict[str, str] = {
+    "ntsim.theory.overtraining._post_finetuning_runs.simulate_progressive_sensitivity": "its "
+    "instances can leave Thm 4.6's domain unnoticed",
+}
+
+
+@pytest.fixture(scope="module")
+def matrix() -> dict:
+    if not MATRIX.exists():
+        pytest.fail(f"{MATRIX} is missing: run `ntsim mutate --jobs 2` and commit it")
+    return json.loads(MATRIX.read_text(encoding="utf-8"))["topics"]
+
+
+def _pending(topic: str) -> None:
+    if topic in PENDING_TOPICS:
+        pytest.skip(f"{topic} is not in the matrix yet: {PENDING_TOPICS[topic]}")
+
+
+def test_the_matrix_covers_every_topic_at_the_current_claims(matrix):
+    stale = [
+        row for row in stale_matrix(FIGURES) if row["id"][len("mutation:") :] not in PENDING_TOPICS
+    ]
+    assert stale == []
+    for topic in TOPICS:
+        entry = matrix.get(topic)
+        if topic in PENDING_TOPICS:
+            assert entry is None or entry.get("partial"), (
+                f"{topic} is complete: drop it from PENDING"
+            )
+        else:
+            assert not entry.get("partial"), f"{topic}: the committed entry is partial"
+
+
+def test_the_markdown_is_drawn_from_the_json_and_the_current_reasons(matrix):
+    text = (FIGURES / "MUTATION.md").read_text(encoding="utf-8")
+    assert text == markdown_matrix(matrix), "run `ntsim mutate --rewrite` and commit MUTATION.md"
+
+
+@pytest.mark.parametrize("topic", TOPICS)
+def test_claim_kill_rate_reaches_the_floor(matrix, topic):
+    _pending(topic)
+    rate = matrix[topic]["claim_kill_rate"]
+    if topic in PENDING_KILL_RATE:
+        assert rate < KILL_RATE_FLOOR, f"{topic} reached the floor: drop it from PENDING"
+        assert rate >= PENDING_KILL_RATE[topic] - 1e-9, f"{topic}'s kill rate fell to {rate}"
+    else:
+        assert rate >= KILL_RATE_FLOOR, f"{topic}: claim kill rate {rate:.2f}"
+
+
+@pytest.mark.parametrize("topic", TOPICS)
+def test_every_claim_of_a_checked_kind_kills_a_mutant(matrix, topic):
+    _pending(topic)
+    silent = {
+        cid
+        for cid, row in matrix[topic]["claims"].items()
+        if row["kind"] in CHECKED_KINDS and row["killed"] == 0
+    }
+    pending = {cid for cid in PENDING_SILENT_CLAIMS if cid.startswith(f"{topic}.")}
+    assert silent <= pending, f"claims that kill nothing: {sorted(silent - pending)}"
+    assert pending <= silent, f"no longer silent, drop from PENDING: {sorted(pending - silent)}"
+
+
+@pytest.mark.parametrize("topic", TOPICS)
+def test_survivors_have_reasons(matrix, topic):
+    _pending(topic)
+    blind = blind_spots(matrix[topic])
+    allowed = PENDING_BLIND_SPOTS.get(topic, 0)
+    listed = [f"{o['function']}:{o['line']} {o['operator']} `{o['before']}`" for o in blind]
+    assert len(blind) <= allowed, f"{topic}: survivors without a reason: {listed}"
+    if topic in PENDING_BLIND_SPOTS:
+        assert len(blind) == allowed, f"{topic}: {len(blind)} blind spots now, update PENDING"
+
+
+@pytest.mark.parametrize("topic", TOPICS)
+def test_every_theory_function_on_a_claim_path_is_pinned_by_a_claim(matrix, topic):
+    """A theory function whose mutants some claim could see (non-equivalent) has a mutant
+    killed by a claim, or all its survivors have a reason."""
+    _pending(topic)
+    unpinned = []
+    for name, row in matrix[topic]["functions"].items():
+        if not name.startswith("ntsim.theory.") or row["killed"] or not row["survived"]:
+            continue
+        survivors = [
+            o
+            for o in matrix[topic]["outcomes"]
+            if f"{o['module']}.{o['function']}" == name and o["status"] == "survived"
+        ]
+        if any(reason_for(o) is None for o in survivors):
+            unpinned.append(name)
+    pending = {name for name in PENDING_UNPINNED if name.startswith(f"ntsim.theory.{topic}.")}
+    assert set(unpinned) <= pending, f"{topic}: theory functions no claim pins: {unpinned}"
+    assert pending <= set(unpinned), f"pinned now, drop from PENDING: {pending - set(unpinned)}"
+
+
+@pytest.mark.slow
+def test_a_sample_of_mutants_replays_as_recorded(tmp_path, matrix):
+    """``ntsim mutate --sample 20`` on the cheapest topic runs to the end (it took about
+    3 minutes on 2 cores), and the mutants the committed matrix also holds get the same
+    status there (killed, survived, equivalent): the matrix is reproducible."""
+    topic = "linear_teachers"
+    done = subprocess.run(
+        [sys.executable, "-m", "ntsim.cli", "mutate", "--topic", topic, "--sample", "20",
+         "--jobs", "2", "--tests", "none", "--out", str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    fresh = json.loads((tmp_path / "MUTATION.json").read_text())["topics"][topic]["outcomes"]
+    recorded = {
+        (o["module"], o["function"], o["operator"], o["index"]): o["status"]
+        for o in matrix[topic]["outcomes"]
+    }
+    for o in fresh:
+        key = (o["module"], o["function"], o["operator"], o["index"])
+        if key in recorded:
+            assert o["status"] == recorded[key], f"{key}: {o['status']} now, {recorded[key]} then"
+    assert len(fresh) == 20
+    assert all(o["status"] in ("killed", "survived", "equivalent") for o in fresh)
+
+
+@pytest.mark.slow
+def test_negative_controls_are_still_noticed():
+    """Every bound/identity claim of one topic replays its negative control (the recorded
+    mutant nearest its own formula, ``ntsim mutate --controls``) and still notices it."""
+    done = subprocess.run(
+        [sys.executable, "-m", "ntsim.cli", "mutate", "--controls", "--topic", "overtraining"],
+        cwd=ROOT, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    replayed = [line for line in done.stdout.splitlines() if line.startswith("ok  ")]
+    assert len(replayed) >= 10, done.stdout[-3000:]  # overtraining has 20+ bound/identity claims
+    assert " 0 negative controls no longer noticed" in f" {done.stdout}"
