@@ -175,11 +175,16 @@ def test_doubled_a24_bound_refutes_progressive_sensitivity(monkeypatch):
     assert _outcome("overtraining.thm4_6.progressive_sensitivity").verdict == "refuted"
 
 
-def test_swapped_fixed_point_breaks_the_regularisation_pair(monkeypatch):
-    """The closed form with the printed (swapped) fixed point: the corrected ordering claim,
-    which also checks r against the closed form, is refuted."""
-    monkeypatch.setattr(ot, "fixed_point", ot.fixed_point_printed)
+def test_an_off_by_one_inflection_breaks_the_regularisation_pair(monkeypatch):
+    """Def 4.2 read one checkpoint late: both A.27 claims compare the measured inflections
+    with min{n : σ^ft_n > (2 + λ)σ^pre_n} − 1, derived in the claim without the theory's
+    functions, so the corrected ordering is refuted and the printed one's counterexample
+    (whose mechanism part no longer holds) stops matching."""
+    original = ot.inflection_point
+    monkeypatch.setattr(ot, "inflection_point", lambda losses: original(losses) + 1)
     assert _outcome("overtraining.thm4_7.regularisation_delays_inflection").verdict == "refuted"
+    printed = _outcome("overtraining.thm4_7.regularisation_printed")
+    assert printed.verdict == "refuted" and not printed.as_expected
 
 
 @pytest.mark.parametrize("factor", [0.5, 2.0])
