@@ -33,7 +33,9 @@ from ntsim.mutation._matrix import (
     MutantOutcome,
     classify,
     cover_claims,
+    executing_claims,
     run_baseline,
+    run_covered_baseline,
     run_mutant,
     select_mutants,
     topic_functions,
@@ -77,6 +79,9 @@ __all__ = [
     "mutate_topic",
     "plan_topic",
     "run_mutant",
+    "run_covered_baseline",
+    "executing_claims",
+    "run_baseline",
     "run_mutate_command",
     "select_mutants",
     "stale_matrix",
@@ -169,6 +174,7 @@ def mutate_topic(
     previous: Sequence[dict] = (),
     checkpoint: Callable[[dict], None] | None = None,
     checkpoint_every: int = 10,
+    trace_lines: bool = True,
 ) -> dict:
     """Run the mutants of one topic and return its matrix entry (:func:`write_matrix` input).
 
@@ -190,6 +196,9 @@ def mutate_topic(
         --resume``).
       checkpoint: receives the entry so far (``"partial": True``) every
         ``checkpoint_every`` new mutants, so an interrupted run keeps what it finished.
+      trace_lines: trace the lines each claim runs in the baseline and run a mutant only on
+        the claims that execute it (:func:`run_covered_baseline`); False runs every claim
+        whose static path holds the function.
     """
     say = progress or (lambda line: None)
     start = time.perf_counter()
@@ -230,15 +239,25 @@ def mutate_topic(
     def run(module: str, site: Site) -> MutantOutcome:
         claim_set = users[(module, site.function)]
         return run_mutant(module, site, claim_set, baseline, scale=scale, seed=claim_seed,
-                          timeout=timeout, tests=tests, server=server())  # fmt: skip
+                          timeout=timeout, tests=tests, server=server(),
+                          coverage=coverage if trace_lines else None)  # fmt: skip
 
     outcomes: list[MutantOutcome] = []
     killed = 0
     try:
-        baseline = (
-            run_baseline(claim_ids, scale=scale, seed=claim_seed, timeout=timeout,
-                         server=server()) if mutants else {}
+        first = run_covered_baseline if trace_lines else run_baseline
+        found = (
+            first(claim_ids, scale=scale, seed=claim_seed, timeout=timeout, server=server())
+            if mutants else {}
         )  # fmt: skip
+        baseline, coverage = found if trace_lines and mutants else (found, None)
+        if coverage is not None:
+            executed = sum(bool(executing_claims(m, s, users[(m, s.function)], coverage))
+                           for m, s in mutants)  # fmt: skip
+            say(
+                f"{topic}: the claims execute {executed} of the {len(mutants)} mutated nodes; "
+                "the others are equivalent without a run"
+            )
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             futures = {pool.submit(run, module, site): site for module, site in mutants}
             for done in as_completed(futures):

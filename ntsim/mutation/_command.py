@@ -41,6 +41,12 @@ def add_mutate_parser(sub, seed_type: Callable[[str], int]) -> argparse.Argument
         "that moved some claim's numbers and no verdict)",
     )  # fmt: skip
     p.add_argument(
+        "--all-claims", action="store_true",
+        help="run each mutant on every claim whose path holds the function (default: only "
+        "on the claims that execute the mutated line, traced in the baseline run; a mutant "
+        "none executes is equivalent without a run)",
+    )  # fmt: skip
+    p.add_argument(
         "--dry-run", action="store_true", help="list the mutants that would run; run nothing"
     )
     p.add_argument(
@@ -136,6 +142,7 @@ def run_mutate_command(args, log: Callable[[str], None]) -> int:
             jobs=args.jobs,
             timeout=args.timeout,
             tests=args.tests,
+            trace_lines=not args.all_claims,
             progress=log,
             previous=_recorded_mutants(out, topic, args.claim_seed) if args.resume else (),
             checkpoint=lambda partial: write_matrix(out, [partial]),

@@ -11,7 +11,9 @@ its claims at one scale and seed, then on the unit tests that name the function,
 * **survived** — some claim's numbers changed (beyond round-off) but no verdict did: those
   claims are the ones that *should* have caught it;
 * **equivalent** — no claim's numbers changed: on the claims' own inputs the mutant is the
-  same function (left out of the kill rate, whatever the unit tests say).
+  same function (left out of the kill rate, whatever the unit tests say). A mutant whose
+  node no claim executes (:func:`run_covered_baseline` traces the lines each claim runs) is
+  equivalent without being run.
 
 The claim kill rate is killed / (killed + survived).
 """
@@ -32,7 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -46,7 +48,9 @@ __all__ = [
     "ClaimServer",
     "MutantOutcome",
     "classify",
+    "executing_claims",
     "run_baseline",
+    "run_covered_baseline",
     "run_mutant",
     "cover_claims",
     "select_mutants",
@@ -311,11 +315,61 @@ def run_baseline(
     server: ClaimServer | None = None,
 ) -> dict:
     """The unmutated claims' summaries (same process path as the mutants)."""
-    spec = {"claims": list(claim_ids), "scale": scale, "seed": seed}
+    return _baseline(claim_ids, scale=scale, seed=seed, timeout=timeout, server=server)[0]
+
+
+def run_covered_baseline(
+    claim_ids: Sequence[str],
+    *,
+    scale: str,
+    seed: int,
+    timeout: float,
+    server: ClaimServer | None = None,
+) -> tuple[dict, dict[str, dict[str, frozenset[int]]]]:
+    """:func:`run_baseline`, and the lines of ``ntsim.theory`` and ``ntsim.core`` each claim
+    runs (``{claim: {module: lines}}``), traced one simulation at a time from cold caches.
+
+    A mutant whose lines no claim runs cannot change any claim's numbers (the program is
+    deterministic up to that line, and the line never runs): :func:`run_mutant` given this
+    coverage runs only the claims that execute the mutated node, and none when no claim does.
+    """
+    return _baseline(claim_ids, scale=scale, seed=seed, timeout=timeout, server=server,
+                     coverage=True)  # fmt: skip
+
+
+def _baseline(claim_ids, *, scale, seed, timeout, server, coverage=False):
+    spec = {"claims": list(claim_ids), "scale": scale, "seed": seed, "coverage": coverage}
     summary = _ask(server, spec, timeout)
     if summary.get("crash") or summary.get("timeout"):
         raise RuntimeError(f"baseline run failed: {summary}")
-    return summary["claims"]
+    lines = {
+        claim: {module: frozenset(found) for module, found in per_module.items()}
+        for claim, per_module in summary.get("coverage", {}).items()
+    }
+    return summary["claims"], lines
+
+
+def executing_claims(
+    module: str, site: Site, claim_ids: Sequence[str], coverage: Mapping | None
+) -> list[str]:
+    """The claims of ``claim_ids`` that run some line of ``site`` (all of them without
+    ``coverage``; a claim the coverage does not know is kept).
+
+    Examples:
+      >>> from ntsim.mutation._operators import Site
+      >>> site = Site("f", "flip_sign", 0, 0, line=4, before="a + b", after="a - b")
+      >>> executing_claims("m", site, ["c1", "c2", "c3"],
+      ...                  {"c1": {"m": frozenset({3, 4})}, "c2": {"m": frozenset({5})}})
+      ['c1', 'c3']
+    """
+    if coverage is None:
+        return list(claim_ids)
+    return [
+        claim
+        for claim in claim_ids
+        if claim not in coverage
+        or any(line in coverage[claim].get(module, ()) for line in site.lines)
+    ]
 
 
 def _public_callers(module: str, name: str) -> list[str]:
@@ -392,12 +446,19 @@ def run_mutant(
     timeout: float,
     tests: str = "survivors",
     server: ClaimServer | None = None,
+    coverage: Mapping | None = None,
 ) -> MutantOutcome:
     """Run one mutant on its claims, then on the unit tests naming its function (``tests``:
-    ``"survivors"`` — only when it survived the claims; ``"all"``; ``"none"``); classify it."""
+    ``"survivors"`` — only when it survived the claims; ``"all"``; ``"none"``); classify it.
+
+    With ``coverage`` (:func:`run_covered_baseline`) only the claims that execute the mutated
+    node run; a mutant no claim executes is ``equivalent`` without a run (its
+    ``claims_run`` is empty).
+    """
     if tests not in TESTS_WHEN:
         raise ValueError(f"tests must be one of {TESTS_WHEN}, got {tests!r}.")
     start = time.perf_counter()
+    claim_ids = executing_claims(module, site, claim_ids, coverage)
     outcome = MutantOutcome(
         module=module,
         function=site.function,
@@ -418,7 +479,7 @@ def run_mutant(
         "scale": scale,
         "seed": seed,
     }
-    summary = _ask(server, spec, timeout)
+    summary = _ask(server, spec, timeout) if claim_ids else {"claims": {}}
     if summary.get("apply_error"):
         outcome.status, outcome.error = "invalid", summary["apply_error"]
     elif summary.get("timeout") or summary.get("crash"):

@@ -72,6 +72,7 @@ class Site:
       before: the node's source.
       after: the mutated node's source (the run-time guards of ``transpose`` and
         ``swap_args`` shown as ``x.T`` and as the plain swap).
+      end_line: the node's last source line (0: the same as ``line``).
     """
 
     function: str
@@ -81,6 +82,12 @@ class Site:
     line: int
     before: str
     after: str
+    end_line: int = 0
+
+    @property
+    def lines(self) -> range:
+        """The source lines the mutated node spans."""
+        return range(self.line, max(self.line, self.end_line) + 1)
 
     def describe(self) -> str:
         """One line: ``function:line operator: before → after``."""
@@ -313,6 +320,7 @@ def function_sites(source: str, function: str) -> list[Site]:
                     index=len(sites),
                     variant=variant,
                     line=getattr(node, "lineno", root.lineno),
+                    end_line=getattr(node, "end_lineno", None) or 0,
                     before=before,
                     after=ast.unparse(mutant if shown is None else shown),
                 )

@@ -19,12 +19,17 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import os
+import pathlib
 import sys
+import threading
 import types
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
+from ntsim.mutation._closure import MUTABLE_PACKAGES
 
 __all__ = ["ANSWER_PREFIX", "apply_mutant", "claim_summary", "run_claims_summary"]
 
@@ -128,9 +133,71 @@ def claim_summary(record) -> dict:
     }
 
 
+class _LineTracer:
+    """Records the lines of the mutated packages (:data:`~ntsim.mutation.MUTABLE_PACKAGES`)
+    that run: ``sys.settrace`` on this thread and on threads started meanwhile; frames of
+    other files are not traced."""
+
+    def __init__(self):
+        root = pathlib.Path(importlib.import_module("ntsim").__file__).parent
+        self._roots = tuple(
+            str(root.joinpath(*package.split(".")[1:])) + os.sep for package in MUTABLE_PACKAGES
+        )
+        self._package = root.parent
+        self.lines: dict[str, set[int]] = {}
+
+    def _local(self, frame, event, arg):
+        if event == "line":
+            self.lines.setdefault(frame.f_code.co_filename, set()).add(frame.f_lineno)
+        return self._local
+
+    def _global(self, frame, event, arg):
+        return self._local if frame.f_code.co_filename.startswith(self._roots) else None
+
+    def __enter__(self) -> _LineTracer:
+        threading.settrace(self._global)
+        sys.settrace(self._global)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        sys.settrace(None)
+        threading.settrace(None)
+
+    def by_module(self) -> dict[str, list[int]]:
+        """``{module: sorted lines}`` of what ran."""
+        out = {}
+        for filename, lines in self.lines.items():
+            relative = pathlib.Path(filename).relative_to(self._package).with_suffix("")
+            parts = relative.parts[:-1] if relative.name == "__init__" else relative.parts
+            out[".".join(parts)] = sorted(lines)
+        return out
+
+
+def _covered_runs(claims, scale: str, seeds: tuple[int, ...]) -> tuple[list, dict]:
+    """Run ``claims`` one simulation at a time from cold caches, tracing the lines each
+    group runs (its simulation and its checks); every claim of a group is credited with the
+    group's lines (an over-approximation: a claim may be run for a line only a sibling's
+    check executes, never skipped for one it executes)."""
+    from ntsim.claims import run_claims
+
+    groups: dict[str, list] = {}
+    for claim in claims:
+        groups.setdefault(claim.uses.name, []).append(claim)
+    records, coverage = [], {}
+    for group in groups.values():
+        _clear_caches()  # a trace cached by an earlier group would hide this group's lines
+        with _LineTracer() as tracer:
+            records += run_claims(group, scale=scale, seeds=seeds)
+        lines = tracer.by_module()
+        coverage.update({claim.id: lines for claim in group})
+    return records, coverage
+
+
 def run_claims_summary(spec: dict) -> dict:
     """Apply the mutant, run the spec's claims at its scale and seed, summarise each, and
-    put the original code back."""
+    put the original code back. With ``spec["coverage"]`` (the baseline), also answer which
+    lines of ``ntsim.theory`` and ``ntsim.core`` each claim runs (``"coverage"``:
+    ``{claim: {module: [lines]}}``)."""
     try:
         restore = apply_mutant(spec)
     except Exception as exc:  # a mutant that does not compile kills nothing: report it
@@ -141,8 +208,14 @@ def run_claims_summary(spec: dict) -> dict:
         by_id = {c.id: c for c in REGISTRY}
         claims = [by_id[i] for i in spec["claims"]]
         seeds = (spec.get("seed", 0),)
-        records = run_claims(claims, scale=spec.get("scale", "quick"), seeds=seeds)
-        return {"apply_error": None, "claims": {r.claim.id: claim_summary(r) for r in records}}
+        scale = spec.get("scale", "quick")
+        coverage = None
+        if spec.get("coverage"):
+            records, coverage = _covered_runs(claims, scale, seeds)
+        else:
+            records = run_claims(claims, scale=scale, seeds=seeds)
+        answer = {"apply_error": None, "claims": {r.claim.id: claim_summary(r) for r in records}}
+        return answer if coverage is None else {**answer, "coverage": coverage}
     finally:
         restore()
         _clear_caches()

@@ -263,6 +263,60 @@ def test_a_commutative_swap_is_equivalent_and_a_sign_flip_is_seen():
     assert classify(baseline, again) == ([], [], [])
 
 
+def test_the_line_tracer_records_the_lines_that_ran_and_only_those():
+    """The baseline's coverage: the lines of ``log_log_slope`` before its error branch run,
+    the ``raise`` does not, and nothing outside the mutated packages is recorded."""
+    from ntsim.core import _spectra, log_log_slope
+    from ntsim.mutation._worker import _LineTracer
+
+    source, first = inspect.getsourcelines(_spectra.log_log_slope)
+    line_of = {text.strip(): first + i for i, text in enumerate(source)}
+    with _LineTracer() as tracer:
+        log_log_slope(np.array([1.0, 2.0, 4.0]), np.array([3.0, 0.75, 0.1875]))
+    lines = tracer.by_module()
+    assert set(lines) <= {m for m in sys.modules if m.startswith(("ntsim.core", "ntsim.theory"))}
+    ran = set(lines["ntsim.core._spectra"])
+    assert line_of['where = "log_log_slope"'] in ran
+    assert line_of["return _weighted_slope(log_x, log_y, jnp.ones_like(log_x))"] in ran
+    assert line_of["raise ValueError("] not in ran
+    assert sys.gettrace() is None  # the tracer is removed on exit
+
+
+def test_a_mutant_runs_only_on_the_claims_that_execute_its_node():
+    from ntsim.mutation import executing_claims
+
+    plan = plan_topic("overtraining", functions=["contraction_rate"], sample=100)
+    module, site = plan.mutants[0]
+    runs = {"a": {module: frozenset(site.lines)}, "b": {module: frozenset()}, "c": {}}
+    assert executing_claims(module, site, ["a", "b", "c", "d"], runs) == ["a", "d"]
+    assert executing_claims(module, site, ["a", "b"], None) == ["a", "b"]
+
+
+@pytest.mark.slow
+def test_covered_baseline_skips_exactly_the_mutants_no_claim_executes():
+    """Soundness of the line coverage, end to end: every claim that executes the mutated
+    node is run (its numbers move under a sign flip), and a mutant of a function on the
+    claims' static path that none executes is equivalent without a run."""
+    from ntsim.mutation import ClaimServer, run_covered_baseline, run_mutant
+
+    plan = plan_topic("overtraining", functions=["contraction_rate"], sample=100)
+    ref = ("ntsim.theory.overtraining._finetuning", "contraction_rate")
+    ids = plan.users[ref]
+    options = dict(scale="quick", seed=0, timeout=600)
+    with ClaimServer() as server:
+        baseline, coverage = run_covered_baseline(ids, **options, server=server)
+        assert set(baseline) == set(ids)
+        flip = next((m, s) for m, s in plan.mutants
+                    if s.function == "contraction_rate" and s.operator == "flip_sign")  # fmt: skip
+        outcome = run_mutant(*flip, ids, baseline, **options, tests="none", server=server,
+                             coverage=coverage)  # fmt: skip
+        assert outcome.claims_run and set(outcome.claims_run) <= set(ids)
+        assert set(outcome.claims_killed) | set(outcome.claims_changed)
+    unexecuted = {"a": {ref[0]: frozenset({1})}}
+    outcome = run_mutant(*flip, ["a"], {}, **options, tests="none", coverage=unexecuted)
+    assert outcome.status == "equivalent" and outcome.claims_run == []
+
+
 def test_stale_matrix_compares_the_topic_source_hash(tmp_path):
     from ntsim.claims import REGISTRY
     from ntsim.mutation import stale_matrix, topic_claims_hash
