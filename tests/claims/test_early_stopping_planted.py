@@ -88,6 +88,7 @@ def _scaled_rate(factor: float):
     return fit
 
 
+@pytest.mark.slow  # ≥ 20 s on 2 cores: make test-full (the kill matrix covers CI)
 @pytest.mark.parametrize("claim_id", [
     "early_stopping.thm5.kernel_drift_slope_half",
     "early_stopping.lemma1.linearisation_slope_half",
@@ -104,6 +105,7 @@ def test_exact_rate_readings_catch_a_wrong_log_scale_in_both_directions(monkeypa
     assert planted.verdict == "refuted" and not planted.as_expected
 
 
+@pytest.mark.slow  # ≥ 20 s on 2 cores: make test-full (the kill matrix covers CI)
 def test_kernel_drift_bound_catches_an_unnormalised_drift(monkeypatch):
     """‖K − K_PT‖_F without dividing by ‖K_PT‖_F grows like n (SP NTK): the bound fails."""
     monkeypatch.setattr(
@@ -113,6 +115,7 @@ def test_kernel_drift_bound_catches_an_unnormalised_drift(monkeypatch):
     assert planted.verdict != "holds" and not planted.as_expected
 
 
+@pytest.mark.slow  # ≥ 20 s on 2 cores: make test-full (the kill matrix covers CI)
 def test_pretraining_distance_catches_a_distance_from_the_origin(monkeypatch):
     """‖θ_PT‖ in place of ‖θ_PT − θ_0‖ (the init not subtracted) grows with the width."""
     claim_id = "early_stopping.thm3.pretraining_distance"
@@ -172,6 +175,7 @@ def test_negation_sanity_catches_a_doubled_eq104(monkeypatch):
 # --- Thm 1 outside Assumption 4.1: the teacher's tail rate ----------------------------------
 
 
+@pytest.mark.slow  # ≥ 20 s on 2 cores: make test-full (the kill matrix covers CI)
 def test_teacher_tail_rate_counterexample_is_two_sided(monkeypatch):
     """Tripled slopes (tail ≈ −0.5 to −0.6): the O(N^{−1/2}) reading "holds" at large N (doubled,
     ≈ −0.33, the CI straddles −0.3: inconclusive); negated
@@ -255,6 +259,7 @@ def test_mixed_init_blocks_catch_a_head_block_over_n_plus_one(monkeypatch):
 # --- Cor 2 at finite width: the kernel-predicted cosine ---------------------------------------
 
 
+@pytest.mark.slow  # ≥ 20 s on 2 cores: make test-full (the kill matrix covers CI)
 def test_trained_cosine_catches_a_doubled_cross_block(monkeypatch):
     """The cross-task block G_st counted twice in the predicted cosine."""
     real = _trained_task_vectors.task_vector_cosine
@@ -267,6 +272,7 @@ def test_trained_cosine_catches_a_doubled_cross_block(monkeypatch):
     assert not planted.as_expected
 
 
+@pytest.mark.slow  # ≥ 20 s on 2 cores: make test-full (the kill matrix covers CI)
 def test_trained_cosine_catches_a_step_cap_over_all_four_tasks(monkeypatch):
     """The step cap κN/λ_max with N the four tasks' rows (4m) instead of one task's (m):
     the prediction's condition ε λ_max(G_tt)/N ≤ 1 then fails at n = 16."""

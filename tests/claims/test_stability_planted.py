@@ -161,6 +161,7 @@ def test_unnormalised_loo_metric_makes_the_spread_grow(monkeypatch):
     jax.clear_caches()
 
 
+@pytest.mark.slow  # ≥ 20 s on 2 cores: make test-full (the kill matrix covers CI)
 def test_margin_measured_as_its_reciprocal_flips_the_fig7_trends(monkeypatch):
     """γ_S = 1/‖ŵ‖ of the bias-free SVM; read as ‖ŵ‖ (reciprocal), the GD trend in γ changes
     sign (fig7.margin_gd 'holds') and the SVM limit's twin is refuted."""

@@ -91,6 +91,7 @@ def test_finetuning_distance_is_zero_at_zero_rate_and_grows_with_it():
         )  # fmt: skip
 
 
+@pytest.mark.slow  # ≥ 20 s on 2 cores: make test-full (the kill matrix covers CI)
 def test_simulate_budget_sweep_records_the_protocol():
     setting = ot.BudgetSetting(
         width=8, depth=1, num_heads=2, context=8, batch_size=4, budgets=(32, 64), warmup=4,
@@ -107,6 +108,7 @@ def test_simulate_budget_sweep_records_the_protocol():
     np.testing.assert_allclose(run.tokens_per_parameter, tokens / run.num_params)
 
 
+@pytest.mark.slow  # ≥ 20 s on 2 cores: make test-full (the kill matrix covers CI)
 def test_budget_sweep_pretrains_extra_replicates_at_the_ends_only():
     """The cheaper default pretrains replicates 1..R−1 at the first and last budgets only, and
     what it computes there (and for replicate 0 everywhere) is what the full grid computes."""
