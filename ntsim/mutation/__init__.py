@@ -15,10 +15,11 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
+from ntsim.claims import claim_code_hash
 from ntsim.mutation._closure import MUTABLE_PACKAGES, FunctionRef, claim_path
 from ntsim.mutation._command import add_mutate_parser, run_mutate_command
 from ntsim.mutation._controls import (
@@ -85,6 +86,7 @@ __all__ = [
     "run_mutate_command",
     "select_mutants",
     "stale_matrix",
+    "reusable_outcomes",
     "topic_claims_hash",
     "topic_functions",
     "write_matrix",
@@ -94,12 +96,42 @@ __all__ = [
 def topic_claims_hash(claims) -> str:
     """16 hex digits over the code hashes of ``claims`` (what a matrix entry was made at:
     a docstring or comment edit leaves it current)."""
-    from ntsim.claims import claim_code_hash
-
     digest = hashlib.sha256()
     for claim in sorted(claims, key=lambda c: c.id):
         digest.update(f"{claim.id}={claim_code_hash(claim)};".encode())
     return digest.hexdigest()[:16]
+
+
+def reusable_outcomes(
+    entry: Mapping | None,
+    users: Mapping[FunctionRef, Sequence[str]],
+    hashes: Mapping[str, str],
+    source_hash: str,
+) -> list[dict]:
+    """The outcomes of a recorded topic ``entry`` that still hold: those of mutants whose
+    function's claims (``users``) all have the code hash the entry recorded for them
+    (``hashes`` are the current ones). An entry without per-claim hashes is reused whole
+    when its ``source_hash`` is the current one, else not at all.
+
+    Examples:
+      >>> entry = {"source_hash": "old", "claims": {"a": {"code_hash": "1"},
+      ...          "b": {"code_hash": "2"}}, "outcomes": [
+      ...     {"module": "m", "function": "f"}, {"module": "m", "function": "g"}]}
+      >>> users = {("m", "f"): ("a",), ("m", "g"): ("a", "b")}
+      >>> [o["function"] for o in reusable_outcomes(entry, users, {"a": "1", "b": "3"}, "new")]
+      ['f']
+    """
+    if not entry:
+        return []
+    recorded = {cid: row.get("code_hash") for cid, row in entry.get("claims", {}).items()}
+    if not any(recorded.values()):
+        return list(entry["outcomes"]) if entry.get("source_hash") == source_hash else []
+    kept = []
+    for outcome in entry["outcomes"]:
+        claims = users.get((outcome["module"], outcome["function"]), ())
+        if claims and all(recorded.get(cid) == hashes.get(cid) for cid in claims):
+            kept.append(outcome)
+    return kept
 
 
 def _matches(ref: FunctionRef, names: Sequence[str]) -> bool:
@@ -171,7 +203,7 @@ def mutate_topic(
     timeout: float = 600.0,
     tests: str = "survivors",
     progress: Callable[[str], None] | None = None,
-    previous: Sequence[dict] = (),
+    previous: Mapping | None = None,
     checkpoint: Callable[[dict], None] | None = None,
     checkpoint_every: int = 10,
     trace_lines: bool = True,
@@ -191,9 +223,10 @@ def mutate_topic(
       tests: when the unit tests naming the mutated function run: ``"survivors"`` (for
         survivors: mutants that moved some claim's numbers and no verdict), ``"all"`` or ``"none"``.
       progress: receives one line per step.
-      previous: outcomes already recorded (``MUTATION.json``) at the same claims source,
-        scale and claim seed; mutants among them are not run again (``ntsim mutate
-        --resume``).
+      previous: the topic's entry already recorded (``MUTATION.json``) at this scale and
+        claim seed: a mutant it holds is not run again when every claim whose path holds the
+        mutated function has the code hash it was recorded at (``ntsim mutate --resume``:
+        after a change to some claims only the mutants those claims can see run again).
       checkpoint: receives the entry so far (``"partial": True``) every
         ``checkpoint_every`` new mutants, so an interrupted run keeps what it finished.
       trace_lines: trace the lines each claim runs in the baseline and run a mutant only on
@@ -204,8 +237,10 @@ def mutate_topic(
     start = time.perf_counter()
     plan = plan_topic(topic, functions=functions, sample=sample, sample_seed=sample_seed)
     claims, users = plan.claims, plan.users
+    hashes = {c.id: claim_code_hash(c) for c in claims}
+    reusable = reusable_outcomes(previous, users, hashes, topic_claims_hash(claims))
     kept = {_key(o["module"], o["function"], o["index"], o["operator"], o["before"]): o
-            for o in previous}  # fmt: skip
+            for o in reusable}  # fmt: skip
     reused = [kept[k] for k in (_site_key(m, s) for m, s in plan.mutants) if k in kept]
     mutants = [(m, s) for m, s in plan.mutants if _site_key(m, s) not in kept]
     chosen = {(module, site.function) for module, site in plan.mutants}
@@ -216,6 +251,7 @@ def mutate_topic(
     options = dict(
         scale=scale, claim_seed=claim_seed, sample_seed=sample_seed,
         source_hash=topic_claims_hash(claims), functions_on_paths=len(users),
+        claim_hashes=hashes,
     )  # fmt: skip
     kinds = {c.id: c.kind for c in claims}
 

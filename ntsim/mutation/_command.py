@@ -51,8 +51,8 @@ def add_mutate_parser(sub, seed_type: Callable[[str], int]) -> argparse.Argument
     )
     p.add_argument(
         "--resume", action="store_true",
-        help="keep the mutants <out>/MUTATION.json already holds for a topic at the current "
-        "claims source and claim seed; run only the others",
+        help="keep the mutants <out>/MUTATION.json already holds for a topic at this claim "
+        "seed whose claims have not changed since; run only the others",
     )  # fmt: skip
     p.add_argument(
         "--controls", action="store_true",
@@ -68,20 +68,16 @@ def add_mutate_parser(sub, seed_type: Callable[[str], int]) -> argparse.Argument
     return p
 
 
-def _recorded_mutants(out: pathlib.Path, topic: str, claim_seed: int) -> list[dict]:
-    """The outcomes ``out/MUTATION.json`` holds for ``topic`` at the current claims source
-    and this claim seed (for ``ntsim mutate --resume``)."""
-    from ntsim.claims import REGISTRY
-    from ntsim.mutation import topic_claims_hash
-
+def _recorded_entry(out: pathlib.Path, topic: str, claim_seed: int) -> dict | None:
+    """The entry ``out/MUTATION.json`` holds for ``topic`` at this claim seed and quick scale
+    (``ntsim mutate --resume`` reuses the outcomes of the claims that did not change)."""
     path = out / "MUTATION.json"
     if not path.exists():
-        return []
+        return None
     entry = json.loads(path.read_text(encoding="utf-8"))["topics"].get(topic)
-    current = topic_claims_hash([c for c in REGISTRY if c.topic == topic])
-    if not entry or entry["source_hash"] != current or entry["claim_seed"] != claim_seed:
-        return []
-    return entry["outcomes"]
+    if not entry or entry["claim_seed"] != claim_seed or entry.get("scale") != "quick":
+        return None
+    return entry
 
 
 def _replay_controls(args) -> int:
@@ -144,7 +140,7 @@ def run_mutate_command(args, log: Callable[[str], None]) -> int:
             tests=args.tests,
             trace_lines=not args.all_claims,
             progress=log,
-            previous=_recorded_mutants(out, topic, args.claim_seed) if args.resume else (),
+            previous=_recorded_entry(out, topic, args.claim_seed) if args.resume else None,
             checkpoint=lambda partial: write_matrix(out, [partial]),
         )
         entries.append(entry)

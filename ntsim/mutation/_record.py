@@ -36,8 +36,11 @@ def summarise_topic(
     source_hash: str,
     seconds: float,
     functions_on_paths: int,
+    claim_hashes: Mapping[str, str] | None = None,
 ) -> dict:
-    """The JSON entry of one topic from its mutants' outcomes (``MutantOutcome.to_json``)."""
+    """The JSON entry of one topic from its mutants' outcomes (``MutantOutcome.to_json``);
+    ``claim_hashes`` (claim → code hash) lets a later ``--resume`` reuse the outcomes of the
+    claims that did not change."""
     counted = [o for o in outcomes if o["status"] in ("killed", "survived")]
     by_claims = [o for o in counted if o["status"] == "killed"]
     by_tests = [o for o in counted if o["tests_killed"]]
@@ -46,6 +49,7 @@ def summarise_topic(
     )
     claims: dict[str, dict] = {
         cid: {"kind": kind, "killed": 0, "non_equivalent_on_path": 0}
+        | ({"code_hash": claim_hashes[cid]} if claim_hashes and cid in claim_hashes else {})
         for cid, kind in claim_kinds.items()
     }
     for o in outcomes:

@@ -377,22 +377,31 @@ def test_a_recorded_control_is_replayed_and_noticed():
 
 
 def test_resume_keeps_recorded_mutants_and_runs_none_twice():
-    """Every planned mutant already recorded: nothing runs (no child process), and the entry
-    is made of the recorded outcomes."""
-    from ntsim.mutation import mutate_topic
+    """Every planned mutant already recorded with its claims unchanged: nothing runs (no
+    child process), the entry is made of the recorded outcomes and carries the claims' code
+    hashes; with one of those claims changed, none of the outcomes is reusable."""
+    from ntsim.claims import claim_code_hash, get_claim
+    from ntsim.mutation import mutate_topic, reusable_outcomes
 
     plan = plan_topic("overtraining", functions=["fixed_point_printed"], sample=3)
     claim = ["overtraining.lemma_a11.fixed_point_printed"]
-    previous = [
-        dict(_printed_fixed_point_outcome(claim, claim), index=site.index,
-             operator=site.operator, before=site.before, after=site.after)
-        for _, site in plan.mutants
-    ]  # fmt: skip
+    users = plan.users[("ntsim.theory.overtraining._finetuning", "fixed_point_printed")]
+    hashes = {cid: claim_code_hash(get_claim(cid)) for cid in users}
+    previous = {
+        "source_hash": "an older topic hash", "claim_seed": 0, "scale": "quick",
+        "claims": {cid: {"kind": "identity", "code_hash": h} for cid, h in hashes.items()},
+        "outcomes": [dict(_printed_fixed_point_outcome(claim, claim), index=site.index,
+                          operator=site.operator, before=site.before, after=site.after)
+                     for _, site in plan.mutants],
+    }  # fmt: skip
     calls = []
     entry = mutate_topic("overtraining", functions=["fixed_point_printed"], sample=3,
                          previous=previous, checkpoint=calls.append)  # fmt: skip
     assert (entry["mutants"], entry["killed"], calls) == (3, 3, [])
     assert "partial" not in entry
+    assert {cid: entry["claims"][cid]["code_hash"] for cid in users} == hashes
+    changed = dict(hashes, **{users[0]: "edited"})
+    assert reusable_outcomes(previous, plan.users, changed, "now") == []
 
 
 def test_the_default_plan_gives_every_claim_mutants_in_its_own_functions():
