@@ -19,6 +19,7 @@ import numpy as np
 from ntsim.claims._contract import Claim, Simulation, derived, printed
 from ntsim.claims._decisions import Tolerance, all_of, compare
 from ntsim.claims._mechanism import MechanismViolation
+from ntsim.claims._premises import given
 from ntsim.theory import overtraining as ot
 
 __all__ = ["CLAIMS"]
@@ -82,8 +83,23 @@ def _gamma2(pre, ft):
     return np.maximum(pre[:, :1], ft[:, :1]) ** 2
 
 
+def _sensitivity_premises(pre, ft, reg, eta) -> dict:
+    """Thm 4.6's hypotheses, measured on each drawn instance: positive decreasing spectra,
+    (α, 1)-misalignment with α > 1 (Def 4.5: ``σ^ft_i > ασ^pre_i`` for ``i > 1``) and the
+    step size of A.21(2) with ``λ0 → λ`` (``4η(λ + 2)Γ < 1``, ``Γ = max{σ^pre_1, max σ^ft}``)."""
+    gamma = np.maximum(pre[:, 0], ft.max(axis=1))
+    return {
+        "positive decreasing spectra": (np.min(pre, axis=1) > 0)
+        & np.all(np.diff(pre, axis=1) <= 0, axis=1)
+        & np.all(np.diff(ft, axis=1) <= 0, axis=1),
+        "(α, 1)-misaligned, α > 1": np.all(ft[:, 1:] > pre[:, 1:], axis=1),
+        "4η(λ + 2)Γ < 1 (A.21(2))": 4 * eta * (reg + 2) * gamma < 1,
+    }
+
+
 def check_progressive_sensitivity(run: ot.SensitivityRun):
-    """Thm 4.6 / A.24: ``Δ_pre(n) ≥ 0`` and non-decreasing in ``n`` under misalignment."""
+    """Thm 4.6 / A.24: ``Δ_pre(n) ≥ 0`` and non-decreasing in ``n`` under misalignment,
+    decided only on instances that meet the theorem's hypotheses (:func:`given`)."""
     pre, ft, reg, eta, delta = (np.asarray(v) for v in run[:5])
     scale = _gamma2(pre, ft)
     initial = np.concatenate([np.cumsum((pre**2)[:, ::-1], axis=1)[:, ::-1],
@@ -95,7 +111,7 @@ def check_progressive_sensitivity(run: ot.SensitivityRun):
     bound = np.asarray(jax.vmap(ot.a24_increment_bound)(pre, ft, reg, reg))  # λ0 → λ
     increments = np.diff(delta, axis=1)
     count = pre.shape[0]
-    return all_of(
+    conclusion = all_of(
         compare(increments / scale, 0.0, relation="lower_bound", num_instances=count),
         compare(delta[:, 0] / scale[:, 0], 0.0, relation="equal", atol=EXACT_ZERO.value,
                 tolerance=EXACT_ZERO),
@@ -109,6 +125,7 @@ def check_progressive_sensitivity(run: ot.SensitivityRun):
         notes="Δ_pre(n) − Δ_pre(n−1) from GD on the matrices (≥ 0), Δ_pre(0) = 0, Δ_pre equal "
         "to the per-mode recursion at K, and A.24's increment bound with λ0 → λ (≥ 0).",
     )  # fmt: skip
+    return given(conclusion, _sensitivity_premises(pre, ft, reg, eta))
 
 
 def check_misalignment_threshold(run: ot.ThresholdRun):
@@ -176,15 +193,35 @@ def check_regularisation_printed(run: ot.RegularisationRun):
     )  # fmt: skip
 
 
+def _a21_premises(pre, ft, reg, reg0, eta, eps, steps) -> tuple[np.ndarray, dict]:
+    """``Γ`` and the parts of Assumption A.21 the ideal-init run must meet, measured on each
+    instance: (1) ``0 ≤ λ < λ0``; (2) ``4η(λ0 + 2)Γ < 1``; ε below its limit
+    ``min_n|σ^pre_n − σ^ft_n|²/(4000d(λ0+1)²Γ²)``; (3) ``K`` at least A.10's
+    ``log(100Γ/ε)/(η min_i min{σ^pre_i, σ^ft_i})``. ``Γ = max{σ^pre_1, max σ^ft}`` (eq. 12)."""
+    gamma = np.maximum(pre[:, 0], ft.max(axis=1))
+    d = pre.shape[1]
+    gap2 = np.min(np.abs(pre - ft) ** 2, axis=1)
+    need = np.log(100 * gamma / eps) / (eta * np.min(np.minimum(pre, ft), axis=1))
+    return gamma, {
+        "0 ≤ λ < λ0 (A.21(1))": (reg >= 0) & (reg < reg0),
+        "4η(λ0 + 2)Γ < 1 (A.21(2))": 4 * eta * (reg0 + 2) * gamma < 1,
+        "ε < min|σ^pre − σ^ft|²/(4000d(λ0+1)²Γ²)": eps * 4000 * d * (reg0 + 1) ** 2 * gamma**2
+        < gap2,
+        "K ≥ log(100Γ/ε)/(η min σ) (A.10)": steps >= need,
+    }
+
+
 def check_converged_model(run: ot.ConvergedModelRun):
-    """Lemma A.23 (m = ∞): ``‖Uᵀθ^n(K)V − diag(target_{:n})‖_F`` within its bound."""
-    pre, ft, reg0, gamma = (np.asarray(v) for v in (run.pre, run.ft, run.reg0, run.gamma))
+    """Lemma A.23 (m = ∞): ``‖Uᵀθ^n(K)V − diag(target_{:n})‖_F`` within its bound, decided on
+    instances that meet A.21 (:func:`_a21_premises`)."""
+    pre, ft, reg, reg0 = (np.asarray(v) for v in (run.pre, run.ft, run.reg, run.reg0))
+    eta, eps = np.asarray(run.eta), np.asarray(run.eps)
+    gamma, premises = _a21_premises(pre, ft, reg, reg0, eta, eps, run.steps)
     cummin = np.minimum.accumulate(np.abs(pre - ft) ** 2, axis=1)
     bound = cummin / (500 * (reg0[:, None] + 1) ** 2 * gamma[:, None])  # n = 1..d
     ideal, real = np.asarray(run.ideal)[:, 1:], np.asarray(run.real)[:, 1:]
-    eta, eps = np.asarray(run.eta), np.asarray(run.eps)
     c_tau = run.steps * np.log1p(32 * eta * gamma) - np.log(np.sqrt(gamma) * eps)
-    return compare(
+    conclusion = compare(
         ideal, bound, relation="upper_bound", num_instances=pre.shape[0],
         diagnostics={"K": run.steps, "ηK range": [float((eta * run.steps).min()),
                                                  float((eta * run.steps).max())],
@@ -196,6 +233,7 @@ def check_converged_model(run: ot.ConvergedModelRun):
         "grow back (the caveat claim): A.21(5) asks e^(−Cτ) ≤ Γ^(1/2)ε/(1+32ηΓ)^K, beyond "
         "float64 — the real-checkpoint half of A.23 is not simulable in its stated regime.",
     )  # fmt: skip
+    return given(conclusion, premises)
 
 
 def check_long_finetuning_erases(run: ot.LongFinetuningRun):
