@@ -19,7 +19,6 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
-from ntsim.claims import claim_code_hash
 from ntsim.mutation._closure import MUTABLE_PACKAGES, FunctionRef, claim_path
 from ntsim.mutation._command import add_mutate_parser, run_mutate_command
 from ntsim.mutation._controls import (
@@ -96,6 +95,8 @@ __all__ = [
 def topic_claims_hash(claims) -> str:
     """16 hex digits over the code hashes of ``claims`` (what a matrix entry was made at:
     a docstring or comment edit leaves it current)."""
+    from ntsim.claims import claim_code_hash  # lazily: the CLI imports this package early
+
     digest = hashlib.sha256()
     for claim in sorted(claims, key=lambda c: c.id):
         digest.update(f"{claim.id}={claim_code_hash(claim)};".encode())
@@ -237,6 +238,8 @@ def mutate_topic(
     start = time.perf_counter()
     plan = plan_topic(topic, functions=functions, sample=sample, sample_seed=sample_seed)
     claims, users = plan.claims, plan.users
+    from ntsim.claims import claim_code_hash
+
     hashes = {c.id: claim_code_hash(c) for c in claims}
     reusable = reusable_outcomes(previous, users, hashes, topic_claims_hash(claims))
     kept = {_key(o["module"], o["function"], o["index"], o["operator"], o["before"]): o
