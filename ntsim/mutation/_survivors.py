@@ -278,6 +278,31 @@ REASONS: tuple[SurvivorReason, ...] = (
         "another log-uniform range of γ; Prop 4.3 and Thm 4.4 are claimed at every γ",
         before="hi - lo",
     ),
+    # ------------------------------------------------------------------ linear_teachers
+    SurvivorReason(
+        "risk_bound_thm6_1", _OUTSIDE, _LOOSER + " (the Thm 6.1 risk bound doubled)",
+        operator="scale_x2",
+    ),
+    SurvivorReason(
+        "risk_bound_cor6_3", _OUTSIDE, _LOOSER + " (the Cor 6.3 risk bound doubled)",
+        operator="scale_x2",
+    ),
+    SurvivorReason(
+        "simulate_random_projection", _EQUIVALENT,
+        "the source and projection keys swapped: another draw of the same instance family",
+        operator="swap_args", before="unit_pair_at_distance",
+    ),
+    SurvivorReason(
+        "_freezing_draw", _EQUIVALENT,
+        "θ_s − ξ with ξ ~ N(0, s²I) has the law of θ_s + ξ: another draw of the same task",
+        operator="flip_sign", before="setting.task_noise",
+    ),
+    SurvivorReason(
+        "_fit_steps_rate", _OUTSIDE,
+        "a step size half as large: Thm 6.1 and Cor 6.3 hold for the "
+        "fitted network however the fit is reached, and the step only sets how long it takes",
+        operator="scale_x0.5",
+    ),
     SurvivorReason(
         "simulate_misalignment_threshold", _EQUIVALENT,
         "ratios σ^ft/σ^pre drawn around another gap; the claim leaves out its own gap and "
