@@ -40,7 +40,9 @@ def mlp_problem(width: int):
 
 
 def _nt_times() -> dict:
-    if not NT_RESULTS.exists():
+    """neural-tangents' timings from ``make bench-nt`` (its own pinned venv, on this machine's
+    CPU); none on another backend, where they would compare two devices."""
+    if not NT_RESULTS.exists() or jax.default_backend() != "cpu":
         return {}
     return json.loads(NT_RESULTS.read_text())
 

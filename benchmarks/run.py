@@ -23,6 +23,7 @@ Cases (modules beside this file):
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
 import pathlib
@@ -84,16 +85,27 @@ def bench_memory() -> list[Row]:
 
 def _format(row: Row) -> str:
     ratio = "" if row.ratio is None else f"{row.ratio:7.1f}x"
-    ref = "" if row.reference_s is None else f"{row.reference_s:9.3f}"
+    ref = "" if row.reference_s is None else f"{row.reference_s:9.3g}"
     gflops = "" if row.gflops is None else f"{row.gflops:6.1f}"
     memory = "" if row.peak_memory_gb is None else f"{row.peak_memory_gb:5.1f}"
     return (
-        f"| {row.case} | {row.ntsim_s:.3f} | {row.reference} | {ref} | {ratio} | {gflops} | "
+        f"| {row.case} | {row.ntsim_s:.3g} | {row.reference} | {ref} | {ratio} | {gflops} | "
         f"{memory} | {row.notes} |"
     )
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__)
+    parser.add_argument(
+        "--without-checkpoints", action="store_true",
+        help="skip the cases that load the shipped MiniLM weights (fine-tuning steps, NTK "
+        "memory): for a machine where only the code travels, e.g. a GPU host",
+    )  # fmt: skip
+    parser.add_argument(
+        "--out", type=pathlib.Path, default=pathlib.Path(__file__).with_name("results.json"),
+        help="where the JSON goes (default benchmarks/results.json)",
+    )  # fmt: skip
+    args = parser.parse_args(argv)
     peak = sweeps.matmul_peak_gflops()
     rows: list[Row] = []
     for width in ntk.MLP_WIDTHS:
@@ -103,15 +115,16 @@ def main() -> None:
     rows += ntk.bench_flax_bert()
     rows += sweeps.bench_head_tuning_sweep(peak=peak)
     rows += bench_sweep_vmap_vs_loop()
-    for checkpoint, seeds in finetune.CASES:
-        rows += finetune.bench_finetune_step(checkpoint, seeds, peak=peak)
-    rows += bench_memory()
+    if not args.without_checkpoints:
+        for checkpoint, seeds in finetune.CASES:
+            rows += finetune.bench_finetune_step(checkpoint, seeds, peak=peak)
+        rows += bench_memory()
     print(f"2048^3 fp32 matmul: {peak:.0f} GFLOP/s on {jax.devices()[0].device_kind}\n")
     print("| case | ntsim (s) | reference | reference (s) | ratio | GFLOP/s | peak GB | notes |")
     print("|---|---|---|---|---|---|---|---|")
     for row in rows:
         print(_format(row))
-    path = pathlib.Path(__file__).with_name("results.json")
+    path = args.out
     rows_json = [{**dataclasses.asdict(r), "ratio": r.ratio} for r in rows]
     _io.write_json(path, {"matmul_peak_gflops": peak, "rows": rows_json,
                           "metadata": _io.run_metadata()})  # fmt: skip
