@@ -7,6 +7,9 @@ import json
 import pathlib
 from collections.abc import Callable
 
+#: Where the committed kill matrix lives (relative to the repository root, where ntsim runs).
+DEFAULT_OUT = pathlib.Path("figures")
+
 __all__ = ["add_mutate_parser", "run_mutate_command"]
 
 
@@ -64,8 +67,27 @@ def add_mutate_parser(sub, seed_type: Callable[[str], int]) -> argparse.Argument
         help="rewrite <out>/MUTATION.md from <out>/MUTATION.json and the current survivor "
         "reasons (ntsim/mutation/_survivors.py); run nothing",
     )  # fmt: skip
-    p.add_argument("--out", default="figures", help="output directory (default figures/)")
+    p.add_argument(
+        "--out", default=str(DEFAULT_OUT),
+        help="output directory (default figures/; a --function or --sample run must name "
+        "another, since it would replace the topic's committed entry)",
+    )  # fmt: skip
     return p
+
+
+def _site_key(module: str, site) -> tuple:
+    return (module, site.function, site.index, site.operator, site.before)
+
+
+def _reusable_keys(out: pathlib.Path, topic: str, claim_seed: int, plan) -> set[tuple]:
+    """The planned mutants ``--resume`` would keep (for ``--dry-run --resume``)."""
+    from ntsim.claims import claim_code_hash
+    from ntsim.mutation import reusable_outcomes, topic_claims_hash
+
+    hashes = {c.id: claim_code_hash(c) for c in plan.claims}
+    entry = _recorded_entry(out, topic, claim_seed)
+    kept = reusable_outcomes(entry, plan.users, hashes, topic_claims_hash(plan.claims))
+    return {(o["module"], o["function"], o["index"], o["operator"], o["before"]) for o in kept}
 
 
 def _recorded_entry(out: pathlib.Path, topic: str, claim_seed: int) -> dict | None:
@@ -121,14 +143,23 @@ def run_mutate_command(args, log: Callable[[str], None]) -> int:
 
     topics = args.topics or sorted({c.topic for c in REGISTRY})
     options = dict(functions=args.functions, sample=args.sample, sample_seed=args.seed)
+    out = pathlib.Path(args.out)
+    restricted = bool(args.functions) or args.sample is not None
+    if restricted and not args.dry_run and out.resolve() == DEFAULT_OUT.resolve():
+        raise ValueError(
+            "--function and --sample make a partial matrix, which would replace the topic's "
+            f"entry in {DEFAULT_OUT}/MUTATION.json: write it elsewhere with --out DIR "
+            "(e.g. --out /tmp/mutation)"
+        )
     for topic in topics:  # validate every topic and function before running any
         plan = plan_topic(topic, **options)
         if args.dry_run:
+            recorded = _reusable_keys(out, topic, args.claim_seed, plan) if args.resume else set()
             for module, site in plan.mutants:
-                print(f"{topic}  {module}.{site.describe()}")
+                kept = _site_key(module, site) in recorded
+                print(f"{topic}  {module}.{site.describe()}" + ("  (kept by --resume)" * kept))
     if args.dry_run:
         return 0
-    out = pathlib.Path(args.out)
     entries = []
     for topic in topics:
         entry = mutate_topic(

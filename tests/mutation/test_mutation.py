@@ -419,3 +419,32 @@ def test_the_default_plan_gives_every_claim_mutants_in_its_own_functions():
             len(function_sites(inspect.getsource(importlib.import_module(m)), f)) for m, f in own
         )
         assert chosen >= min(2, available), claim
+
+
+def test_a_partial_run_may_not_replace_the_committed_matrix(monkeypatch, capsys):
+    """``--function``/``--sample`` into the default ``figures/`` would overwrite the topic's
+    whole committed entry with a few mutants: a usage error naming the way out."""
+    import pathlib
+
+    from ntsim.cli import main
+
+    monkeypatch.chdir(pathlib.Path(__file__).resolve().parents[2])
+    code = main(["mutate", "--topic", "overtraining", "--function", "fixed_point_printed"])
+    err = capsys.readouterr().err
+    assert code == 2 and "ntsim: error:" in err and "--out DIR" in err
+
+
+def test_dry_run_with_resume_marks_the_mutants_resume_would_keep(monkeypatch, capsys):
+    """On the committed overtraining matrix (current at the claims), ``--dry-run --resume``
+    marks every planned mutant as kept; without ``--resume`` none."""
+    import pathlib
+
+    from ntsim.cli import main
+
+    monkeypatch.chdir(pathlib.Path(__file__).resolve().parents[2])
+    assert main(["mutate", "--topic", "overtraining", "--dry-run", "--resume"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == len(plan_topic("overtraining").mutants)
+    assert all(line.endswith("(kept by --resume)") for line in lines)
+    assert main(["mutate", "--topic", "overtraining", "--dry-run"]) == 0
+    assert not any("kept by" in line for line in capsys.readouterr().out.splitlines())
