@@ -69,6 +69,11 @@ _TIGHTER = (
     "tighter bound too"
 )
 
+_CI = (
+    "the confidence-interval procedure is the project's, not a statement of any paper: the "
+    "claims that read it decide far from their regions' boundaries, so this interval changes "
+    "no verdict; the unit tests of ntsim.core pin the procedure (they kill this mutant)"
+)
 _EQUIVALENT = "equivalent in effect"
 _OUTSIDE = "outside the claims"
 _BUDGET = (
@@ -277,6 +282,19 @@ REASONS: tuple[SurvivorReason, ...] = (
         "simulate_ideal_perturbation", _EQUIVALENT,
         "another log-uniform range of γ; Prop 4.3 and Thm 4.4 are claimed at every γ",
         before="hi - lo",
+    ),
+    # ------------------------------------------------------------------ ntsim.core statistics
+    SurvivorReason(
+        "bootstrap_ci", _OUTSIDE, _CI + " (here the lower quantile moved to the median)",
+        operator="drop_term", before="1 - level",
+    ),
+    SurvivorReason(
+        "mean_ci", _OUTSIDE, _CI + " (here the upper end twice as far from the mean)",
+        operator="scale_x2", before="mean + half",
+    ),
+    SurvivorReason(
+        "spearman_ci", _OUTSIDE, _CI + " (here the upper end mirrored below the centre)",
+        operator="flip_sign", before="centre + half",
     ),
     # ------------------------------------------------------------------ linear_teachers
     SurvivorReason(
