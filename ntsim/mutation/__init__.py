@@ -231,8 +231,9 @@ def mutate_topic(
       checkpoint: receives the entry so far (``"partial": True``) every
         ``checkpoint_every`` new mutants, so an interrupted run keeps what it finished.
       trace_lines: trace the lines each claim runs in the baseline and run a mutant only on
-        the claims that execute it (:func:`run_covered_baseline`); False runs every claim
-        whose static path holds the function.
+        the claims that execute it (:func:`run_covered_baseline`), stopping after a kill once
+        only claims that have killed before are left (:func:`run_mutant`'s ``may_skip``);
+        False runs every claim whose static path holds the function.
     """
     say = progress or (lambda line: None)
     start = time.perf_counter()
@@ -275,11 +276,19 @@ def mutate_topic(
             servers.append(local.server)
         return local.server
 
+    # Claims that have killed some mutant may be skipped after another claim kills one
+    # (run_mutant); a claim that has killed nothing yet always runs.
+    killers = {cid for o in reusable for cid in o["claims_killed"]}
+    lock = threading.Lock()
+
     def run(module: str, site: Site) -> MutantOutcome:
         claim_set = users[(module, site.function)]
+        with lock:
+            may_skip = frozenset(killers) if trace_lines else None
         return run_mutant(module, site, claim_set, baseline, scale=scale, seed=claim_seed,
                           timeout=timeout, tests=tests, server=server(),
-                          coverage=coverage if trace_lines else None)  # fmt: skip
+                          coverage=coverage if trace_lines else None,
+                          may_skip=may_skip)  # fmt: skip
 
     outcomes: list[MutantOutcome] = []
     killed = 0
@@ -302,6 +311,8 @@ def mutate_topic(
             for done in as_completed(futures):
                 outcome = done.result()
                 outcomes.append(outcome)
+                with lock:
+                    killers.update(outcome.claims_killed)
                 killed += outcome.status == "killed"
                 tests_text = {None: "-", True: "killed", False: "survived"}[outcome.tests_killed]
                 say(f"[{len(outcomes)}/{len(mutants)}] {futures[done].describe()} → "

@@ -46,8 +46,9 @@ def add_mutate_parser(sub, seed_type: Callable[[str], int]) -> argparse.Argument
     p.add_argument(
         "--all-claims", action="store_true",
         help="run each mutant on every claim whose path holds the function (default: only "
-        "on the claims that execute the mutated line, traced in the baseline run; a mutant "
-        "none executes is equivalent without a run)",
+        "on the claims that execute the mutated line, traced in the baseline run, and after "
+        "a kill only on claims that have killed nothing yet; a mutant none executes is "
+        "equivalent without a run)",
     )  # fmt: skip
     p.add_argument(
         "--dry-run", action="store_true", help="list the mutants that would run; run nothing"

@@ -34,14 +34,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
 from ntsim.mutation._closure import FunctionRef, claim_path
 from ntsim.mutation._operators import Site, function_sites
-from ntsim.mutation._worker import ANSWER_PREFIX
+from ntsim.mutation._worker import ANSWER_PREFIX, noticed
 
 __all__ = [
     "TESTS_WHEN",
@@ -197,11 +197,10 @@ def classify(baseline: dict, mutant: dict) -> tuple[list[str], list[str], list[s
     killed, changed, errored = [], [], []
     for claim_id, summary in mutant.items():
         base = baseline[claim_id]
-        if summary["error"] and not base["error"]:
+        if noticed(summary, base):
             killed.append(claim_id)
-            errored.append(claim_id)
-        elif summary["verdict"] != base["verdict"] or summary["matched"] != base["matched"]:
-            killed.append(claim_id)
+            if summary["error"] and not base["error"]:
+                errored.append(claim_id)
         elif not _same_numbers(summary["numbers"], base["numbers"]):
             changed.append(claim_id)
     return killed, changed, errored
@@ -447,13 +446,18 @@ def run_mutant(
     tests: str = "survivors",
     server: ClaimServer | None = None,
     coverage: Mapping | None = None,
+    may_skip: Collection[str] | None = None,
 ) -> MutantOutcome:
     """Run one mutant on its claims, then on the unit tests naming its function (``tests``:
     ``"survivors"`` — only when it survived the claims; ``"all"``; ``"none"``); classify it.
 
     With ``coverage`` (:func:`run_covered_baseline`) only the claims that execute the mutated
     node run; a mutant no claim executes is ``equivalent`` without a run (its
-    ``claims_run`` is empty).
+    ``claims_run`` is empty). With ``may_skip`` (the claims that already killed some mutant)
+    the claims run one at a time, the others first, and after a kill the run stops once only
+    claims of ``may_skip`` are left: the status is the same, a claim that has killed nothing
+    yet is never skipped (so which claims kill nothing is exact), and ``claims_run`` names
+    the claims that ran.
     """
     if tests not in TESTS_WHEN:
         raise ValueError(f"tests must be one of {TESTS_WHEN}, got {tests!r}.")
@@ -479,6 +483,11 @@ def run_mutant(
         "scale": scale,
         "seed": seed,
     }
+    if may_skip is not None and len(claim_ids) > 1:
+        spec["stop_on_kill"] = {
+            "baseline": {c: baseline[c] for c in claim_ids},
+            "may_skip": sorted(set(may_skip) & set(claim_ids)),
+        }
     summary = _ask(server, spec, timeout) if claim_ids else {"claims": {}}
     if summary.get("apply_error"):
         outcome.status, outcome.error = "invalid", summary["apply_error"]
@@ -489,6 +498,7 @@ def run_mutant(
         outcome.claims_errored = list(claim_ids)
         outcome.error = "timeout" if summary.get("timeout") else summary["crash"]
     else:
+        outcome.claims_run = list(summary["claims"])
         killed, changed, errored = classify(baseline, summary["claims"])
         outcome.claims_killed, outcome.claims_changed = killed, changed
         outcome.claims_errored = errored

@@ -31,7 +31,7 @@ import numpy as np
 
 from ntsim.mutation._closure import MUTABLE_PACKAGES
 
-__all__ = ["ANSWER_PREFIX", "apply_mutant", "claim_summary", "run_claims_summary"]
+__all__ = ["ANSWER_PREFIX", "apply_mutant", "claim_summary", "noticed", "run_claims_summary"]
 
 #: Marks the answer line on stdout (anything else printed there is ignored).
 ANSWER_PREFIX = "@@ntsim-mutant@@ "
@@ -193,11 +193,41 @@ def _covered_runs(claims, scale: str, seeds: tuple[int, ...]) -> tuple[list, dic
     return records, coverage
 
 
+def noticed(summary: dict, base: dict) -> bool:
+    """Whether a claim killed the mutant: it raised where the baseline did not, or its verdict
+    or counterexample match changed (the rule of :func:`ntsim.mutation.classify`)."""
+    return (
+        bool(summary["error"] and not base["error"])
+        or summary["verdict"] != base["verdict"]
+        or summary["matched"] != base["matched"]
+    )
+
+
+def _runs_until_kill(claims, scale: str, seeds: tuple[int, ...], stop: dict) -> dict:
+    """Summaries of ``claims`` run one at a time, those not in ``stop["may_skip"]`` first
+    (each ordering groups the claims of one simulation, which a shared cache computes once);
+    after a kill, stop once every claim left is one that may be skipped."""
+    from ntsim.claims import RunCache, run_claims
+
+    may_skip, baseline = set(stop["may_skip"]), stop["baseline"]
+    order = sorted(claims, key=lambda c: (c.id in may_skip, c.uses.name, c.id))
+    cache, summaries, killed = RunCache(maxsize=4), {}, False
+    for index, claim in enumerate(order):
+        (record,) = run_claims([claim], scale=scale, seeds=seeds, cache=cache)
+        summaries[claim.id] = claim_summary(record)
+        killed = killed or noticed(summaries[claim.id], baseline[claim.id])
+        if killed and all(c.id in may_skip for c in order[index + 1 :]):
+            break
+    return summaries
+
+
 def run_claims_summary(spec: dict) -> dict:
     """Apply the mutant, run the spec's claims at its scale and seed, summarise each, and
     put the original code back. With ``spec["coverage"]`` (the baseline), also answer which
     lines of ``ntsim.theory`` and ``ntsim.core`` each claim runs (``"coverage"``:
-    ``{claim: {module: [lines]}}``)."""
+    ``{claim: {module: [lines]}}``). With ``spec["stop_on_kill"]`` (``{"baseline": {claim:
+    summary}, "may_skip": [claims]}``) stop early after a kill (:func:`_runs_until_kill`):
+    only the claims that ran are answered."""
     try:
         restore = apply_mutant(spec)
     except Exception as exc:  # a mutant that does not compile kills nothing: report it
@@ -210,6 +240,9 @@ def run_claims_summary(spec: dict) -> dict:
         seeds = (spec.get("seed", 0),)
         scale = spec.get("scale", "quick")
         coverage = None
+        if spec.get("stop_on_kill"):
+            summaries = _runs_until_kill(claims, scale, seeds, spec["stop_on_kill"])
+            return {"apply_error": None, "claims": summaries}
         if spec.get("coverage"):
             records, coverage = _covered_runs(claims, scale, seeds)
         else:

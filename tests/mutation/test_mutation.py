@@ -448,3 +448,38 @@ def test_dry_run_with_resume_marks_the_mutants_resume_would_keep(monkeypatch, ca
     assert all(line.endswith("(kept by --resume)") for line in lines)
     assert main(["mutate", "--topic", "overtraining", "--dry-run"]) == 0
     assert not any("kept by" in line for line in capsys.readouterr().out.splitlines())
+
+
+def test_after_a_kill_only_claims_that_killed_before_are_skipped(monkeypatch):
+    """``_runs_until_kill``: claims that have killed nothing run first; after a kill the run
+    stops once every claim left may be skipped, and never before."""
+    import types
+
+    import ntsim.claims
+    from ntsim.mutation import _worker
+
+    def claim(cid, sim):
+        return types.SimpleNamespace(id=cid, uses=types.SimpleNamespace(name=sim))
+
+    ran = []
+
+    def fake_run_claims(claims, **kw):
+        ran.append(claims[0].id)
+        return [claims[0]]
+
+    verdicts = {"a": "holds", "b": "refuted", "c": "holds", "d": "holds"}  # b is the killer
+    monkeypatch.setattr(ntsim.claims, "run_claims", fake_run_claims)
+    monkeypatch.setattr(_worker, "claim_summary", lambda c: {
+        "verdict": verdicts[c.id], "matched": None, "error": None, "numbers": []})  # fmt: skip
+    base = {c: {"verdict": "holds", "matched": None, "error": None} for c in "abcd"}
+    claims = [claim("a", "s2"), claim("b", "s1"), claim("c", "s1"), claim("d", "s3")]
+
+    out = _worker._runs_until_kill(claims, "quick", (0,), {"baseline": base,
+                                                          "may_skip": ["a", "c", "d"]})  # fmt: skip
+    assert ran == ["b"] and set(out) == {"b"}  # b first (never killed), then all skippable
+    ran.clear()
+    out = _worker._runs_until_kill(claims, "quick", (0,), {"baseline": base, "may_skip": ["c"]})
+    assert ran == ["b", "a", "d"]  # b kills, but a and d have killed nothing yet: they run
+    ran.clear()
+    out = _worker._runs_until_kill(claims, "quick", (0,), {"baseline": base, "may_skip": []})
+    assert ran == ["b", "c", "a", "d"]  # nothing may be skipped: all run, one simulation at a time
