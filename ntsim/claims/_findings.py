@@ -42,7 +42,10 @@ def _number(value) -> str:
 
 
 def _cell(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
+    """``text`` on one line, safe in a Markdown table cell: pipes and square brackets
+    escaped (a statement such as ``[I − A](Y − f)`` is not a link)."""
+    text = " ".join(str(text).split())
+    return text.replace("|", "\\|").replace("[", "\\[").replace("]", "\\]")
 
 
 def _reading(row: Mapping) -> str:
