@@ -296,6 +296,31 @@ REASONS: tuple[SurvivorReason, ...] = (
         "spearman_ci", _OUTSIDE, _CI + " (here the upper end mirrored below the centre)",
         operator="flip_sign", before="centre + half",
     ),
+    SurvivorReason(
+        "bootstrap_ci", _OUTSIDE, _CI + " (here the upper quantile moved to the lower one)",
+        operator="flip_sign", before="1 + level",
+    ),
+    SurvivorReason(
+        "mean_ci", _OUTSIDE, _CI + " (here the upper end at the mean)",
+        operator="drop_term", before="mean + half",
+    ),
+    # ------------------------------------------------------------------ stability
+    SurvivorReason(
+        "lemma_a2_3_bound", _OUTSIDE, _LOOSER + " (the Lemma A.2.3 bias bound's ‖w‖R doubled)",
+        operator="scale_x2",
+    ),
+    SurvivorReason(
+        "soudry_rate", _OUTSIDE, _LOOSER + " (Soudry et al.'s log log t/log t term doubled)",
+        operator="scale_x2",
+    ),
+    SurvivorReason(
+        "lemma_a2_2_sides", _OUTSIDE, _LOOSER + " (the |b2| term of Lemma A.2.2 doubled)",
+        operator="scale_x2",
+    ),
+    SurvivorReason(
+        "lemma_a2_2_sides", _OUTSIDE, _TIGHTER + " (Lemma A.2.2's bound without its 1 +)",
+        operator="drop_term", before="1 + jnp.linalg.norm(v2, axis=-1) * nx",
+    ),
     # ------------------------------------------------------------------ linear_teachers
     SurvivorReason(
         "risk_bound_thm6_1", _OUTSIDE, _LOOSER + " (the Thm 6.1 risk bound doubled)",
