@@ -85,7 +85,9 @@ __all__ = [
     "run_mutate_command",
     "select_mutants",
     "stale_matrix",
+    "kept_outcomes",
     "reusable_outcomes",
+    "site_key",
     "topic_claims_hash",
     "topic_functions",
     "write_matrix",
@@ -133,6 +135,25 @@ def reusable_outcomes(
         if claims and all(recorded.get(cid) == hashes.get(cid) for cid in claims):
             kept.append(outcome)
     return kept
+
+
+def kept_outcomes(plan: TopicPlan, previous: Mapping | None) -> tuple[dict, dict]:
+    """``(claim → code hash now, {mutant key: outcome})``: the recorded outcomes of
+    ``previous`` (a topic's ``MUTATION.json`` entry) that ``--resume`` keeps
+    (:func:`reusable_outcomes`), keyed by ``(module, function, index, operator, before)``."""
+    from ntsim.claims import claim_code_hash  # lazily: the CLI imports this package early
+
+    hashes = {c.id: claim_code_hash(c) for c in plan.claims}
+    reusable = reusable_outcomes(previous, plan.users, hashes, topic_claims_hash(plan.claims))
+    return hashes, {
+        _key(o["module"], o["function"], o["index"], o["operator"], o["before"]): o
+        for o in reusable
+    }
+
+
+def site_key(module: str, site: Site) -> tuple:
+    """The key of a planned mutant in :func:`kept_outcomes`."""
+    return _key(module, site.function, site.index, site.operator, site.before)
 
 
 def _matches(ref: FunctionRef, names: Sequence[str]) -> bool:
@@ -188,10 +209,6 @@ def _key(module: str, function: str, index: int, operator: str, before: str) -> 
     return (module, function, int(index), operator, before)
 
 
-def _site_key(module: str, site: Site) -> tuple:
-    return _key(module, site.function, site.index, site.operator, site.before)
-
-
 def mutate_topic(
     topic: str,
     *,
@@ -239,14 +256,9 @@ def mutate_topic(
     start = time.perf_counter()
     plan = plan_topic(topic, functions=functions, sample=sample, sample_seed=sample_seed)
     claims, users = plan.claims, plan.users
-    from ntsim.claims import claim_code_hash
-
-    hashes = {c.id: claim_code_hash(c) for c in claims}
-    reusable = reusable_outcomes(previous, users, hashes, topic_claims_hash(claims))
-    kept = {_key(o["module"], o["function"], o["index"], o["operator"], o["before"]): o
-            for o in reusable}  # fmt: skip
-    reused = [kept[k] for k in (_site_key(m, s) for m, s in plan.mutants) if k in kept]
-    mutants = [(m, s) for m, s in plan.mutants if _site_key(m, s) not in kept]
+    hashes, kept = kept_outcomes(plan, previous)
+    reused = [kept[k] for k in (site_key(m, s) for m, s in plan.mutants) if k in kept]
+    mutants = [(m, s) for m, s in plan.mutants if site_key(m, s) not in kept]
     chosen = {(module, site.function) for module, site in plan.mutants}
     claim_ids = sorted({cid for module, site in mutants for cid in users[(module, site.function)]})
     say(f"{topic}: {len(plan.mutants)} mutants of {len(chosen)} functions ({len(reused)} "
@@ -278,7 +290,7 @@ def mutate_topic(
 
     # Claims that have killed some mutant may be skipped after another claim kills one
     # (run_mutant); a claim that has killed nothing yet always runs.
-    killers = {cid for o in reusable for cid in o["claims_killed"]}
+    killers = {cid for o in kept.values() for cid in o["claims_killed"]}
     lock = threading.Lock()
 
     def run(module: str, site: Site) -> MutantOutcome:

@@ -76,21 +76,6 @@ def add_mutate_parser(sub, seed_type: Callable[[str], int]) -> argparse.Argument
     return p
 
 
-def _site_key(module: str, site) -> tuple:
-    return (module, site.function, site.index, site.operator, site.before)
-
-
-def _reusable_keys(out: pathlib.Path, topic: str, claim_seed: int, plan) -> set[tuple]:
-    """The planned mutants ``--resume`` would keep (for ``--dry-run --resume``)."""
-    from ntsim.claims import claim_code_hash
-    from ntsim.mutation import reusable_outcomes, topic_claims_hash
-
-    hashes = {c.id: claim_code_hash(c) for c in plan.claims}
-    entry = _recorded_entry(out, topic, claim_seed)
-    kept = reusable_outcomes(entry, plan.users, hashes, topic_claims_hash(plan.claims))
-    return {(o["module"], o["function"], o["index"], o["operator"], o["before"]) for o in kept}
-
-
 def _recorded_entry(out: pathlib.Path, topic: str, claim_seed: int) -> dict | None:
     """The entry ``out/MUTATION.json`` holds for ``topic`` at this claim seed and quick scale
     (``ntsim mutate --resume`` reuses the outcomes of the claims that did not change)."""
@@ -127,7 +112,7 @@ def _replay_controls(args) -> int:
 
 def run_mutate_command(args, log: Callable[[str], None]) -> int:
     """``ntsim mutate``: run the matrix (or replay the controls) for ``args``."""
-    from ntsim.mutation import mutate_topic, plan_topic, write_matrix
+    from ntsim.mutation import kept_outcomes, mutate_topic, plan_topic, site_key, write_matrix
 
     if args.controls:
         return _replay_controls(args)
@@ -155,9 +140,10 @@ def run_mutate_command(args, log: Callable[[str], None]) -> int:
     for topic in topics:  # validate every topic and function before running any
         plan = plan_topic(topic, **options)
         if args.dry_run:
-            recorded = _reusable_keys(out, topic, args.claim_seed, plan) if args.resume else set()
+            entry = _recorded_entry(out, topic, args.claim_seed) if args.resume else None
+            recorded = kept_outcomes(plan, entry)[1]
             for module, site in plan.mutants:
-                kept = _site_key(module, site) in recorded
+                kept = site_key(module, site) in recorded
                 print(f"{topic}  {module}.{site.describe()}" + ("  (kept by --resume)" * kept))
     if args.dry_run:
         return 0
