@@ -14,6 +14,21 @@ import numpy as np
 import pytest
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
+DEFERRED = pathlib.Path(__file__).parent / "deferred_to_test_full.txt"
+
+
+def deferred_test_ids() -> set[str]:
+    """Node ids `make test` leaves to `make test-full` (``tests/deferred_to_test_full.txt``)."""
+    lines = (line.split("#", 1)[0].strip() for line in DEFERRED.read_text().splitlines())
+    return {line for line in lines if line}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark the tests of ``deferred_to_test_full.txt`` slow: CI's 15-minute budget."""
+    deferred = deferred_test_ids()
+    for item in items:
+        if item.nodeid in deferred:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture
