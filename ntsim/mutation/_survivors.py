@@ -347,6 +347,20 @@ REASONS: tuple[SurvivorReason, ...] = (
         operator="scale_x0.5",
     ),
     SurvivorReason(
+        "_approx_error", _EQUIVALENT,
+        "θ_T's alignment with θ_S set to 0.85 instead of 1.7: another task of the family; the "
+        "σ₀ → 0 trend toward eq. (5) is stated for every θ_T (both stay below GD's stability "
+        "limit)",
+        operator="scale_x0.5", before="s.alpha - inst",
+    ),
+    SurvivorReason(
+        "simulate_hinf_psd", _OUTSIDE,
+        "a positive multiple of the margin λ_min(H^∞ − XXᵀ/4)/λ_max(H^∞): the statement "
+        "H^∞ ⪰ XXᵀ/4 is its sign, which no positive rescaling changes (the normalisation by "
+        "λ_max is the report's, not the paper's)",
+        operator="scale_x0.5",
+    ),
+    SurvivorReason(
         "simulate_misalignment_threshold", _EQUIVALENT,
         "ratios σ^ft/σ^pre drawn around another gap; the claim leaves out its own gap and "
         "holds on both sides",

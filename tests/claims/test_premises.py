@@ -82,3 +82,57 @@ def test_converged_model_is_inconclusive_when_epsilon_breaks_assumption_a21():
     planted = _check(claim, run._replace(eps=10 * np.asarray(run.eps)))
     assert planted.outcome == "inconclusive"
     assert "ε <" in planted.notes
+
+
+def _relu_risk_out(norm_error):
+    """A risk run of Thm 6.1 / Cor 6.3 (two repeats) whose risks lie under both bounds."""
+    ones = np.ones((2, 1, 1))
+    return {"network_risk": 0.1 * ones, "thm6_1_bound": ones, "cor6_3_bound": ones,
+            "source_risk": np.zeros(2), "input_norm_error": np.asarray(norm_error)}  # fmt: skip
+
+
+@pytest.mark.parametrize("claim_id", ["linear_teachers.thm6_1.risk_main_term",
+                                      "linear_teachers.cor6_3.risk_main_term"])  # fmt: skip
+def test_relu_risk_bounds_are_inconclusive_off_the_unit_sphere(claim_id):
+    """Sec 6 assumes ‖x_i‖ = 1: a run whose inputs left the sphere (a rescaled generator)
+    decides neither bound, however its risks compare with them."""
+    from ntsim.claims import get_claim
+
+    check = get_claim(claim_id).check
+    assert check(_relu_risk_out([0.0, 1e-7])).outcome == "holds"
+    planted = check(_relu_risk_out([0.0, 1.0]))
+    assert planted.outcome == "inconclusive"
+    assert "unit-norm inputs" in planted.notes
+
+
+def test_relu_fine_tuning_reports_how_far_its_inputs_are_from_the_sphere():
+    import jax
+
+    from ntsim.theory import linear_teachers as lt
+
+    out = lt.simulate_relu_fine_tuning(
+        jax.random.PRNGKey(0), d=3, n_source=4, n_values=(3,), gap_norms=[0.1], width=16,
+        init_scale=0.1, pretrain_steps=2, fine_tune_steps=2, num_test=5,
+    )  # fmt: skip
+    assert 0.0 <= float(out["input_norm_error"]) < 1e-6
+
+
+@pytest.mark.parametrize("sizes, outcome", [((10, 20), "holds"), ((10, 10), "inconclusive")])
+def test_implied_constant_needs_two_measured_sample_sizes(sizes, outcome):
+    """ "Flat in n" is a trend: a run whose groups all saw the same n (a generator that drew
+    too few rows, so every slice was truncated) decides nothing about it."""
+    from ntsim.claims import get_claim
+    from ntsim.theory import linear_teachers as lt
+
+    run = lt.ImpliedConstantRun(c=np.ones((2, 50)), effective_rank=np.float64(3.0),
+                                n_values=sizes)  # fmt: skip
+    assert get_claim("linear_teachers.thm4_2.implied_constant").check(run).outcome == outcome
+
+
+def test_sizes_runs_report_the_sample_sizes_they_measured():
+    import jax
+
+    from ntsim.theory import linear_teachers as lt
+
+    setting = lt.SizesSetting(d=6, n_values=(2, 5), draws_per_n=2)
+    assert lt.simulate_identity_risk(jax.random.PRNGKey(0), setting).n_values == (2, 5)

@@ -15,6 +15,7 @@ import numpy as np
 
 from ntsim.claims._contract import Claim, Simulation, derived, printed, proof
 from ntsim.claims._decisions import AtMost, Tolerance, all_of, compare, estimate_in
+from ntsim.claims._premises import given
 from ntsim.core import mean_ci
 from ntsim.theory import linear_teachers as relu
 
@@ -224,10 +225,24 @@ RISK_RUNS = Simulation(
 )
 
 
+_TOL_UNIT_NORM = Tolerance(
+    "round-off", 1e-5, "Sec 6's ‖x_i‖ = 1, measured on every input drawn (float32 "
+    "normalisation: |‖x‖ − 1| ~ 1e-7)",
+)  # fmt: skip
+
+
+def _unit_norm_inputs(out: dict) -> dict:
+    """Sec 6's premise ‖x_i‖ = 1, per repeat, as measured on the run's inputs."""
+    error = np.asarray(out["input_norm_error"])
+    name = f"unit-norm inputs (|‖x‖ − 1| ≤ {_TOL_UNIT_NORM.value:g})"
+    return {name: error <= _TOL_UNIT_NORM.value}
+
+
 def check_thm6_1_main_term(out: dict):
-    """Clipped-ℓ1 risk of the fine-tuned net ≤ 2√(ỹᵀ(H^∞)⁻¹ỹ/n) (eq. (11) without O-term)."""
+    """Clipped-ℓ1 risk of the fine-tuned net ≤ 2√(ỹᵀ(H^∞)⁻¹ỹ/n) (eq. (11) without O-term),
+    on instances with unit-norm inputs (Sec 6's assumption; otherwise inconclusive)."""
     risk, bound = np.asarray(out["network_risk"]), np.asarray(out["thm6_1_bound"])
-    return compare(
+    conclusion = compare(
         risk, bound, relation="upper_bound", num_instances=risk.size,
         diagnostics={"max risk/bound": (risk / bound).max(),
                      "median risk/bound": float(np.median(risk / bound)),
@@ -235,18 +250,21 @@ def check_thm6_1_main_term(out: dict):
         notes="Main term only (the O(√(log(n/(λ₀δ))/n)) term has no stated constant); risk on "
         "fresh unit-norm test points; ỹ includes the pretraining error on the target inputs.",
     )  # fmt: skip
+    return given(conclusion, _unit_norm_inputs(out))
 
 
 def check_cor6_3_main_term(out: dict):
-    """Clipped-ℓ1 risk of the fine-tuned net ≤ 6‖θ_T − θ_S‖/√n (Cor. 6.3 without O-term)."""
+    """Clipped-ℓ1 risk of the fine-tuned net ≤ 6‖θ_T − θ_S‖/√n (Cor. 6.3 without O-term),
+    on instances with unit-norm inputs (Sec 6's assumption; otherwise inconclusive)."""
     risk, bound = np.asarray(out["network_risk"]), np.asarray(out["cor6_3_bound"])
-    return compare(
+    conclusion = compare(
         risk, bound, relation="upper_bound", num_instances=risk.size,
         diagnostics={"max risk/bound": (risk / bound).max(),
                      "pretrained-net risk vs θ_S": np.asarray(out["source_risk"]).mean()},
         notes="Main term only. Cor. 6.3 assumes perfect pretraining (Ass. 3.2), which a finite "
         "network trained on n_S = 40 points only approximates.",
     )  # fmt: skip
+    return given(conclusion, _unit_norm_inputs(out))
 
 
 CLAIMS: tuple = (

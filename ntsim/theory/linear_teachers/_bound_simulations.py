@@ -63,14 +63,21 @@ class SizesSetting:
 
 
 def _over_sizes(key, instance_fn, fn, setting: SizesSetting):
+    """``fn`` on ``draws_per_n`` instances per sample size, and the sizes it actually saw.
+
+    Returns ``(outputs stacked over sizes, sizes)``; ``sizes`` is read from the inputs each
+    group was given (not copied from the setting), so a run reports the ``n`` it measured.
+    """
     ns, per_n = setting.n_values, setting.draws_per_n
     keys = jax.random.split(key, len(ns) * per_n)
     instances = jax.jit(jax.vmap(lambda k: instance_fn(k, max(ns))))(keys)
-    outs = []
+    outs, sizes = [], []
     for j, n in enumerate(ns):
         group = jax.tree.map(lambda a, j=j: a[j * per_n : (j + 1) * per_n], instances)
-        outs.append(jax.jit(jax.vmap(fn))({**group, "x": group["x"][:, :n]}))
-    return jax.tree.map(lambda *a: jnp.stack(a), *outs)
+        x = group["x"][:, :n]
+        sizes.append(int(x.shape[1]))
+        outs.append(jax.jit(jax.vmap(fn))({**group, "x": x}))
+    return jax.tree.map(lambda *a: jnp.stack(a), *outs), tuple(sizes)
 
 
 class Thm42Run(NamedTuple):
@@ -80,7 +87,7 @@ class Thm42Run(NamedTuple):
       bound: ``R(γ)/bound(3)`` for every ``m = 1..d``, ``(n, draws, d)``.
       davis_kahan: ``‖P_⊥V_{≤m}‖·λ_m/ĝ``, ``(n, draws, d)``.
       null_space: ``R(γ)/(ĝ‖P_⊥v‖²)``, ``(n, draws)``.
-      n_values: the sample sizes.
+      n_values: the sample sizes, as measured on the inputs of each group.
     """
 
     bound: Array
@@ -117,8 +124,8 @@ def simulate_thm4_2_deterministic(key: PRNGKey, setting: SizesSetting) -> Thm42R
             "null_space": risk / _bounds.risk_null_space_bound(x, ts, tt, sigma),
         }
 
-    out = _over_sizes(key, instance, ratios, setting)
-    return Thm42Run(**out, n_values=tuple(setting.n_values))
+    out, sizes = _over_sizes(key, instance, ratios, setting)
+    return Thm42Run(**out, n_values=sizes)
 
 
 class ImpliedConstantRun(NamedTuple):
@@ -139,11 +146,11 @@ def simulate_implied_constant(key: PRNGKey, setting: SizesSetting) -> ImpliedCon
         basis = random_orthogonal(k_basis, d)
         return {"sigma": covariance(spectrum, basis), "x": gaussian_inputs(k_x, n, spectrum, basis)}
 
-    c = _over_sizes(
+    c, sizes = _over_sizes(
         key, instance, lambda inst: _bounds.implied_constant(inst["x"], inst["sigma"], delta=1.0),
         setting,
     )  # fmt: skip
-    return ImpliedConstantRun(c, _bounds.effective_rank(spectrum), tuple(setting.n_values))
+    return ImpliedConstantRun(c, _bounds.effective_rank(spectrum), sizes)
 
 
 class IdentityRiskRun(NamedTuple):
@@ -172,7 +179,8 @@ def simulate_identity_risk(key: PRNGKey, setting: SizesSetting) -> IdentityRiskR
         risk = _regression.risk_thm4_1(x, ts, tt, jnp.eye(d, dtype=x.dtype))
         return risk / ((d - n) / d * jnp.sum((tt - ts) ** 2))
 
-    return IdentityRiskRun(_over_sizes(key, instance, ratio, setting), tuple(setting.n_values), d)
+    ratios, sizes = _over_sizes(key, instance, ratio, setting)
+    return IdentityRiskRun(ratios, sizes, d)
 
 
 THM4_2_DETERMINISTIC_SETTINGS = {

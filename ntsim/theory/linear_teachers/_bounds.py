@@ -288,7 +288,7 @@ def effective_rank(spectrum: ArrayLike) -> Array:
 def _rate(spectrum: Array, n: ArrayLike, delta: ArrayLike) -> Array:
     """``max{√(r_0/n), r_0/n, √(δ/n), δ/n}`` (Thm 4.2's ``g`` without ``cλ_1``)."""
     n = jnp.asarray(n, spectrum.dtype)
-    r0 = jnp.sum(spectrum) / jnp.max(spectrum)
+    r0 = effective_rank(spectrum)
     a, b = r0 / n, jnp.asarray(delta, spectrum.dtype) / n
     return jnp.maximum(jnp.maximum(jnp.sqrt(a), a), jnp.maximum(jnp.sqrt(b), b))
 

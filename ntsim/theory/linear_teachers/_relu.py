@@ -401,8 +401,10 @@ def simulate_relu_fine_tuning(
       :func:`kernel_predictor`), ``network_kernel_gap`` (mean |f_net − f_kernel| on the test
       inputs), ``hinf_norm`` (``√(ỹᵀ(H^∞)⁻¹ỹ)``), ``weight_distance`` (``‖W_FT − W_S‖_F``),
       ``thm6_1_bound``, ``cor6_3_bound`` (main terms), ``train_loss`` (final), ``lambda_min``
-      (``λ₀``); and scalars ``source_train_loss`` and ``source_risk`` (clipped-ℓ1 risk of the
-      pretrained network w.r.t. ``θ_S``).
+      (``λ₀``); and scalars ``source_train_loss``, ``source_risk`` (clipped-ℓ1 risk of the
+      pretrained network w.r.t. ``θ_S``) and ``input_norm_error`` (``max_i |‖x_i‖ − 1|`` over
+      the source, target and test inputs drawn: Sec 6 assumes unit-norm inputs, and a check
+      can verify that the instance meets it).
     """
     where = "simulate_relu_fine_tuning"
     n_values = tuple(check_positive_int(where, "n_values", n) for n in n_values)
@@ -458,4 +460,6 @@ def simulate_relu_fine_tuning(
     result = {name: jnp.stack(values) for name, values in out.items()}
     result["source_train_loss"] = jnp.mean((net(pre.params, x_s) - x_s @ theta_s) ** 2)
     result["source_risk"] = clipped_l1_loss(f_s_test, x_test @ theta_s)
+    inputs = jnp.concatenate([x_s, x_all, x_test])
+    result["input_norm_error"] = jnp.max(jnp.abs(jnp.linalg.norm(inputs, axis=1) - 1.0))
     return result
