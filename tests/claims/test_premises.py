@@ -136,3 +136,70 @@ def test_sizes_runs_report_the_sample_sizes_they_measured():
 
     setting = lt.SizesSetting(d=6, n_values=(2, 5), draws_per_n=2)
     assert lt.simulate_identity_risk(jax.random.PRNGKey(0), setting).n_values == (2, 5)
+
+
+# --- pooled noise statistics (ntsim.claims._noise_premises.pooled_z_within) --------------------
+
+
+def test_pooled_z_premise_passes_standard_normal_noise_and_fails_a_shifted_signal():
+    from ntsim.claims._noise_premises import PREMISE_Z, pooled_z_within
+
+    z = np.random.default_rng(0).standard_normal((400, 2))
+    assert pooled_z_within(z).tolist() == [True, True]
+    shifted = z + np.array([0.0, -0.25])  # a quarter-σ shift: pooled −5 (√400 · 0.25)
+    assert pooled_z_within(shifted).tolist() == [True, False]
+    assert bool(pooled_z_within(np.full(16, PREMISE_Z / 4)))  # exactly at the bound
+    assert not bool(pooled_z_within(np.full(16, PREMISE_Z / 4 + 1e-9)))
+    with pytest.raises(ValueError, match="finite"):
+        pooled_z_within(np.array([0.0, np.nan]))
+    with pytest.raises(ValueError, match="at least one"):
+        pooled_z_within(np.array([]))
+
+
+def _sobolev_sweep(noise_z):
+    """A synthetic Sobolev sweep (two N × 30 draws) inside the guarantee, with ``noise_z``."""
+    from ntsim.theory import early_stopping as es
+
+    sizes = np.array([100, 200])
+    bound = 12 * (17 / 16) * 0.1 * (sizes[:, None] / 100.0) ** (-2 / 3) * np.ones((2, 30))
+    fields = {name: 0.01 * bound for name in es.SobolevSweep._fields}
+    fields.update(sizes=sizes, guarantee=bound, noise_z=noise_z)
+    return es.SobolevSweep(**fields)
+
+
+@pytest.mark.parametrize(
+    "claim_id",
+    ["early_stopping.raskutti_thm1.sobolev_guarantee", "early_stopping.holdout.within_guarantee"],
+)
+def test_sobolev_claims_are_inconclusive_when_the_data_do_not_follow_f_star(claim_id):
+    """Raskutti et al.'s Thm 1 is about y = f*(x) + w: a generator that draws y from f*/2
+    (the noise along f* then has mean −‖f*‖/(2σ) per draw) leaves no verdict."""
+    from ntsim.claims import get_claim
+
+    claim = get_claim(claim_id)
+    z = np.random.default_rng(1).standard_normal((2, 30))
+    assert claim.check(_sobolev_sweep(z)).outcome == "holds"
+    planted = claim.check(_sobolev_sweep(z - 1.0))  # pooled z ≈ −√60
+    assert planted.outcome == "inconclusive"
+    assert "noise centred along f*" in planted.notes
+
+
+def test_negation_hurts_is_inconclusive_when_fine_tuning_and_test_tasks_differ():
+    """Cor 1 (eq. (105)): the fine-tuning and the test targets come from the same task δ*. A
+    generator that fine-tunes on δ*/2 shifts the training noise statistic; the test one stays."""
+    from ntsim.claims import get_claim
+    from ntsim.theory import early_stopping as es
+
+    claim = get_claim("early_stopping.cor1.negation_hurts")
+    rng = np.random.default_rng(2)
+    fields = {name: np.zeros(200) for name in es.LinearTaskVectorRun._fields}
+    fields.update(
+        gap_same_task=1.0 + 0.3 * rng.standard_normal(200),
+        task_noise_z=rng.standard_normal((200, 2)),
+    )
+    run = es.LinearTaskVectorRun(**fields)
+    assert claim.check(run).outcome == "holds"
+    train_shifted = run.task_noise_z - np.array([1.0, 0.0])
+    planted = claim.check(run._replace(task_noise_z=train_shifted))
+    assert planted.outcome == "inconclusive"
+    assert "fine-tuning targets" in planted.notes and "test targets" not in planted.notes

@@ -306,6 +306,9 @@ def test_sobolev_benchmark_fields_match_direct_computation(x64, key):
     )  # fmt: skip
     assert int(out.holdout_step) == int(held.step)
     np.testing.assert_allclose(out.holdout, np.mean((held.predictions - target) ** 2), rtol=1e-9)
+    noise = np.asarray(y) - target  # the realised noise along f*, standardised
+    z = noise @ target / (es.SOBOLEV_NOISE_STD * np.linalg.norm(target))
+    np.testing.assert_allclose(out.noise_z, z, rtol=1e-9)
     skipped = es.sobolev_benchmark(key, n, holdout_fraction=None, max_steps=10)
     assert np.isnan(float(skipped.holdout)) and int(skipped.holdout_step) == -1
     with pytest.raises(ValueError, match="holdout_fraction"):

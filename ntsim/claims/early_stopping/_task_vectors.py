@@ -14,6 +14,8 @@ import numpy as np
 
 from ntsim.claims._contract import Claim, Simulation, ViolationFraction, printed, proof
 from ntsim.claims._decisions import AtLeast, Tolerance, all_of, compare, estimate_in
+from ntsim.claims._noise_premises import pooled_z_within
+from ntsim.claims._premises import given
 from ntsim.core import mean_ci
 from ntsim.theory import early_stopping as es
 
@@ -103,10 +105,16 @@ PRINTED_NEGATION_MISSES = ViolationFraction(between=(0.95, 1.0), min_violation=0
 
 
 def check_negation_positive(run: es.LinearTaskVectorRun):
-    """Cor 1, eq. (24): test targets from the fine-tuned task ⇒ E[MSE(θ_neg) − MSE(θ_FT)] > 0."""
+    """Cor 1, eq. (24): test targets from the fine-tuned task ⇒ E[MSE(θ_neg) − MSE(θ_FT)] > 0.
+
+    Premise (eq. (105)): the fine-tuning and the test targets are both f_PT + Jδ* + w with the
+    same δ*: the realised noise along Jδ* (``task_noise_z``, exactly N(0, 1) per instance
+    under it) is centred on the train and on the test inputs, pooled over the instances.
+    """
     gap = np.asarray(run.gap_same_task)
     mean, ci = mean_ci(gap)
-    return estimate_in(
+    z_train, z_test = pooled_z_within(np.asarray(run.task_noise_z))
+    conclusion = estimate_in(
         float(mean),
         ci,
         AtLeast(0.0),
@@ -114,6 +122,13 @@ def check_negation_positive(run: es.LinearTaskVectorRun):
         diagnostics={"positive gaps": int(np.sum(gap > 0)), "sd of the gap": float(gap.std())},
         notes="Y = f_PT + Jδ* + w (σ = 0.5) on train and test inputs, δ* in task 1's row "
         "space, θ_neg = θ_PT − τ; 95% Student-t CI of the mean gap. " + _sizes(run),
+    )
+    return given(
+        conclusion,
+        {
+            "fine-tuning targets f_PT + Jδ* + w (eq. (105))": z_train,
+            "test targets f_PT + Jδ* + w, the same δ* (eq. (105))": z_test,
+        },
     )
 
 

@@ -239,6 +239,9 @@ class LinearTaskVectorRun(NamedTuple):
       gap_formula: eq. (104), :func:`negation_gap`.
       gap_same_task: the corrected gap when train and test targets come from task 1
         (``Y = f_PT + Jδ* + w``, ``σ = 0.5``, eq. (105)).
+      task_noise_z: for those targets, ``⟨Y − f_PT − Jδ*, Jδ*⟩/(σ‖Jδ*‖)`` on the train and
+        on the test inputs, ``(instances, 2)``: the realised noise along the task's signal,
+        exactly ``N(0, 1)`` when both sets follow eq. (105) with the same ``δ*``.
     """
 
     tau_error: Array
@@ -252,6 +255,16 @@ class LinearTaskVectorRun(NamedTuple):
     gap_printed: Array
     gap_formula: Array
     gap_same_task: Array
+    task_noise_z: Array
+
+
+#: Noise of Cor 1's same-task targets (eq. (105)); ours.
+_TASK_NOISE_STD = 0.5
+
+
+def _noise_z(targets, f_pt, signal):
+    """``⟨Y − f_PT − s, s⟩/(σ‖s‖)``: the noise along the signal ``s``, standardised."""
+    return (targets - f_pt - signal) @ signal / (_TASK_NOISE_STD * jnp.linalg.norm(signal))
 
 
 def _random_jacobians(key, p: int, n: int, n_test: int, orthogonal: bool):
@@ -299,8 +312,10 @@ def _linear_task_instance(key, setting: LinearTaskVectorSetting) -> LinearTaskVe
     # Y = f_PT + Jδ* + w, with δ* in task 1's row space and noise σ = 0.5
     k_star, k_w1, k_w2 = jax.random.split(jax.random.fold_in(key, 1), 3)
     delta_star = j1.T @ jax.random.normal(k_star, (n,)) / jnp.sqrt(p)
-    y1_task = f1 + j1 @ delta_star + 0.5 * jax.random.normal(k_w1, (n,))
-    y_test_task = f_test + j1_test @ delta_star + 0.5 * jax.random.normal(k_w2, (n_test,))
+    y1_task = f1 + j1 @ delta_star + _TASK_NOISE_STD * jax.random.normal(k_w1, (n,))
+    y_test_task = (
+        f_test + j1_test @ delta_star + _TASK_NOISE_STD * jax.random.normal(k_w2, (n_test,))
+    )
     tau_task = gd_task_vector(j1, f1, y1_task, eps1, steps)
     return LinearTaskVectorRun(
         tau_error=jnp.linalg.norm(tau1 - closed1) / jnp.linalg.norm(tau1),
@@ -317,6 +332,12 @@ def _linear_task_instance(key, setting: LinearTaskVectorSetting) -> LinearTaskVe
         gap_formula=negation_gap(j1_test, f_test, y_test, tau1),
         gap_same_task=linearised_mse(j1_test, f_test, y_test_task, -tau_task)
         - linearised_mse(j1_test, f_test, y_test_task, tau_task),
+        task_noise_z=jnp.stack(
+            [
+                _noise_z(y1_task, f1, j1 @ delta_star),
+                _noise_z(y_test_task, f_test, j1_test @ delta_star),
+            ]
+        ),
     )
 
 
