@@ -49,6 +49,7 @@ import time
 import traceback
 from collections.abc import Sequence
 
+from ntsim.falsify import add_falsify_parser
 from ntsim.mutation import add_mutate_parser
 
 __all__ = ["main", "run_script"]
@@ -157,6 +158,7 @@ def _build_parser() -> argparse.ArgumentParser:
                    help="which verification tables --stale reads (default full)")  # fmt: skip
     _add_common(p, scale=False)
     add_mutate_parser(sub, seed_argument)
+    add_falsify_parser(sub, seed_argument)
     return parser
 
 
@@ -401,6 +403,12 @@ def _cmd_report(args) -> int:
     return 0
 
 
+def _cmd_falsify(args) -> int:
+    from ntsim.falsify import run_falsify_command
+
+    return run_falsify_command(args, _log)
+
+
 def _cmd_mutate(args) -> int:
     from ntsim.mutation import run_mutate_command
 
@@ -414,6 +422,7 @@ _COMMANDS = {
     "reproduce": _cmd_reproduce,
     "report": _cmd_report,
     "mutate": _cmd_mutate,
+    "falsify": _cmd_falsify,
 }
 
 

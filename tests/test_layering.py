@@ -14,15 +14,17 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 # What each layer may not import (prefix match on the imported module).
 FORBIDDEN = {
     "ntsim.core": ("ntsim.theory", "ntsim.claims", "ntsim.transformers", "ntsim.cli",
-                   "ntsim.experiment", "ntsim.mutation", "experiments"),
+                   "ntsim.experiment", "ntsim.mutation", "ntsim.falsify", "experiments"),
     "ntsim.transformers": ("ntsim.theory", "ntsim.claims", "ntsim.cli", "ntsim.experiment",
-                           "ntsim.mutation", "experiments"),
+                           "ntsim.mutation", "ntsim.falsify", "experiments"),
     "ntsim.theory": ("ntsim.claims", "ntsim.cli", "ntsim.experiment", "ntsim.mutation",
+                     "ntsim.falsify", "experiments"),
+    "ntsim.claims": ("ntsim.cli", "ntsim.experiment", "ntsim.mutation", "ntsim.falsify",
                      "experiments"),
-    "ntsim.claims": ("ntsim.cli", "ntsim.experiment", "ntsim.mutation", "experiments"),
-    "ntsim.experiment": ("ntsim.claims", "ntsim.cli", "ntsim.mutation"),
+    "ntsim.experiment": ("ntsim.claims", "ntsim.cli", "ntsim.mutation", "ntsim.falsify"),
     "ntsim.mutation": ("ntsim.cli", "ntsim.experiment", "experiments"),
-    "experiments": ("ntsim.claims", "ntsim.mutation"),
+    "experiments": ("ntsim.claims", "ntsim.mutation", "ntsim.falsify"),
+    "ntsim.falsify": ("ntsim.cli", "ntsim.experiment", "ntsim.mutation", "experiments"),
 }  # fmt: skip
 
 

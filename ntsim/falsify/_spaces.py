@@ -1,0 +1,103 @@
+"""The instance spaces :func:`~ntsim.falsify.falsify` searches, one per claim id.
+
+Declared here, beside the claims rather than inside them: a claim's recorded verdict is
+keyed to the source of its own path, and a search space is not on that path (adding one
+must not make every record stale). Each space uses the same public theory functions the
+claim's simulation uses, so a worst instance found here is an instance of the claim's own
+statement.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from ntsim.falsify._search import SearchSpace
+from ntsim.theory import linear_teachers as lt
+
+__all__ = ["SPACES", "get_space"]
+
+# Thm 5.4 of Shachaf et al. 2021 (Σ = I): sizes of the search (ours; the claim's quick
+# simulation uses d = 200, n = 20 Gaussian draws).
+_D, _N = 12, 4
+#: Largest measured ε the Thm 5.4 spaces admit (corrected (9) needs ε < 1).
+THM5_4_MAX_EPSILON = 0.9
+
+
+def _thm5_4_instance(params):
+    """``X`` free, ``θ_S`` on the unit sphere (Thm 5.4 has ‖θ_S‖ = 1), ``θ_T`` free."""
+    theta_s = params["theta_s"] / jnp.linalg.norm(params["theta_s"])
+    return {"x": params["x"], "theta_s": theta_s, "theta_t": params["theta_t"]}
+
+
+def _thm5_4_parts(instance):
+    x, theta_s, theta_t = instance["x"], instance["theta_s"], instance["theta_t"]
+    eye = jnp.eye(x.shape[1], dtype=x.dtype)
+    bounds = lt.random_projection_bounds(x, theta_s, theta_t)
+    risk_deep = lt.deep_risk(x, theta_s, theta_t, eye, jnp.inf)
+    risk_linear = lt.deep_risk(x, theta_s, theta_t, eye, 1.0)
+    return bounds, risk_deep, risk_linear
+
+
+def _thm5_4_feasible(instance):
+    bounds, _, _ = _thm5_4_parts(instance)
+    return bounds.epsilon < THM5_4_MAX_EPSILON
+
+
+def _thm5_4_space(claim_id: str, sides, description: str) -> SearchSpace:
+    return SearchSpace(
+        claim_id=claim_id,
+        parameters={"x": (_N, _D), "theta_s": (_D,), "theta_t": (_D,)},
+        to_instance=_thm5_4_instance,
+        sides=sides,
+        description=description,
+        feasible=_thm5_4_feasible,
+    )
+
+
+def _sides_corrected(instance):
+    bounds, risk_deep, _ = _thm5_4_parts(instance)
+    return risk_deep, bounds.eq9_corrected
+
+
+def _sides_printed(instance):
+    bounds, risk_deep, _ = _thm5_4_parts(instance)
+    return risk_deep, bounds.eq9
+
+
+def _sides_eq10(instance):
+    bounds, _, risk_linear = _thm5_4_parts(instance)
+    return risk_linear, bounds.eq10
+
+
+_EPS_DOMAIN = f"X ∈ R^{{{_N}×{_D}}}, ‖θ_S‖ = 1, θ_T free, measured ε < {THM5_4_MAX_EPSILON}"
+
+SPACES: dict[str, SearchSpace] = {
+    space.claim_id: space
+    for space in (
+        _thm5_4_space(
+            "linear_teachers.thm5_4.bounds", _sides_corrected,
+            f"R(β_∞) ≤ corrected (9) = ((d−n)/d)·4(1+ε)²/(1−ε)²·‖θ_T‖²‖Δ‖²; {_EPS_DOMAIN}",
+        ),
+        _thm5_4_space(
+            "linear_teachers.thm5_4.bound9_printed", _sides_printed,
+            f"R(β_∞) ≤ printed (9) with ζ = ε‖θ_T‖ (refuted: the search measures by how much); "
+            f"{_EPS_DOMAIN}",
+        ),
+        _thm5_4_space(
+            "linear_teachers.thm5_4.bound10_measured", _sides_eq10,
+            f"R(γ) ≤ (10) with the measured ε (true by definition: a control for the search); "
+            f"{_EPS_DOMAIN}",
+        ),
+    )
+}  # fmt: skip
+
+
+def get_space(claim_id: str) -> SearchSpace:
+    """The declared space of ``claim_id`` (a ``ValueError`` naming the ones that exist)."""
+    try:
+        return SPACES[claim_id]
+    except KeyError:
+        known = ", ".join(sorted(SPACES))
+        raise ValueError(
+            f"no search space is declared for {claim_id!r}; declared: {known}"
+        ) from None
