@@ -16,7 +16,10 @@ def add_falsify_parser(sub, seed_type: Callable[[str], int]) -> argparse.Argumen
         "falsify",
         help="search a bound's instance space for its worst case (FALSIFICATION.md)",
     )
-    p.add_argument("ids", nargs="*", metavar="ID", help="claim ids with a declared space")
+    p.add_argument(
+        "ids", nargs="*", metavar="ID",
+        help="claim ids with a declared space (or claim_id:part for one part of a claim)",
+    )  # fmt: skip
     p.add_argument("--all", action="store_true", help="every claim with a declared space")
     p.add_argument("--list", action="store_true", help="list the declared spaces and exit")
     p.add_argument("--restarts", type=int, default=32, help="random starts (default 32)")
@@ -56,8 +59,8 @@ def run_falsify_command(args, log: Callable[[str], None]) -> int:
     from ntsim.falsify._record import entry_for, save_search, write_table
 
     if args.list:
-        for claim_id, space in SPACES.items():
-            log(f"{claim_id}: {space.description}")
+        for name, space in SPACES.items():
+            log(f"{name}: {space.description}")
         return 0
     ids = list(SPACES) if args.all else args.ids
     if not ids:
@@ -74,7 +77,7 @@ def run_falsify_command(args, log: Callable[[str], None]) -> int:
     entries, surprises = [], []
     for space in spaces:
         key = jax.random.PRNGKey(args.seed)
-        log(f"{space.claim_id}: {args.method}, {args.restarts} starts ...")
+        log(f"{space.name}: {args.method}, {args.restarts} starts ...")
         if args.method == "random":
             result = random_search(space, key, samples=args.restarts * args.steps)
         else:
@@ -93,7 +96,7 @@ def run_falsify_command(args, log: Callable[[str], None]) -> int:
         log(f"  => worst ratio {result.worst_ratio:.4g} ({flag}; random starts "
             f"{result.start_worst_ratio:.4g}) in {result.seconds:.1f} s; saved {path}")  # fmt: skip
         if entry["violated"] and expect == "holds":
-            surprises.append(space.claim_id)
+            surprises.append(space.name)
     table = write_table(entries, out)
     log(f"wrote {table} and {table.with_suffix('.md')}")
     if surprises:

@@ -1,6 +1,6 @@
 """Saving what a search found: the worst instance (``.npz`` + JSON) and the table.
 
-``<out>/falsification/<claim id>.npz`` holds the worst instance's arrays (the theorem's
+``<out>/falsification/<claim id>[__<part>].npz`` holds the worst instance's arrays (the theorem's
 domain, as :meth:`SearchSpace.to_instance` returns them) and ``<claim id>.json`` the search
 that found it; ``<out>/FALSIFICATION.json`` keeps one entry per claim searched (a later run
 replaces the entries of the claims it ran) and ``<out>/FALSIFICATION.md`` is drawn from it.
@@ -26,7 +26,8 @@ def entry_for(result: SearchResult, space: SearchSpace, *, seed: int, restarts: 
     """The JSON entry of one search (and, when given, the claim's recorded verdict)."""
     history = np.nanmax(result.history, axis=1)
     entry = {
-        "claim": result.claim_id,
+        "space": result.claim_id,
+        "claim": space.claim_id,
         "statement": space.description,
         "method": result.method,
         "seed": seed,
@@ -36,7 +37,9 @@ def entry_for(result: SearchResult, space: SearchSpace, *, seed: int, restarts: 
         "seconds": round(result.seconds, 2),
         "start_worst_ratio": result.start_worst_ratio,
         "searched_worst_ratio": result.worst_ratio,
-        "violated": bool(result.worst_ratio > 1.0),
+        "tolerance": space.tolerance,
+        "violated": bool(result.worst_ratio > 1.0 + space.tolerance),
+        "equality_reached": bool(1.0 < result.worst_ratio <= 1.0 + space.tolerance),
         "feasible_starts": int(np.sum(np.isfinite(result.start_ratio))),
         "worst_ratio_by_record": [float(v) for v in history],
         "made": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
@@ -47,19 +50,25 @@ def entry_for(result: SearchResult, space: SearchSpace, *, seed: int, restarts: 
     return entry
 
 
+def _file_stem(name: str) -> str:
+    """``claim_id`` or ``claim_id__part`` (no ``:`` in file names)."""
+    return name.replace(":", "__")
+
+
 def save_search(entry: dict, result: SearchResult, out: str | pathlib.Path) -> pathlib.Path:
     """Write the worst instance and its entry under ``<out>/falsification/``; the JSON path."""
     folder = pathlib.Path(out) / "falsification"
     folder.mkdir(parents=True, exist_ok=True)
-    np.savez(folder / f"{result.claim_id}.npz", **result.worst_instance)
-    path = folder / f"{result.claim_id}.json"
+    stem = _file_stem(result.claim_id)
+    np.savez(folder / f"{stem}.npz", **result.worst_instance)
+    path = folder / f"{stem}.json"
     path.write_text(json.dumps(entry, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
 
 
 def load_instance(out: str | pathlib.Path, claim_id: str) -> dict[str, np.ndarray]:
-    """The saved worst instance of ``claim_id`` (to replay through the space's sides)."""
-    path = pathlib.Path(out) / "falsification" / f"{claim_id}.npz"
+    """The saved worst instance of the space ``claim_id[:part]`` (to replay its sides)."""
+    path = pathlib.Path(out) / "falsification" / f"{_file_stem(claim_id)}.npz"
     if not path.exists():
         raise FileNotFoundError(f"{path}: no saved instance; run `ntsim falsify {claim_id}`.")
     with np.load(path) as data:
@@ -73,11 +82,19 @@ def write_table(entries: list[dict], out: str | pathlib.Path) -> pathlib.Path:
     path = out / f"{TABLE}.json"
     table = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"claims": {}}
     for entry in entries:
-        table["claims"][entry["claim"]] = entry
+        table["claims"][entry["space"]] = entry
     table["claims"] = dict(sorted(table["claims"].items()))
     path.write_text(json.dumps(table, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     (out / f"{TABLE}.md").write_text(markdown_table(table), encoding="utf-8")
     return path
+
+
+def _flag(entry: dict) -> str:
+    if entry["violated"]:
+        return " (violated)"
+    if entry.get("equality_reached"):
+        return f" (equality, to the claim's round-off {entry['tolerance']:g})"
+    return ""
 
 
 def markdown_table(table: dict) -> str:
@@ -91,7 +108,7 @@ def markdown_table(table: dict) -> str:
         "largest ratio among the search's random starting instances, *searched* the largest "
         "any restart reached.",
         "",
-        "| claim | recorded verdict | random starts | searched | restarts × steps | method "
+        "| claim[:part] | recorded verdict | random starts | searched | restarts × steps | method "
         "| seconds | statement searched |",
         "|---|---|---|---|---|---|---|---|",
     ]
@@ -99,7 +116,7 @@ def markdown_table(table: dict) -> str:
         verdict = (e.get("record") or {}).get("verdict") or "—"
         lines.append(
             f"| `{claim}` | {verdict} | {e['start_worst_ratio']:.4g} | "
-            f"**{e['searched_worst_ratio']:.4g}**{' (violated)' if e['violated'] else ''} | "
+            f"**{e['searched_worst_ratio']:.4g}**{_flag(e)} | "
             f"{e['restarts']} × {e['steps']} | {e['method']} | {e['seconds']:.1f} | "
             f"{e['statement'].replace('|', chr(92) + '|')} |"
         )

@@ -42,6 +42,7 @@ class SearchSpace:
 
     Attributes:
       claim_id: the registered claim whose statement this searches.
+      part: which part of the claim, when its statement has several (``""``: the whole).
       parameters: name → shape of the unconstrained arrays the search moves.
       to_instance: parameters → instance (a dict of arrays): the map onto the theorem's
         domain. Constraints with a closed-form map belong here, not in a penalty.
@@ -51,6 +52,8 @@ class SearchSpace:
       feasible: instance → boolean scalar, for constraints only a measurement can tell;
         steps that leave the set are rejected. ``None``: every instance is feasible.
       x64: search in float64 (identities and ratios near round-off need it).
+      tolerance: a ratio up to ``1 + tolerance`` is the equality case reached to round-off,
+        not a violation (the claim's own round-off tolerance; 0 for strict bounds).
     """
 
     claim_id: str
@@ -60,8 +63,12 @@ class SearchSpace:
     description: str
     feasible: Callable[[Instance], Array] | None = None
     x64: bool = True
+    tolerance: float = 0.0
+    part: str = ""
 
     def __post_init__(self):
+        if not self.tolerance >= 0:
+            raise ValueError(f"SearchSpace {self.claim_id}: tolerance must be >= 0.")
         if not self.parameters:
             raise ValueError(f"SearchSpace {self.claim_id}: declare at least one parameter.")
         for name, shape in self.parameters.items():
@@ -70,6 +77,11 @@ class SearchSpace:
                     f"SearchSpace {self.claim_id}: parameter {name!r} needs a shape of "
                     f"positive ints, got {shape!r}."
                 )
+
+    @property
+    def name(self) -> str:
+        """``claim_id`` or ``claim_id:part``: the key of the space and of its saved files."""
+        return f"{self.claim_id}:{self.part}" if self.part else self.claim_id
 
     def log_ratio(self, params: Params) -> tuple[Array, Array]:
         """``(log(lhs/rhs), feasible)`` at ``params``; non-finite values count as infeasible."""
@@ -94,7 +106,7 @@ class SearchResult(NamedTuple):
     """What one search found (ratios are ``lhs/rhs``: above 1 violates the statement).
 
     Attributes:
-      claim_id: the claim searched.
+      claim_id: the space searched (:attr:`SearchSpace.name`).
       method: ``"adam"`` or ``"random"``.
       start_ratio: ``(restarts,)`` ratio at each random start (NaN where infeasible).
       best_ratio: ``(restarts,)`` largest feasible ratio each restart reached.
@@ -254,11 +266,11 @@ def _result(space, method, start_value, start_ok, best, best_params, history, st
     best_ratio = np.where(np.isfinite(best), np.exp(best), np.nan)
     if not np.any(np.isfinite(best_ratio)):
         raise ValueError(
-            f"falsify {space.claim_id}: no feasible instance was reached from any start; "
+            f"falsify {space.name}: no feasible instance was reached from any start; "
             "check the space's feasible set and its random starts."
         )
     worst = int(np.nanargmax(best_ratio))
     worst_params = jax.tree.map(lambda a: np.asarray(a[worst]), best_params)
     worst_instance = jax.tree.map(np.asarray, space.to_instance(worst_params))
-    return SearchResult(space.claim_id, method, start_ratio, best_ratio, history,
+    return SearchResult(space.name, method, start_ratio, best_ratio, history,
                         worst_params, worst_instance, steps, seconds)  # fmt: skip

@@ -21,6 +21,8 @@ __all__ = ["SPACES", "get_space"]
 _D, _N = 12, 4
 #: Largest measured ε the Thm 5.4 spaces admit (corrected (9) needs ε < 1).
 THM5_4_MAX_EPSILON = 0.9
+#: Round-off of the claim's float64 risks and bounds (relative): (10) is attained exactly.
+THM5_4_ROUND_OFF = 1e-9
 
 
 def _thm5_4_instance(params):
@@ -51,6 +53,7 @@ def _thm5_4_space(claim_id: str, sides, description: str) -> SearchSpace:
         sides=sides,
         description=description,
         feasible=_thm5_4_feasible,
+        tolerance=THM5_4_ROUND_OFF,
     )
 
 
@@ -69,11 +72,64 @@ def _sides_eq10(instance):
     return risk_linear, bounds.eq10
 
 
+# Thm 4.2's deterministic steps (constant-free, with the realised ĝ = ‖Σ̃ − Σ‖): they hold
+# for every X and Σ, so the search roams both. Sizes ours; n < d.
+_D42, _N42 = 8, 3
+#: The claim's round-off on these ratios (float64 eigh/QR on O(1) values): a ratio within it
+#: of 1 is an equality case (R ≤ ĝ‖P_⊥v‖² is attained when P_⊥v is a top eigenvector of Σ − Σ̃).
+THM4_2_ROUND_OFF = 1e-10
+
+
+def _thm4_2_instance(params):
+    """``X`` free, ``Σ = AAᵀ/d`` (PSD, positive definite almost surely), tasks free."""
+    a = params["a"]
+    return {"x": params["x"], "sigma": a @ a.T / a.shape[0],
+            "theta_s": params["theta_s"], "theta_t": params["theta_t"]}  # fmt: skip
+
+
+def _thm4_2_space(part: str, sides, description: str) -> SearchSpace:
+    return SearchSpace(
+        claim_id="linear_teachers.thm4_2.deterministic",
+        part=part,
+        parameters={
+            "x": (_N42, _D42),
+            "a": (_D42, _D42),
+            "theta_s": (_D42,),
+            "theta_t": (_D42,),
+        },  # fmt: skip
+        to_instance=_thm4_2_instance,
+        sides=sides,
+        description=description,
+        tolerance=THM4_2_ROUND_OFF,
+    )
+
+
+def _sides_thm4_2(instance):
+    args = (instance["x"], instance["theta_s"], instance["theta_t"], instance["sigma"])
+    risk = lt.risk_thm4_1(*args)
+    return risk, jnp.min(lt.bound_thm4_2_deterministic(*args))
+
+
+def _sides_null_space(instance):
+    args = (instance["x"], instance["theta_s"], instance["theta_t"], instance["sigma"])
+    return lt.risk_thm4_1(*args), lt.risk_null_space_bound(*args)
+
+
 _EPS_DOMAIN = f"X ∈ R^{{{_N}×{_D}}}, ‖θ_S‖ = 1, θ_T free, measured ε < {THM5_4_MAX_EPSILON}"
 
 SPACES: dict[str, SearchSpace] = {
-    space.claim_id: space
+    space.name: space
     for space in (
+        _thm4_2_space(
+            "eq3", _sides_thm4_2,
+            f"R(γ) ≤ min_m 2ĝ³‖P_≤m v‖²/λ_m² + 2ĝ‖P_>m v‖² (eq. (3) with the realised ĝ); "
+            f"X ∈ R^{{{_N42}×{_D42}}}, Σ = AAᵀ/d, θ_S, θ_T free",
+        ),
+        _thm4_2_space(
+            "null_space", _sides_null_space,
+            f"R(γ) ≤ ĝ‖P_⊥v‖² (a step of Thm 4.2's proof); X ∈ R^{{{_N42}×{_D42}}}, "
+            "Σ = AAᵀ/d, θ_S, θ_T free",
+        ),
         _thm5_4_space(
             "linear_teachers.thm5_4.bounds", _sides_corrected,
             f"R(β_∞) ≤ corrected (9) = ((d−n)/d)·4(1+ε)²/(1−ε)²·‖θ_T‖²‖Δ‖²; {_EPS_DOMAIN}",
@@ -92,12 +148,10 @@ SPACES: dict[str, SearchSpace] = {
 }  # fmt: skip
 
 
-def get_space(claim_id: str) -> SearchSpace:
-    """The declared space of ``claim_id`` (a ``ValueError`` naming the ones that exist)."""
+def get_space(name: str) -> SearchSpace:
+    """The space ``claim_id`` or ``claim_id:part`` (a ``ValueError`` naming those declared)."""
     try:
-        return SPACES[claim_id]
+        return SPACES[name]
     except KeyError:
         known = ", ".join(sorted(SPACES))
-        raise ValueError(
-            f"no search space is declared for {claim_id!r}; declared: {known}"
-        ) from None
+        raise ValueError(f"no search space is declared for {name!r}; declared: {known}") from None

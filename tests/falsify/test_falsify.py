@@ -144,3 +144,15 @@ def test_command_line_lists_spaces_and_refuses_bad_arguments(tmp_path):
     zero = subprocess.run([*run, "--all", "--restarts", "0", "--out", str(tmp_path)],
                           capture_output=True, text=True)  # fmt: skip
     assert zero.returncode == 2 and "--restarts must be >= 1" in zero.stderr
+
+
+def test_thm4_2_steps_survive_and_the_null_space_step_reaches_its_equality_case():
+    """R(γ) = uᵀ(Σ − Σ̃)u ≤ ĝ‖u‖² for u = P_⊥v ∈ null(X) (Σ̃u = 0), with equality when u is a
+    top eigenvector of Σ − Σ̃: the search must get there (ratio → 1) and not beyond the
+    claim's round-off; eq. (3), which adds the Davis–Kahan step, must stay below 1."""
+    null = falsify(get_space("linear_teachers.thm4_2.deterministic:null_space"),
+                   jax.random.PRNGKey(0), restarts=8, steps=300)  # fmt: skip
+    assert 0.999 < null.worst_ratio <= 1.0 + 1e-10
+    eq3 = falsify(get_space("linear_teachers.thm4_2.deterministic:eq3"), jax.random.PRNGKey(0),
+                  restarts=8, steps=200)  # fmt: skip
+    assert eq3.worst_ratio < 1.0
