@@ -1,7 +1,7 @@
 """Gradient-based falsification: the worst case a bound or identity claim has survived.
 
 ``ntsim falsify ID`` maximises a claim's ``lhs/rhs`` over its declared instance space
-(:mod:`ntsim.falsify._spaces`) with Adam from many random starts, and reports the worst
+(:mod:`ntsim.falsify.spaces`) with Adam from many random starts, and reports the worst
 instance found beside the random starts. See :func:`falsify` and :class:`SearchSpace`.
 
 The names are imported on first use, so the command line can read its arguments (and set
@@ -30,8 +30,8 @@ _LAZY = {
     "SearchSpace": "_search",
     "falsify": "_search",
     "random_search": "_search",
-    "SPACES": "_spaces",
-    "get_space": "_spaces",
+    "SPACES": "spaces",
+    "get_space": "spaces",
 }
 
 

@@ -1,11 +1,4 @@
-"""The instance spaces :func:`~ntsim.falsify.falsify` searches, one per claim id.
-
-Declared here, beside the claims rather than inside them: a claim's recorded verdict is
-keyed to the source of its own path, and a search space is not on that path (adding one
-must not make every record stale). Each space uses the same public theory functions the
-claim's simulation uses, so a worst instance found here is an instance of the claim's own
-statement.
-"""
+"""Search spaces of the linear-teacher claims (Shachaf et al. 2021): Thm 4.2 and Thm 5.4."""
 
 from __future__ import annotations
 
@@ -14,7 +7,7 @@ import jax.numpy as jnp
 from ntsim.falsify._search import SearchSpace
 from ntsim.theory import linear_teachers as lt
 
-__all__ = ["SPACES", "get_space"]
+__all__ = ["SPACES"]
 
 # Thm 5.4 of Shachaf et al. 2021 (Σ = I): sizes of the search (ours; the claim's quick
 # simulation uses d = 200, n = 20 Gaussian draws).
@@ -117,9 +110,7 @@ def _sides_null_space(instance):
 
 _EPS_DOMAIN = f"X ∈ R^{{{_N}×{_D}}}, ‖θ_S‖ = 1, θ_T free, measured ε < {THM5_4_MAX_EPSILON}"
 
-SPACES: dict[str, SearchSpace] = {
-    space.name: space
-    for space in (
+SPACES: tuple[SearchSpace, ...] = (
         _thm4_2_space(
             "eq3", _sides_thm4_2,
             f"R(γ) ≤ min_m 2ĝ³‖P_≤m v‖²/λ_m² + 2ĝ‖P_>m v‖² (eq. (3) with the realised ĝ); "
@@ -144,14 +135,4 @@ SPACES: dict[str, SearchSpace] = {
             f"R(γ) ≤ (10) with the measured ε (true by definition: a control for the search); "
             f"{_EPS_DOMAIN}",
         ),
-    )
-}  # fmt: skip
-
-
-def get_space(name: str) -> SearchSpace:
-    """The space ``claim_id`` or ``claim_id:part`` (a ``ValueError`` naming those declared)."""
-    try:
-        return SPACES[name]
-    except KeyError:
-        known = ", ".join(sorted(SPACES))
-        raise ValueError(f"no search space is declared for {name!r}; declared: {known}") from None
+    )  # fmt: skip

@@ -1,0 +1,9 @@
+"""Search spaces of the early_stopping claims (none declared yet)."""
+
+from __future__ import annotations
+
+from ntsim.falsify._search import SearchSpace
+
+__all__ = ["SPACES"]
+
+SPACES: tuple[SearchSpace, ...] = ()
