@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from ntsim.core import two_layer_relu_hinf
 from ntsim.falsify._search import SearchSpace
 from ntsim.theory import linear_teachers as lt
 
@@ -108,9 +109,65 @@ def _sides_null_space(instance):
     return lt.risk_thm4_1(*args), lt.risk_null_space_bound(*args)
 
 
+# Sec 6 (two-layer ReLU, H^∞ of its ref. [31]): unit-norm inputs by normalisation (the
+# section's assumption), n < d so that XXᵀ is non-singular (Assumption 3.1). Sizes ours.
+_D6, _N6 = 6, 4
+#: The claims' round-off on these ratios (float64 eigvalsh/Cholesky on O(1) values).
+SEC6_ROUND_OFF = 1e-10
+
+
+def _sec6_instance(params):
+    x = params["x"] / jnp.linalg.norm(params["x"], axis=1, keepdims=True)
+    return {"x": x, "u": params["u"], "theta_s": params["theta_s"],
+            "theta_t": params["theta_t"]}  # fmt: skip
+
+
+def _sides_psd(instance):
+    """uᵀ(XXᵀ/4)u ≤ uᵀH^∞u for every u: H^∞ ⪰ XXᵀ/4 as a ratio of quadratic forms."""
+    x, u = instance["x"], instance["u"]
+    return (u @ x) @ (u @ x) / 4.0, u @ two_layer_relu_hinf(x) @ u
+
+
+def _sides_cor6_2(bound):
+    def sides(instance):
+        x, ts, tt = instance["x"], instance["theta_s"], instance["theta_t"]
+        norm = lt.hinf_norm(two_layer_relu_hinf(x), x @ (tt - ts))
+        rhs = (
+            lt.hinf_norm_bound_cor6_2(ts, tt)
+            if bound == "printed"
+            else (lt.hinf_norm_bound_derived(x, ts, tt))
+        )
+        return norm, rhs
+
+    return sides
+
+
+def _sec6_space(claim_id: str, sides, description: str) -> SearchSpace:
+    return SearchSpace(
+        claim_id=claim_id,
+        parameters={"x": (_N6, _D6), "u": (_N6,), "theta_s": (_D6,), "theta_t": (_D6,)},
+        to_instance=_sec6_instance,
+        sides=sides,
+        description=f"{description}; X ∈ R^{{{_N6}×{_D6}}} with unit rows, tasks free",
+        tolerance=SEC6_ROUND_OFF,
+    )
+
+
 _EPS_DOMAIN = f"X ∈ R^{{{_N}×{_D}}}, ‖θ_S‖ = 1, θ_T free, measured ε < {THM5_4_MAX_EPSILON}"
 
 SPACES: tuple[SearchSpace, ...] = (
+        _sec6_space(
+            "linear_teachers.cor6_2.hinf_dominates_gram", _sides_psd,
+            "H^∞ ⪰ XXᵀ/4: uᵀ(XXᵀ/4)u ≤ uᵀH^∞u for every u",
+        ),
+        _sec6_space(
+            "linear_teachers.cor6_2.bound", _sides_cor6_2("printed"),
+            "Cor. 6.2: √(ỹᵀ(H^∞)⁻¹ỹ) ≤ 3‖θ_T − θ_S‖ with ỹ = X(θ_T − θ_S)",
+        ),
+        _sec6_space(
+            "linear_teachers.cor6_2.derived_bound", _sides_cor6_2("derived"),
+            "√(ỹᵀ(H^∞)⁻¹ỹ) ≤ 2‖P_∥(θ_T − θ_S)‖ (derived from H^∞ ⪰ XXᵀ/4)",
+        ),
         _thm4_2_space(
             "eq3", _sides_thm4_2,
             f"R(γ) ≤ min_m 2ĝ³‖P_≤m v‖²/λ_m² + 2ĝ‖P_>m v‖² (eq. (3) with the realised ĝ); "
