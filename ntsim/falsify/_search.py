@@ -270,7 +270,8 @@ def _result(space, method, start_value, start_ok, best, best_params, history, st
             "check the space's feasible set and its random starts."
         )
     worst = int(np.nanargmax(best_ratio))
-    worst_params = jax.tree.map(lambda a: np.asarray(a[worst]), best_params)
+    worst_params = jax.tree.map(lambda a: jnp.asarray(a[worst]), best_params)
     worst_instance = jax.tree.map(np.asarray, space.to_instance(worst_params))
+    worst_params = jax.tree.map(np.asarray, worst_params)
     return SearchResult(space.name, method, start_ratio, best_ratio, history,
                         worst_params, worst_instance, steps, seconds)  # fmt: skip
