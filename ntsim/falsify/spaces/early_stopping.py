@@ -194,9 +194,12 @@ def _eq35_space(part: str, sides, description: str) -> SearchSpace:
         claim_id=_CLAIM + "eq35.bias_variance_bounds",
         part=part,
         parameters={
-            "a": (_N_KERNEL, _N_KERNEL), "coef": (_N_KERNEL,), "step": (1,), "steps": (1,),
+            "a": (_N_KERNEL, _N_KERNEL),
+            "coef": (_N_KERNEL,),
+            "step": (1,),
+            "steps": (1,),
             "log_sigma": (1,),
-        },  # fmt: skip
+        },
         to_instance=_eq35_instance,
         sides=sides,
         description=description + f"; 𝕂 = AAᵀ ({_N_KERNEL}×{_N_KERNEL}), K = 𝕂/N, "
@@ -233,7 +236,7 @@ def _sandwich_instance(params):
     return {
         "eigenvalues": lam,
         "step_size": _step_size(params["step"][0], lam[0]),
-        "steps": _steps(params["steps"])
+        "steps": _steps(params["steps"]),
     }
 
 
@@ -333,9 +336,14 @@ def _cor1_space(claim: str, negation, description: str) -> SearchSpace:
     return SearchSpace(
         claim_id=_CLAIM + claim,
         parameters={
-            "jacobian": (_N_TASK, _P), "f_pt": (_N_TASK,), "y": (_N_TASK,), "step": (1,),
-            "jacobian_test": (_N_TEST, _P), "f_pt_test": (_N_TEST,), "y_test": (_N_TEST,),
-        },  # fmt: skip
+            "jacobian": (_N_TASK, _P),
+            "f_pt": (_N_TASK,),
+            "y": (_N_TASK,),
+            "step": (1,),
+            "jacobian_test": (_N_TEST, _P),
+            "f_pt_test": (_N_TEST,),
+            "y_test": (_N_TEST,),
+        },
         to_instance=_cor1_instance,
         sides=lambda i: _cor1_sides(i, negation),
         description=description + f"; |measured − (104)| ≤ 1e-9|(104)| + 1e-13; J ∈ "
@@ -420,8 +428,12 @@ COR2_SPACES = (
     SearchSpace(
         claim_id=_CLAIM + "cor2.orthogonal_addition",
         part="cosine",
-        parameters={"basis": (_P, _P), "coords_1": (_N_TASK, _P // 2),
-                    "coords_2": (_N_TASK, _P // 2), **_TASKS},  # fmt: skip
+        parameters={
+            "basis": (_P, _P),
+            "coords_1": (_N_TASK, _P // 2),
+            "coords_2": (_N_TASK, _P // 2),
+            **_TASKS,
+        },
         to_instance=_cor2_orthogonal_instance,
         sides=_cor2_zero_sides,
         description="|cos(τ_1, τ_2)| ≤ 1e-12 under J_1J_2ᵀ = 0 (Cor 2, eq. (109), Assumption "
