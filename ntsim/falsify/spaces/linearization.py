@@ -41,9 +41,6 @@ __all__ = ["SPACES"]
 _N = 6
 #: The spectral claims' round-off: float64 eigenvalues, an exact inequality (relative).
 SPECTRAL_ROUND_OFF = 1e-10
-#: Thm 5's equality cases (``ỹ`` along an eigenvector of ``K``), on the log scale: the
-#: tolerance of ``linearization.thm5.bounds_attained`` (~1e-13·κ(K + σI)).
-THM5_EQUALITY_ROUND_OFF = 1e-8
 
 
 def _psd(a):
@@ -139,14 +136,14 @@ BOUND_ROUND_OFF = 1e-9
 IDENTITY_ROUND_OFF = 1e-11
 
 
-def _unravel(model, width):
+def _unravel(model):
     template = model.init(jax.random.PRNGKey(0), jnp.zeros((_NET_D,)))
     flat, unravel = ravel_pytree(template)
     return flat.size, unravel
 
 
 _LEMMA1_MODEL = lz.instance_model(_NET_WIDTH)
-_LEMMA1_P, _LEMMA1_UNRAVEL = _unravel(_LEMMA1_MODEL, _NET_WIDTH)
+_LEMMA1_P, _LEMMA1_UNRAVEL = _unravel(_LEMMA1_MODEL)
 
 
 def _lemma1_instance(params):
@@ -166,7 +163,7 @@ def _lemma1_sides(instance):
 #: The 2-hidden-layer tanh MLP of ``simulate_kernel_blocks`` (ntsim.core.mlp, same arguments).
 _BLOCKS_MODEL = mlp((_NET_WIDTH, _NET_WIDTH), activation="tanh", parameterization="ntk",
                     b_std=0.3)  # fmt: skip
-_BLOCKS_P, _BLOCKS_UNRAVEL = _unravel(_BLOCKS_MODEL, _NET_WIDTH)
+_BLOCKS_P, _BLOCKS_UNRAVEL = _unravel(_BLOCKS_MODEL)
 #: Floor of the identity's error (it is exactly 0 at some instances; log 0 is not finite).
 _ERROR_FLOOR = 1e-300
 
@@ -288,14 +285,14 @@ SPACES: tuple[SearchSpace, ...] = (
         lambda i: (_thm5(i).value, _thm5(i).upper),
         f"Thm 5 upper: ‖σ(K + σI)^-1ỹ‖² ≤ (σ‖ỹ‖/(σ + λ_min(K)))², ỹ = y* − f_θ0; {_K}, "
         "y*, f_θ0 free (attained for ỹ along λ_min's eigenvector)",
-        THM5_EQUALITY_ROUND_OFF,
+        SPECTRAL_ROUND_OFF,
     ),
     _thm5_space(
         "linearization.thm5.bounds", "lower",
         lambda i: (_thm5(i).lower, _thm5(i).value),
         f"Thm 5 lower: (σ‖ỹ‖/(σ + λ_max(K)))² ≤ ‖σ(K + σI)^-1ỹ‖²; {_K}, y*, f_θ0 free "
         "(attained for ỹ along λ_max's eigenvector)",
-        THM5_EQUALITY_ROUND_OFF,
+        SPECTRAL_ROUND_OFF,
     ),
     _thm5_space(
         "linearization.thm5.bounds_printed", "lower",
