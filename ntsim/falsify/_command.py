@@ -28,8 +28,9 @@ def add_falsify_parser(sub, seed_type: Callable[[str], int]) -> argparse.Argumen
         "--learning-rate", type=float, default=0.05, help="Adam step size (default 0.05)"
     )
     p.add_argument(
-        "--method", choices=("adam", "random"), default="adam",
-        help="adam (default), or random search for paths that are not differentiable",
+        "--method", choices=("adam", "random"),
+        help="adam or random search (default: the space's own, adam unless its path cannot "
+        "be differentiated)",
     )  # fmt: skip
     p.add_argument("--seed", type=seed_type, default=0, help="seed of the random starts")
     p.add_argument(
@@ -77,8 +78,9 @@ def run_falsify_command(args, log: Callable[[str], None]) -> int:
     entries, surprises = [], []
     for space in spaces:
         key = jax.random.PRNGKey(args.seed)
-        log(f"{space.name}: {args.method}, {args.restarts} starts ...")
-        if args.method == "random":
+        method = args.method or space.method
+        log(f"{space.name}: {method}, {args.restarts} starts ...")
+        if method == "random":
             result = random_search(space, key, samples=args.restarts * args.steps)
         else:
             result = falsify(

@@ -9,6 +9,8 @@ replaces the entries of the claims it ran) and ``<out>/FALSIFICATION.md`` is dra
 from __future__ import annotations
 
 import datetime
+import hashlib
+import importlib
 import json
 import pathlib
 
@@ -16,9 +18,46 @@ import numpy as np
 
 from ntsim.falsify._search import SearchResult, SearchSpace
 
-__all__ = ["entry_for", "load_instance", "save_search", "write_table"]
+__all__ = [
+    "entry_for",
+    "load_instance",
+    "save_search",
+    "space_hash",
+    "stale_entries",
+    "write_table",
+]
 
 TABLE = "FALSIFICATION"
+
+
+def space_hash(space: SearchSpace) -> str:
+    """16 hex digits over the claim's own source path (the theory it runs, as the claim
+    records it) and the sources of the search and of the space's topic module: a table entry
+    made at another hash is stale."""
+    from ntsim.claims import claim_source_hash, get_claim
+
+    digest = hashlib.sha256(claim_source_hash(get_claim(space.claim_id)).encode())
+    topic = space.claim_id.split(".", 1)[0]
+    for name in ("ntsim.falsify._search", f"ntsim.falsify.spaces.{topic}"):
+        digest.update(pathlib.Path(importlib.import_module(name).__file__).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def stale_entries(out: str | pathlib.Path) -> list[str]:
+    """Why the table under ``out`` is not current: spaces with no entry or an entry made at
+    another :func:`space_hash`, and entries of spaces no longer declared."""
+    from ntsim.falsify.spaces import SPACES
+
+    path = pathlib.Path(out) / f"{TABLE}.json"
+    recorded = json.loads(path.read_text(encoding="utf-8"))["claims"] if path.exists() else {}
+    why = [f"{name}: no longer declared" for name in recorded if name not in SPACES]
+    for name, space in SPACES.items():
+        entry = recorded.get(name)
+        if entry is None:
+            why.append(f"{name}: not searched")
+        elif entry.get("source_hash") != space_hash(space):
+            why.append(f"{name}: source changed since it was searched")
+    return why
 
 
 def entry_for(result: SearchResult, space: SearchSpace, *, seed: int, restarts: int,
@@ -43,6 +82,7 @@ def entry_for(result: SearchResult, space: SearchSpace, *, seed: int, restarts: 
         "feasible_starts": int(np.sum(np.isfinite(result.start_ratio))),
         "worst_ratio_by_record": [float(v) for v in history],
         "made": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "source_hash": space_hash(space),
     }
     if record is not None:
         keys = ("verdict", "expect", "worst_margin", "scale", "seeds")

@@ -43,6 +43,8 @@ class SearchSpace:
     Attributes:
       claim_id: the registered claim whose statement this searches.
       part: which part of the claim, when its statement has several (``""``: the whole).
+      method: how ``ntsim falsify`` searches it by default: ``"adam"``, or ``"random"`` for
+        a path reverse mode cannot differentiate (a ``while_loop`` with dynamic bounds).
       parameters: name → shape of the unconstrained arrays the search moves.
       to_instance: parameters → instance (a dict of arrays): the map onto the theorem's
         domain. Constraints with a closed-form map belong here, not in a penalty.
@@ -65,8 +67,11 @@ class SearchSpace:
     x64: bool = True
     tolerance: float = 0.0
     part: str = ""
+    method: str = "adam"
 
     def __post_init__(self):
+        if self.method not in ("adam", "random"):
+            raise ValueError(f"SearchSpace {self.claim_id}: method must be adam or random.")
         if not self.tolerance >= 0:
             raise ValueError(f"SearchSpace {self.claim_id}: tolerance must be >= 0.")
         if not self.parameters:

@@ -372,8 +372,10 @@ _HEAD = SearchSpace(
     sides=_head_descent_sides,
     description=f"Thm 2.4's step size: head-tuning GD from w_0 = 0 with η = sigmoid(s)·2/β_F "
     f"decreases the mean logistic loss at every step, L_{{t+1}} ≤ L_t for t < {_T_HEAD}; "
-    f"n = {_N_HEAD} points in R^{_D_HEAD}, separable by construction (--method random)",
+    f"n = {_N_HEAD} points in R^{_D_HEAD}, separable by construction (random search: "
+    "head_tuning_gd's loop cannot be reverse-differentiated)",
     tolerance=ROUND_OFF,
+    method="random",
 )
 
 
