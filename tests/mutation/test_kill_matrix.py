@@ -29,7 +29,11 @@ CHECKED_KINDS = ("identity", "bound", "rate", "trend", "ordering")
 KILL_RATE_FLOOR = 0.85
 
 #: Topics the committed matrix does not hold yet (or holds partially), with why.
-PENDING_TOPICS: dict[str, str] = {}
+PENDING_TOPICS: dict[str, str] = {
+    "early_stopping": "claims strengthened and re-recorded on 2026-11-27 (the eq. (10) anchor, "
+    "the noise premises, the Lemma 5 triangle bounds); the committed matrix is the one made "
+    "before, to be remade with `ntsim mutate --topic early_stopping --jobs 2`",
+}
 
 #: Topics below the floor, with the rate they are at (the test fails if a topic drops
 #: below it, or rises above the floor while still listed).
@@ -41,8 +45,6 @@ PENDING_KILL_RATE: dict[str, float] = {
     "overtraining": 0.743,
     # All 15 survivors have reasons (loose bounds made tighter or looser, instance generators).
     "linearization": 0.754,
-    # 13 survivors, 5 with reasons; the 8 blind spots are listed in PENDING_BLIND_SPOTS.
-    "linear_teachers": 0.821,
     # 26 survivors: 9 with reasons (the core CI procedures, loose bounds made looser or
     # tighter), 17 blind spots (PENDING_BLIND_SPOTS).
     "stability": 0.643,
@@ -78,11 +80,11 @@ PENDING_SILENT_CLAIMS: dict[str, str] = {
 
 #: Survivors without a reason (blind spots) per topic: at most this many.
 PENDING_BLIND_SPOTS: dict[str, int] = {
-    # unit_norm_inputs ×2 and ×½ (Thm 6.1 assumes ‖x_i‖ = 1: needs a premise on the run's
-    # inputs, which the runs do not return yet), _over_sizes max → min, effective_rank
-    # max → min, realised_deviation's transpose, _approx_error, simulate_hinf_psd and _task_gap
-    # (each moved one claim's numbers only).
-    "linear_teachers": 8,
+    # Remade 2026-11-27 after the Sec 6 unit-norm premise and the measured sample sizes:
+    # realised_deviation's transpose (applied only in the n = d group of the implied
+    # constant), _task_gap ×½ (moves Cor 6.2/6.3's loose bounds) and
+    # deterministic_equivalent_crossing ×2 (killed by a unit test only).
+    "linear_teachers": 3,
     # The first stability matrix (2026-11-27): see figures/MUTATION.md, "blind spots".
     "stability": 17,
     # The first early-stopping matrix (2026-11-27): 12 of its 17 blind spots have reasons;
@@ -97,13 +99,9 @@ PENDING_BLIND_SPOTS: dict[str, int] = {
 #: Theory functions with a blind spot and no kill by a claim (see PENDING_BLIND_SPOTS).
 _LT = "ntsim.theory.linear_teachers"
 PENDING_UNPINNED: dict[str, str] = {
-    f"{_LT}._relu.unit_norm_inputs": "Thm 6.1's ‖x_i‖ = 1 is not checked on the instances",
-    # Not investigated yet; the claims whose numbers the surviving mutant moved:
-    f"{_LT}._bounds.effective_rank": "thm4_2.implied_constant",
-    f"{_LT}._bounds.realised_deviation": "thm4_2.implied_constant",
-    f"{_LT}._deep_simulations._approx_error": "thm5_2.approximately_balanced",
-    f"{_LT}._ntk_bounds.simulate_hinf_psd": "cor6_2.hinf_dominates_gram",
-    f"{_LT}._relu._task_gap": "cor6_2.bound, cor6_3.risk_main_term",
+    # The claims whose numbers the surviving mutant moved:
+    f"{_LT}._bounds.realised_deviation": "thm4_2.implied_constant (the n = d group only)",
+    f"{_LT}._relu._task_gap": "cor6_2.bound, cor6_3.risk_main_term (loose bounds)",
     **{
         f"ntsim.theory.stability.{name}": "first stability matrix: not investigated yet"
         for name in (
@@ -148,15 +146,13 @@ def _pending(topic: str) -> None:
 
 
 def test_the_matrix_covers_every_topic_at_the_current_claims(matrix):
-    stale = [
-        row for row in stale_matrix(FIGURES) if row["id"][len("mutation:") :] not in PENDING_TOPICS
-    ]
-    assert stale == []
+    stale_topics = {row["id"][len("mutation:") :] for row in stale_matrix(FIGURES)}
+    assert stale_topics <= set(PENDING_TOPICS), f"stale: {sorted(stale_topics)}"
     for topic in TOPICS:
         entry = matrix.get(topic)
-        if topic in PENDING_TOPICS:
-            assert entry is None or entry.get("partial"), (
-                f"{topic} is complete: drop it from PENDING"
+        if topic in PENDING_TOPICS:  # absent, partial, or made at other code
+            assert entry is None or entry.get("partial") or topic in stale_topics, (
+                f"{topic} is complete and current: drop it from PENDING"
             )
         else:
             assert not entry.get("partial"), f"{topic}: the committed entry is partial"
