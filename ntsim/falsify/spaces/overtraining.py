@@ -396,6 +396,19 @@ _A3_PARAMS = {"pre": (_D,), "ft": (_D,), "u": (_D, _D), "v": (_D, _D)}
 _FT_PARAMS = {"pre": (_D,), "ft": (_D,), "u": (_D, _D), "v": (_D, _D), "reg": (1,),
               "eta": (1,)}  # fmt: skip
 
+#: Lemmas A.16 and A.18: two well-conditioned factor pairs W, W', their scales, the step and
+#: the minibatch covariance error.
+_GROWTH_PARAMS = {
+    **_A3_PARAMS,
+    "w1": (_D, _D),
+    "w2": (_D, _D),
+    "w1b": (_D, _D),
+    "w2b": (_D, _D),
+    "scale": (4,),
+    "eta": (2,),
+    "e": (_D, _D),
+}
+
 SPACES: tuple[SearchSpace, ...] = (
     _a28_space(
         "overtraining.lemma_a28.contraction",
@@ -481,16 +494,7 @@ SPACES: tuple[SearchSpace, ...] = (
     SearchSpace(
         claim_id="overtraining.lemma_a16_a18.per_step_growth",
         part="a16",
-        parameters={
-            **_A3_PARAMS,
-            "w1": (_D, _D),
-            "w2": (_D, _D),
-            "w1b": (_D, _D),
-            "w2b": (_D, _D),
-            "scale": (4,),
-            "eta": (2,),
-            "e": (_D, _D),
-        },  # fmt: skip
+        parameters=_GROWTH_PARAMS,
         to_instance=_growth_instance,
         sides=_sides_a16,
         description="Lemma A.16 (λ = 0, m = ∞): one step grows max_i ‖W_i − W_i'‖_op by at most "
@@ -500,16 +504,7 @@ SPACES: tuple[SearchSpace, ...] = (
     SearchSpace(
         claim_id="overtraining.lemma_a16_a18.per_step_growth",
         part="a18",
-        parameters={
-            **_A3_PARAMS,
-            "w1": (_D, _D),
-            "w2": (_D, _D),
-            "w1b": (_D, _D),
-            "w2b": (_D, _D),
-            "scale": (4,),
-            "eta": (2,),
-            "e": (_D, _D),
-        },  # fmt: skip
+        parameters=_GROWTH_PARAMS,
         to_instance=_growth_instance,
         sides=_sides_a18,
         description="Lemma A.18 (λ = 0, shared minibatch): one step grows the gap by at most "
