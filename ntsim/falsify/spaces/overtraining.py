@@ -196,15 +196,20 @@ def _two_spectra(p):
     return _spectrum(p["pre"], 0.1, 3.0), _spectrum(p["ft"], 0.1, 3.0)
 
 
-def _a7_instance(p):
-    """Decreasing spectra (the setting's: unsorted ``σ^ft`` makes the ideal dynamics a
-    saddle), Haar-like ``U, V``, ``λ = softplus`` and ``η`` a sigmoid fraction of A.8's limit
-    ``1/(4(λ + 2)Γ)``."""
-    pre, ft = _two_spectra(p)
+def _ideal_instance(p, pre, ft):
+    """The ideal-dynamics instance on spectra ``pre``, ``ft``: Haar-like ``U, V``,
+    ``λ = softplus`` and ``η`` a sigmoid fraction of A.8's limit ``1/(4(λ + 2)Γ)``."""
     reg = jax.nn.softplus(p["reg"][0])
     eta = jax.nn.sigmoid(p["eta"][0]) / (4 * (reg + 2) * _gamma(pre, ft))
     return {"pre": pre, "ft": ft, "u": _orthogonal(p["u"]), "v": _orthogonal(p["v"]),
             "reg": reg, "learning_rate": eta}  # fmt: skip
+
+
+def _a7_instance(p):
+    """Decreasing spectra (the setting's: unsorted ``σ^ft`` makes the ideal dynamics a
+    saddle), the rest as :func:`_ideal_instance`."""
+    pre, ft = _two_spectra(p)
+    return _ideal_instance(p, pre, ft)
 
 
 def _sides_a7(i):
@@ -286,10 +291,7 @@ def _thm4_6_instance(p):
     first = 0.1 + 2.9 * jax.nn.sigmoid(p["pre"][0])
     raw = jnp.concatenate([first[None], ft[1:] / (1 + jax.nn.softplus(p["pre"][1:]))])
     pre = jax.lax.cummin(raw)
-    reg = jax.nn.softplus(p["reg"][0])
-    eta = jax.nn.sigmoid(p["eta"][0]) / (4 * (reg + 2) * _gamma(pre, ft))
-    return {"pre": pre, "ft": ft, "u": _orthogonal(p["u"]), "v": _orthogonal(p["v"]),
-            "reg": reg, "learning_rate": eta}  # fmt: skip
+    return _ideal_instance(p, pre, ft)
 
 
 def _sides_thm4_6(i):
