@@ -43,17 +43,24 @@ ANCHOR = Simulation(
 
 
 def check_anchor_svm(run: ht.LooAnchorRun):
-    """SVM-limit ``‖Δ̂‖`` per left-out point and its mean over ``i`` = the closed forms."""
+    """SVM-limit ``‖Δ̂‖`` per left-out point and its mean over ``i`` = the closed forms, and
+    the SVM heads themselves (not only their directions) = the closed-form ``ŵ_S``, ``ŵ_{S^i}``
+    (the hard-margin SVM has functional margin exactly 1 on its support vectors, eq. (13))."""
     kkt = _kkt(run)
     closed = ht.loo_anchor_closed_form()
     per_i = compare(run.svm_distance, closed["distance"], relation="equal", atol=1e-7,
                     tolerance=SVM_SLACK)  # fmt: skip
     mean = compare(run.svm_mean, closed["mean_distance"], relation="equal", atol=1e-7,
                    tolerance=SVM_SLACK)  # fmt: skip
+    heads_s = compare(run.svm_head_s, np.broadcast_to(closed["heads_s"], (3, 2)),
+                      relation="equal", atol=SVM_SLACK.value, tolerance=SVM_SLACK)  # fmt: skip
+    heads_loo = compare(run.svm_head_loo, closed["heads_loo"], relation="equal",
+                        atol=SVM_SLACK.value, tolerance=SVM_SLACK)  # fmt: skip
     return all_of(
-        per_i, mean,
+        per_i, mean, heads_s, heads_loo,
         diagnostics={"measured ‖Δ̂‖ (i = 1, 2, 3)": np.asarray(run.svm_distance),
-                     "closed form": closed["distance"], "KKT": kkt},
+                     "closed form": closed["distance"],
+                     "measured ŵ_S^i (rows i)": np.asarray(run.svm_head_loo), "KKT": kkt},
         notes="x = (1, −1, 2), y = (+1, −1, +1): the bias-penalised SVM is (1, 0) on S, "
         "(2/3, 1/3) without x = 1, (1/2, −1/2) without x = −1 and (1, 0) without the "
         "non-support x = 2, so ‖Δ̂‖ = √(2 − 4/√5), √(2 − √2), 0 and their mean over i.",

@@ -126,6 +126,8 @@ class LooAnchorRun(NamedTuple):
       gd_distance: ``(3, R)`` ``‖Δ̂_t‖`` of GD from ``w_0 = 0`` on ``S`` and ``S^i``.
       gd_error: ``(3, R)`` ``e_S(t) + e_{S^i}(t)`` against the closed-form SVM directions.
       kkt: the worst KKT residual of the SVM solves.
+      svm_head_s, svm_head_loo: ``(3, 2)`` the SVM heads ``ŵ_S`` and ``ŵ_{S^i}`` (not only
+        their directions) as that suite solves them, row ``i``.
     """
 
     steps: jax.Array
@@ -134,6 +136,8 @@ class LooAnchorRun(NamedTuple):
     gd_distance: jax.Array
     gd_error: jax.Array
     kkt: jax.Array
+    svm_head_s: jax.Array
+    svm_head_loo: jax.Array
 
 
 def simulate_loo_anchor(key, setting: LooAnchorSetting) -> LooAnchorRun:
@@ -157,10 +161,11 @@ def simulate_loo_anchor(key, setting: LooAnchorSetting) -> LooAnchorRun:
         run = ht.loo_head_tuning(x, y, i, record_steps=steps)
         w_s, w_si = run.weights[:, 0], run.weights[:, 1]
         error = ht.direction_error(w_s, head_s) + ht.direction_error(w_si, heads_loo[i])
-        return ref["svm_delta"], ref["svm_avg"], ht.direction_error(w_si, w_s), error, ref["kkt"]
+        return (ref["svm_delta"], ref["svm_avg"], ht.direction_error(w_si, w_s), error,
+                ref["kkt"], ref["w_svm"], ref["w_svm_loo"])  # fmt: skip
 
-    svm, mean, gd, error, kkt = jax.vmap(one)(jnp.arange(3))
-    return LooAnchorRun(jnp.asarray(steps), svm, mean, gd, error, jnp.max(kkt))
+    svm, mean, gd, error, kkt, head_s, head_loo = jax.vmap(one)(jnp.arange(3))
+    return LooAnchorRun(jnp.asarray(steps), svm, mean, gd, error, jnp.max(kkt), head_s, head_loo)
 
 
 # ---------------------------------------------------- Soudry: GD → which SVM direction
