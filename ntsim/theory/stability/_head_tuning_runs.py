@@ -256,7 +256,8 @@ class LooBoundRun(NamedTuple):
       lam: ``(N,)`` the largest λ at which the soft-margin SVM (``1/n`` on both) equals the hard
         one, ``1/(2n max α)``.
       gamma: ``(N,)`` ``1/‖v̂_S‖``; radius: ``(N,)`` ``max‖x_i‖``; svm_gap: ``(N,)``
-        ``‖ŵ_{S^i} − ŵ_S‖``; kkt: the worst KKT residual; points: ``n``.
+        ``‖ŵ_{S^i} − ŵ_S‖``; svm_direction: ``(N,)`` ``‖ŵ_{S^i}/‖ŵ_{S^i}‖ − ŵ_S/‖ŵ_S‖‖``;
+        kkt: the worst KKT residual; points: ``n``.
     """
 
     steps: jax.Array
@@ -268,6 +269,7 @@ class LooBoundRun(NamedTuple):
     gamma: jax.Array
     radius: jax.Array
     svm_gap: jax.Array
+    svm_direction: jax.Array
     kkt: jax.Array
     points: int
 
@@ -299,6 +301,7 @@ def simulate_loo_bound(key, setting: LooBoundSetting) -> LooBoundRun:
             1.0 / jnp.linalg.norm(both.weights[0]),
             jnp.max(jnp.linalg.norm(data.x, axis=1)),
             jnp.linalg.norm(head_si - head_s),
+            ht.direction_error(head_si, head_s),
             _worst_kkt(both),
         )
 
