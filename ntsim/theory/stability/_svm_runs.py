@@ -71,11 +71,14 @@ class StepSizeSetting:
 
 class StepSizeRun(NamedTuple):
     """``factors`` ``(F,)``; ``loss`` ``(N, F, T + 1)`` the mean logistic loss on ``S`` at
-    every step ``0..T``; ``loo_distance`` ``(N, F)`` ``‖Δ̂_T‖`` (drawn ``i``, ``1/n`` on ``S^i``)."""
+    every step ``0..T``; ``loo_distance`` ``(N, F)`` ``‖Δ̂_T‖`` (drawn ``i``, ``1/n`` on ``S^i``);
+    ``eta_beta`` ``(N, F)`` the step each run took times ``β_F`` measured again as the top
+    eigenvalue of ``X̃ᵀX̃/(4n)`` (the Hessian bound of the mean logistic loss)."""
 
     factors: np.ndarray
     loss: jax.Array
     loo_distance: jax.Array
+    eta_beta: jax.Array
 
 
 def simulate_step_sizes(key, setting: StepSizeSetting) -> StepSizeRun:
@@ -90,18 +93,21 @@ def simulate_step_sizes(key, setting: StepSizeSetting) -> StepSizeRun:
         weights = jnp.stack([jnp.full((s.points,), 1.0 / s.points, data.x.dtype),
                              ht.loo_weights(s.points, i, dtype=data.x.dtype)])  # fmt: skip
         eta = ht.head_tuning_step_size(data.x)
+        z = ht.augment_features(data.x)
+        beta = jnp.linalg.eigvalsh(z.T @ z)[-1] / (4 * s.points)
 
         def at(f):
             run = ht.head_tuning_gd(
                 data.x, data.y, jnp.zeros((2, s.dim + 1), data.x.dtype), learning_rate=f * eta,
                 record_steps=record, sample_weights=weights,
             )  # fmt: skip
-            return run.loss[:, 0], ht.direction_error(run.weights[-1, 1], run.weights[-1, 0])
+            return (run.loss[:, 0], ht.direction_error(run.weights[-1, 1], run.weights[-1, 0]),
+                    f * eta * beta)  # fmt: skip
 
         return jax.vmap(at)(jnp.asarray(s.factors, data.x.dtype))
 
-    loss, distance = jax.jit(jax.vmap(one))(jax.random.split(key, s.datasets))
-    return StepSizeRun(np.asarray(s.factors), loss, distance)
+    loss, distance, eta_beta = jax.jit(jax.vmap(one))(jax.random.split(key, s.datasets))
+    return StepSizeRun(np.asarray(s.factors), loss, distance, eta_beta)
 
 
 @dataclass(frozen=True)
