@@ -431,7 +431,9 @@ class SyntheticPanelRun(NamedTuple):
       delta: ``(K, R)`` ``‖Δ̂_t‖`` of GD; svm: ``(K,)`` the SVM limit averaged exactly over i;
       gamma: ``(K,)`` the bias-free SVM margin; w0_distance: ``(K,)`` ``‖w_0 − ŵ_S‖``;
       rows: ``{"margin", "init", "radius"} -> slice`` of each panel's datasets;
-      datasets: datasets per cell.
+      datasets: datasets per cell; svm_exact: ``(K,)`` whether ``svm`` is the exact average
+      (its points cover every support vector, ``svm_avg_exact`` of
+      :func:`ntsim.theory.stability.svm_reference`).
     """
 
     steps: np.ndarray
@@ -442,6 +444,7 @@ class SyntheticPanelRun(NamedTuple):
     w0_distance: np.ndarray
     rows: dict
     datasets: int
+    svm_exact: np.ndarray
 
 
 def simulate_synthetic_panel(key, setting: SyntheticPanelSetting) -> SyntheticPanelRun:
@@ -454,7 +457,8 @@ def simulate_synthetic_panel(key, setting: SyntheticPanelSetting) -> SyntheticPa
                         implementation=s.implementation)  # fmt: skip
     rows = {name: s.rows(name) for name in ("margin", "init", "radius")}
     return SyntheticPanelRun(np.asarray(steps), params, out["delta"], out["svm"], out["gamma"],
-                             out["w0_distance"], rows, s.datasets)  # fmt: skip
+                             out["w0_distance"], rows, s.datasets,
+                             out["svm_avg_exact"])  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -473,12 +477,14 @@ class OverNSetting:
 
 class OverNRun(NamedTuple):
     """``ns`` ``(M,)``; ``delta`` ``(M, D)`` final ``‖Δ̂_T‖`` of GD; ``svm`` ``(M, D)`` the SVM
-    limit averaged over ``i``; ``steps`` ``(R,)``."""
+    limit averaged over ``i``; ``steps`` ``(R,)``; ``svm_exact`` ``(M, D)`` whether that
+    average covers every support vector (``svm_avg_exact``)."""
 
     ns: np.ndarray
     delta: np.ndarray
     svm: np.ndarray
     steps: np.ndarray
+    svm_exact: np.ndarray
 
 
 def simulate_loo_over_n(key, setting: OverNSetting) -> OverNRun:
@@ -486,11 +492,13 @@ def simulate_loo_over_n(key, setting: OverNSetting) -> OverNRun:
     s = setting
     steps = ht.log_spaced_steps(s.num_steps, s.num_records)
     params = np.tile(np.asarray(s.base, np.float32), (s.datasets, 1))
-    delta, svm = [], []
+    delta, svm, exact = [], [], []
     for n, k in zip(s.ns, jax.random.split(key, len(s.ns)), strict=True):
         out = syn.loo_sweep(jax.random.split(k, s.datasets), params, num_points=n, dim=s.dim,
                             steps=steps, chunk_size=s.chunk,
                             implementation=s.implementation)  # fmt: skip
         delta.append(out["delta"][:, -1])
         svm.append(out["svm"])
-    return OverNRun(np.asarray(s.ns), np.stack(delta), np.stack(svm), np.asarray(steps))
+        exact.append(out["svm_avg_exact"])
+    return OverNRun(np.asarray(s.ns), np.stack(delta), np.stack(svm), np.asarray(steps),
+                    np.stack(exact))  # fmt: skip
