@@ -64,11 +64,14 @@ PENDING_SILENT_CLAIMS: dict[str, str] = {
     "linearization.lemma1.kernel_lipschitz": "the bound is loose (ratios 0.14–0.70)",
     "linearization.thm1.identity": "an identity whose path mutants were all equivalent or "
     "killed by other claims first",
-    "stability.lemma_a1_1.quadratic": "not investigated yet (first stability matrix)",
-    "stability.lemma_a2_2.hinge_difference": "its bound is loose: the mutants of its sides "
-    "(doubled, or without the 1 +) all hold",
-    "stability.max_simplification.identity": "an identity whose numbers a ×2 of Lemma A.2.5's "
-    "b² term moved without a verdict change: a blind spot to fix",
+    "stability.lemma_a1_1.quadratic": "its max relative excess was 0 at t = 0 whatever the "
+    "rate; now anchored on the slowest eigenvector, which kills lemma_a1_1_rate ×½ by hand "
+    "(pending the re-record)",
+    "stability.lemma_a2_2.hinge_difference": "its bound is loose; now anchored on the case "
+    "of the proof where it is attained, which kills the doubled |b2| by hand (pending the "
+    "re-record)",
+    "stability.max_simplification.identity": "both sides came from lemma_a2_5_terms; now "
+    "checks the proof's quadratic, which kills the ×2 of b² by hand (pending the re-record)",
     "early_stopping.sec6_2.ridge_sandwich_printed": "not investigated yet (first early-stopping "
     "matrix)",
 }
@@ -80,8 +83,10 @@ PENDING_BLIND_SPOTS: dict[str, int] = {
     # max → min, realised_deviation's transpose, _approx_error, simulate_hinf_psd and _task_gap
     # (each moved one claim's numbers only).
     "linear_teachers": 8,
-    # The first stability matrix (2026-11-27): see figures/MUTATION.md, "blind spots".
-    "stability": 17,
+    # The first stability matrix (2026-11-27): 8 of its 17 blind spots have reasons now;
+    # the other 9 (and the doubled |b2| of Lemma A.2.2, whose reason went) change a verdict
+    # of a strengthened claim when applied by hand at quick scale — pending the re-record.
+    "stability": 9,
     # The first early-stopping matrix (2026-11-27): likewise.
     "early_stopping": 17,
 }
@@ -98,19 +103,15 @@ PENDING_UNPINNED: dict[str, str] = {
     f"{_LT}._ntk_bounds.simulate_hinf_psd": "cor6_2.hinf_dominates_gram",
     f"{_LT}._relu._task_gap": "cor6_2.bound, cor6_3.risk_main_term",
     **{
-        f"ntsim.theory.stability.{name}": "first stability matrix: not investigated yet"
+        f"ntsim.theory.stability.{name}": "a strengthened claim kills its survivor when "
+        "applied by hand (quick scale): pending the re-record of the stability matrix"
         for name in (
-            "_full_finetuning_runs._random_points",
             "_head_tuning.fit_soudry_constant",
             "_head_tuning.head_tuning_step_size",
+            "_head_tuning.lemma_a2_2_sides",
             "_head_tuning.lemma_a2_5_terms",
-            "_head_tuning.multi_head_init",
             "_head_tuning.nu_lemma_a2_1",
             "_head_tuning.telescoping_sides",
-            "_head_tuning_runs._worst_kkt",
-            "_head_tuning_runs.simulate_loo_bound",
-            "_svm_runs.simulate_lemma_a2_1",
-            "_svm_runs.simulate_margin_monotone",
             "_svm_runs.simulate_svm_gaps",
             "_synthetic.svm_reference",
         )
