@@ -8,6 +8,7 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 import scipy.special
 
 from ntsim.core import hard_margin_svm, separable_dataset
@@ -221,3 +222,15 @@ def test_pointwise_lemma_draws(x64, key):
         assert np.all(np.asarray(run.lhs) <= np.asarray(run.rhs) + 1e-12)
     terms = st.simulate_max_terms(key, setting)
     np.testing.assert_allclose(terms.full, np.maximum(terms.first, terms.second), rtol=1e-14)
+
+
+def test_worst_kkt_is_the_largest_residual_of_every_solve():
+    """The claims' solver guard reads the *worst* KKT residual over all solves and points."""
+    from types import SimpleNamespace
+
+    from ntsim.theory.stability._head_tuning_runs import _worst_kkt
+
+    solves = [SimpleNamespace(kkt_residual=jnp.array([1e-12, 3e-10])),
+              SimpleNamespace(kkt_residual=jnp.array(2e-3))]  # fmt: skip
+    assert float(_worst_kkt(*solves)) == pytest.approx(2e-3)
+    assert float(_worst_kkt(solves[0])) == pytest.approx(3e-10)

@@ -15,6 +15,7 @@ import numpy as np
 
 from ntsim.claims._contract import Claim, Simulation, ViolationFraction, derived, printed, proof
 from ntsim.claims._decisions import Tolerance, all_of, compare
+from ntsim.claims._premises import given
 from ntsim.theory import stability as ht
 
 __all__ = ["CLAIMS"]
@@ -105,18 +106,27 @@ def check_lambda_svm_gap(run: ht.SvmGapRun):
 
 
 def check_lemma_a2_5_paper_setting(run: ht.SvmGapRun):
+    """Lemma A.2.5's bound on the λ-SVM gap, given its hypothesis ``‖x_i‖ ≤ B`` for every i.
+
+    ``B`` is ``run.radius``; the largest ``‖x_i‖`` is measured again from ``run.lipschitz``
+    ``= max_i ‖[x_i; −1]‖ = √(max_i ‖x_i‖² + 1)`` (another reduction over the same points),
+    so a radius that does not bound every point makes the verdict inconclusive.
+    """
     kkt = _kkt(run)
-    bound = np.asarray(ht.lemma_a2_5_bound(run.points, run.lams[None, :],
-                                           np.asarray(run.radius)[:, None],
+    radius = np.asarray(run.radius)
+    bound = np.asarray(ht.lemma_a2_5_bound(run.points, run.lams[None, :], radius[:, None],
                                            np.asarray(run.gamma)[:, None]))  # fmt: skip
     gap = np.asarray(run.gap)
-    return compare(gap, bound, relation="upper_bound", atol=SVM_SLACK.value, tolerance=SVM_SLACK,
-                   num_instances=gap.shape[0],
-                   diagnostics={"λ": run.lams, "max gap/bound per λ": (gap / bound).max(0),
-                                "KKT": kkt},
-                   notes="b unpenalised, 1/(n−1) on S^i, γ_S of the hard-margin paper SVM; the "
-                   "proof is not rigorous (b is not strongly convex) but the bound, with its B/γ_S "
-                   "terms, holds with room.")  # fmt: skip
+    largest = np.sqrt(np.asarray(run.lipschitz) ** 2 - 1.0)
+    result = compare(gap, bound, relation="upper_bound", atol=SVM_SLACK.value, tolerance=SVM_SLACK,
+                     num_instances=gap.shape[0],
+                     diagnostics={"λ": run.lams, "max gap/bound per λ": (gap / bound).max(0),
+                                  "KKT": kkt},
+                     notes="b unpenalised, 1/(n−1) on S^i, γ_S of the hard-margin paper SVM; the "
+                     "proof is not rigorous (b is not strongly convex) but the bound, with its "
+                     "B/γ_S terms, holds with room.")  # fmt: skip
+    # float64 √(‖x‖² + 1) then √(L² − 1): a relative error of ~1e-15 on O(1) norms
+    return given(result, {"‖x_i‖ ≤ B for every i": radius >= largest * (1 - ROUND_OFF.value)})
 
 
 def check_cor2_5_unpenalized_bias(run: ht.SvmGapRun):
@@ -134,25 +144,75 @@ def check_cor2_5_unpenalized_bias(run: ht.SvmGapRun):
                    "and b̂ shifts by O(1) when one point leaves).")  # fmt: skip
 
 
+def _anchored(run: ht.LemmaSidesRun, label: str):
+    """Both sides on the anchor instances against their closed forms (relative round-off)."""
+    return [compare(np.asarray(got), np.asarray(exact), relation="equal", rtol=ROUND_OFF.value,
+                    tolerance=ROUND_OFF, notes=f"{label}: {side} against its closed form.")
+            for side, got, exact in (("lhs", run.anchor_lhs, run.exact_lhs),
+                                     ("rhs", run.anchor_rhs, run.exact_rhs))]  # fmt: skip
+
+
 def check_normalization_lipschitz(run: ht.LemmaSidesRun):
+    """Lemma A.2.1 with ν = 2/max(‖a‖, ‖b‖) on random pairs, and its anchor: on antipodal
+    pairs b = −t·a (t ≤ 1) the sides are 2 and 2(1 + t) exactly."""
     lhs, rhs = np.asarray(run.lhs), np.asarray(run.rhs)
-    return compare(lhs, rhs, relation="upper_bound", atol=ROUND_OFF.value, tolerance=ROUND_OFF,
-                   diagnostics={"max lhs/rhs": float((lhs / rhs).max())})  # fmt: skip
+    bound = compare(lhs, rhs, relation="upper_bound", atol=ROUND_OFF.value, tolerance=ROUND_OFF)
+    return all_of(bound, *_anchored(run, "antipodal anchor b = −t·a"),
+                  diagnostics={"max lhs/rhs": float((lhs / rhs).max()),
+                               "anchor lhs/rhs = 1/(1 + t), max":
+                               float((np.asarray(run.anchor_lhs) / np.asarray(run.anchor_rhs))
+                                     .max())})  # fmt: skip
 
 
 def check_hinge_difference(run: ht.LemmaSidesRun):
+    """Lemma A.2.2 on random instances, and its anchor: the bound attained in case 2 of the
+    proof (v₁ antiparallel to yx, b₁ of the sign of y, (v₂, b₂) on the hinge's kink), where
+    both sides equal 1 + ‖v₁‖‖x‖ + |b₁|."""
     lhs, rhs = np.asarray(run.lhs), np.asarray(run.rhs)
-    return compare(lhs, rhs, relation="upper_bound", atol=ROUND_OFF.value, tolerance=ROUND_OFF,
-                   diagnostics={"max lhs/rhs": float((lhs / rhs).max())})  # fmt: skip
+    bound = compare(lhs, rhs, relation="upper_bound", atol=ROUND_OFF.value, tolerance=ROUND_OFF)
+    return all_of(bound, *_anchored(run, "attained case"),
+                  diagnostics={"max lhs/rhs": float((lhs / rhs).max())})  # fmt: skip
 
 
 def check_max_simplification(run: ht.MaxTermsRun):
-    first, second, full = (np.asarray(a) for a in run)
+    """The max of eq. (6) is its second argument, and both arguments are what the proof of
+    Lemma A.2.5 solves for.
+
+    Both sides of the identity come from :func:`~ntsim.theory.stability.lemma_a2_5_terms`,
+    so on their own they cannot see an error in that formula. The anchor recomputes what
+    the arguments must satisfy from ``(n, λ, B, γ_S)``, by another route: with
+    ``a = 1 + B/γ_S``, the first is the root of ``nλu² = 2a`` (case 1 of the proof) and the
+    second is the largest root of the proof's quadratic ``nλu² − Bu − 2a = 0`` (case 2).
+    """
+    first, second, full = (np.asarray(a) for a in (run.first, run.second, run.full))
+    nlam = np.asarray(run.n) * np.asarray(run.lam)
+    b = np.asarray(run.radius)
+    a = 1.0 + b / np.asarray(run.margin)
     identity = compare(full, second, relation="equal", rtol=ROUND_OFF.value, tolerance=ROUND_OFF)
     order = compare(second, first * (1 - ROUND_OFF.value), relation="lower_bound")
-    return all_of(identity, order, diagnostics={"min second/first": float((second / first).min())},
+    # residuals relative to the sum of the terms' magnitudes (each carries ~1e-15 round-off)
+    root_first = compare(
+        (nlam * first**2 - 2 * a) / (nlam * first**2 + 2 * a),
+        0.0,
+        relation="equal",
+        atol=ROUND_OFF.value,
+        tolerance=ROUND_OFF,
+    )
+    quadratic = nlam * second**2 - b * second - 2 * a
+    root_second = compare(
+        quadratic / (nlam * second**2 + b * second + 2 * a),
+        0.0,
+        relation="equal",
+        atol=ROUND_OFF.value,
+        tolerance=ROUND_OFF,
+    )
+    return all_of(identity, order, root_first, root_second,
+                  diagnostics={"min second/first": float((second / first).min()),
+                               "worst relative residual of the proof's quadratic":
+                               float(np.max(np.abs(root_second.measured)))},
                   notes="n ∈ [1, e¹⁰], λ ∈ [e⁻¹², e²], B log-normal with 10% B = 0 (where the two "
-                  "arguments are equal).")  # fmt: skip
+                  "arguments are equal); the arguments are checked against the equations of the "
+                  "proof of Lemma A.2.5 they solve (nλu² = 2a; nλu² − Bu − 2a = 0).")  # fmt: skip
 
 
 CLAIMS: tuple[Claim, ...] = (

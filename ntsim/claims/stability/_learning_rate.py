@@ -26,6 +26,7 @@ from ntsim.claims._decisions import (
     compare,
     estimate_in,
 )
+from ntsim.claims._premises import given
 from ntsim.core import Z95, bootstrap_ci, mean_ci
 from ntsim.theory import stability as st
 
@@ -49,6 +50,17 @@ ROUND_OFF = Tolerance(
 )
 
 
+def _as_stated(run: st.StepSizeRun) -> dict:
+    """The premise every step-size claim names: each run's step is at the stated ``η·β_F``,
+    with ``β_F`` measured on the dataset (``run.eta_beta``: the step taken times the top
+    eigenvalue of ``X̃ᵀX̃/(4n)``), to round-off (float64 eigenvalue of a (d+1)×(d+1) Gram
+    matrix, ~1e-15 relative; :data:`ROUND_OFF` leaves 1000x)."""
+    measured = np.asarray(run.eta_beta)
+    stated = np.asarray(run.factors)[None, :]
+    return {"η·β_F as stated (β_F measured)":
+            np.abs(measured - stated) <= ROUND_OFF.value * stated}  # fmt: skip
+
+
 def _below(run: st.StepSizeRun):
     return [j for j, f in enumerate(run.factors) if f < 2]
 
@@ -61,13 +73,14 @@ def check_descent_below_two_over_beta(run: st.StepSizeRun):
     loss = np.asarray(run.loss)[:, _below(run)]
     increase = np.max(np.diff(loss, axis=-1), axis=-1)  # (N, F): worst step per run
     slack = ROUND_OFF.value * float(np.max(loss[..., 0]))
-    return compare(
+    result = compare(
         increase, 0.0, relation="upper_bound", atol=slack, tolerance=ROUND_OFF,
         num_instances=loss.shape[0],
         diagnostics={"η·β_F": run.factors[_below(run)], "largest one-step change": increase.max(0),
                      "median final/initial loss": np.median(loss[..., -1] / loss[..., 0], axis=0)},
         notes="measured = the largest one-step loss change of each run (≤ 0: monotone).",
     )  # fmt: skip
+    return given(result, _as_stated(run))
 
 
 _MOSTLY = Tolerance(
@@ -92,7 +105,7 @@ def check_nonmonotone_above_two_over_beta(run: st.StepSizeRun):
     above = _above(run)
     j = above[0]  # the factor nearest 2 from above
     fraction, ci = _wilson(int(monotone[:, j].sum()), monotone.shape[0])
-    return estimate_in(
+    result = estimate_in(
         fraction, ci, AtMost(_MOSTLY.value), num_instances=monotone.shape[0], tolerance=_MOSTLY,
         diagnostics={"η·β_F": run.factors[above], "fraction monotone": monotone[:, above].mean(0),
                      "median final/initial loss": np.median(loss[:, above, -1] / loss[:, above, 0],
@@ -102,6 +115,7 @@ def check_nonmonotone_above_two_over_beta(run: st.StepSizeRun):
         "the logistic curvature reaches β_F only at w = 0 and along the top eigenvector of "
         "X̃ᵀX̃, so larger steps can still decrease the loss at every step.",
     )  # fmt: skip
+    return given(result, _as_stated(run))
 
 
 _SPREAD = Tolerance(
@@ -138,7 +152,7 @@ def check_variability_grows_above_two_over_beta(run: st.StepSizeRun):
     delta = np.asarray(run.loo_distance)
     cv = delta.std(0, ddof=1) / delta.mean(0)
     diagnostics["coefficient of variation / at η = 1/β_F (not decided)"] = cv / cv[0]
-    return estimate_in(
+    result = estimate_in(
         ratio, ci, AtLeast(1 + _SPREAD.value), num_instances=count, tolerance=_SPREAD,
         diagnostics=diagnostics,
         notes=f"estimate = std over datasets of ‖Δ̂_T‖ at η·β_F = {factor:g} over the std at "
@@ -147,17 +161,19 @@ def check_variability_grows_above_two_over_beta(run: st.StepSizeRun):
         "diagnostics) grows by about 30%: under a scale-free reading of 'varies more' the "
         "statement would hold; the claim reads the absolute spread.",
     )  # fmt: skip
+    return given(result, _as_stated(run))
 
 
 def check_distance_falls_with_step(run: st.StepSizeRun):
     ratio, ci, count, diagnostics, factor = _ratio_to_base(run, np.mean)
-    return estimate_in(
+    result = estimate_in(
         ratio, ci, AtMost(1 - _FALL.value), num_instances=count, tolerance=_FALL,
         diagnostics=diagnostics,
         notes=f"estimate = mean ‖Δ̂_T‖ at η·β_F = {factor:g} over the mean at η = 1/β_F, 95% "
         "bootstrap CI (paired). A larger step moves GD further along its path in T steps, and "
         "‖Δ̂_t‖ falls along the path.",
     )  # fmt: skip
+    return given(result, _as_stated(run))
 
 
 _MARGIN_GAIN = Tolerance(

@@ -126,6 +126,8 @@ class LooAnchorRun(NamedTuple):
       gd_distance: ``(3, R)`` ``‖Δ̂_t‖`` of GD from ``w_0 = 0`` on ``S`` and ``S^i``.
       gd_error: ``(3, R)`` ``e_S(t) + e_{S^i}(t)`` against the closed-form SVM directions.
       kkt: the worst KKT residual of the SVM solves.
+      svm_head_s, svm_head_loo: ``(3, 2)`` the SVM heads ``ŵ_S`` and ``ŵ_{S^i}`` (not only
+        their directions) as that suite solves them, row ``i``.
     """
 
     steps: jax.Array
@@ -134,6 +136,8 @@ class LooAnchorRun(NamedTuple):
     gd_distance: jax.Array
     gd_error: jax.Array
     kkt: jax.Array
+    svm_head_s: jax.Array
+    svm_head_loo: jax.Array
 
 
 def simulate_loo_anchor(key, setting: LooAnchorSetting) -> LooAnchorRun:
@@ -157,10 +161,11 @@ def simulate_loo_anchor(key, setting: LooAnchorSetting) -> LooAnchorRun:
         run = ht.loo_head_tuning(x, y, i, record_steps=steps)
         w_s, w_si = run.weights[:, 0], run.weights[:, 1]
         error = ht.direction_error(w_s, head_s) + ht.direction_error(w_si, heads_loo[i])
-        return ref["svm_delta"], ref["svm_avg"], ht.direction_error(w_si, w_s), error, ref["kkt"]
+        return (ref["svm_delta"], ref["svm_avg"], ht.direction_error(w_si, w_s), error,
+                ref["kkt"], ref["w_svm"], ref["w_svm_loo"])  # fmt: skip
 
-    svm, mean, gd, error, kkt = jax.vmap(one)(jnp.arange(3))
-    return LooAnchorRun(jnp.asarray(steps), svm, mean, gd, error, jnp.max(kkt))
+    svm, mean, gd, error, kkt, head_s, head_loo = jax.vmap(one)(jnp.arange(3))
+    return LooAnchorRun(jnp.asarray(steps), svm, mean, gd, error, jnp.max(kkt), head_s, head_loo)
 
 
 # ---------------------------------------------------- Soudry: GD → which SVM direction
@@ -251,7 +256,8 @@ class LooBoundRun(NamedTuple):
       lam: ``(N,)`` the largest λ at which the soft-margin SVM (``1/n`` on both) equals the hard
         one, ``1/(2n max α)``.
       gamma: ``(N,)`` ``1/‖v̂_S‖``; radius: ``(N,)`` ``max‖x_i‖``; svm_gap: ``(N,)``
-        ``‖ŵ_{S^i} − ŵ_S‖``; kkt: the worst KKT residual; points: ``n``.
+        ``‖ŵ_{S^i} − ŵ_S‖``; svm_direction: ``(N,)`` ``‖ŵ_{S^i}/‖ŵ_{S^i}‖ − ŵ_S/‖ŵ_S‖‖``;
+        kkt: the worst KKT residual; points: ``n``.
     """
 
     steps: jax.Array
@@ -263,6 +269,7 @@ class LooBoundRun(NamedTuple):
     gamma: jax.Array
     radius: jax.Array
     svm_gap: jax.Array
+    svm_direction: jax.Array
     kkt: jax.Array
     points: int
 
@@ -294,6 +301,7 @@ def simulate_loo_bound(key, setting: LooBoundSetting) -> LooBoundRun:
             1.0 / jnp.linalg.norm(both.weights[0]),
             jnp.max(jnp.linalg.norm(data.x, axis=1)),
             jnp.linalg.norm(head_si - head_s),
+            ht.direction_error(head_si, head_s),
             _worst_kkt(both),
         )
 
@@ -423,7 +431,9 @@ class SyntheticPanelRun(NamedTuple):
       delta: ``(K, R)`` ``‖Δ̂_t‖`` of GD; svm: ``(K,)`` the SVM limit averaged exactly over i;
       gamma: ``(K,)`` the bias-free SVM margin; w0_distance: ``(K,)`` ``‖w_0 − ŵ_S‖``;
       rows: ``{"margin", "init", "radius"} -> slice`` of each panel's datasets;
-      datasets: datasets per cell.
+      datasets: datasets per cell; svm_exact: ``(K,)`` whether ``svm`` is the exact average
+      (its points cover every support vector, ``svm_avg_exact`` of
+      :func:`ntsim.theory.stability.svm_reference`).
     """
 
     steps: np.ndarray
@@ -434,6 +444,7 @@ class SyntheticPanelRun(NamedTuple):
     w0_distance: np.ndarray
     rows: dict
     datasets: int
+    svm_exact: np.ndarray
 
 
 def simulate_synthetic_panel(key, setting: SyntheticPanelSetting) -> SyntheticPanelRun:
@@ -446,7 +457,8 @@ def simulate_synthetic_panel(key, setting: SyntheticPanelSetting) -> SyntheticPa
                         implementation=s.implementation)  # fmt: skip
     rows = {name: s.rows(name) for name in ("margin", "init", "radius")}
     return SyntheticPanelRun(np.asarray(steps), params, out["delta"], out["svm"], out["gamma"],
-                             out["w0_distance"], rows, s.datasets)  # fmt: skip
+                             out["w0_distance"], rows, s.datasets,
+                             out["svm_avg_exact"])  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -465,12 +477,14 @@ class OverNSetting:
 
 class OverNRun(NamedTuple):
     """``ns`` ``(M,)``; ``delta`` ``(M, D)`` final ``‖Δ̂_T‖`` of GD; ``svm`` ``(M, D)`` the SVM
-    limit averaged over ``i``; ``steps`` ``(R,)``."""
+    limit averaged over ``i``; ``steps`` ``(R,)``; ``svm_exact`` ``(M, D)`` whether that
+    average covers every support vector (``svm_avg_exact``)."""
 
     ns: np.ndarray
     delta: np.ndarray
     svm: np.ndarray
     steps: np.ndarray
+    svm_exact: np.ndarray
 
 
 def simulate_loo_over_n(key, setting: OverNSetting) -> OverNRun:
@@ -478,11 +492,13 @@ def simulate_loo_over_n(key, setting: OverNSetting) -> OverNRun:
     s = setting
     steps = ht.log_spaced_steps(s.num_steps, s.num_records)
     params = np.tile(np.asarray(s.base, np.float32), (s.datasets, 1))
-    delta, svm = [], []
+    delta, svm, exact = [], [], []
     for n, k in zip(s.ns, jax.random.split(key, len(s.ns)), strict=True):
         out = syn.loo_sweep(jax.random.split(k, s.datasets), params, num_points=n, dim=s.dim,
                             steps=steps, chunk_size=s.chunk,
                             implementation=s.implementation)  # fmt: skip
         delta.append(out["delta"][:, -1])
         svm.append(out["svm"])
-    return OverNRun(np.asarray(s.ns), np.stack(delta), np.stack(svm), np.asarray(steps))
+        exact.append(out["svm_avg_exact"])
+    return OverNRun(np.asarray(s.ns), np.stack(delta), np.stack(svm), np.asarray(steps),
+                    np.stack(exact))  # fmt: skip

@@ -71,11 +71,14 @@ class StepSizeSetting:
 
 class StepSizeRun(NamedTuple):
     """``factors`` ``(F,)``; ``loss`` ``(N, F, T + 1)`` the mean logistic loss on ``S`` at
-    every step ``0..T``; ``loo_distance`` ``(N, F)`` ``‖Δ̂_T‖`` (drawn ``i``, ``1/n`` on ``S^i``)."""
+    every step ``0..T``; ``loo_distance`` ``(N, F)`` ``‖Δ̂_T‖`` (drawn ``i``, ``1/n`` on ``S^i``);
+    ``eta_beta`` ``(N, F)`` the step each run took times ``β_F`` measured again as the top
+    eigenvalue of ``X̃ᵀX̃/(4n)`` (the Hessian bound of the mean logistic loss)."""
 
     factors: np.ndarray
     loss: jax.Array
     loo_distance: jax.Array
+    eta_beta: jax.Array
 
 
 def simulate_step_sizes(key, setting: StepSizeSetting) -> StepSizeRun:
@@ -90,18 +93,21 @@ def simulate_step_sizes(key, setting: StepSizeSetting) -> StepSizeRun:
         weights = jnp.stack([jnp.full((s.points,), 1.0 / s.points, data.x.dtype),
                              ht.loo_weights(s.points, i, dtype=data.x.dtype)])  # fmt: skip
         eta = ht.head_tuning_step_size(data.x)
+        z = ht.augment_features(data.x)
+        beta = jnp.linalg.eigvalsh(z.T @ z)[-1] / (4 * s.points)
 
         def at(f):
             run = ht.head_tuning_gd(
                 data.x, data.y, jnp.zeros((2, s.dim + 1), data.x.dtype), learning_rate=f * eta,
                 record_steps=record, sample_weights=weights,
             )  # fmt: skip
-            return run.loss[:, 0], ht.direction_error(run.weights[-1, 1], run.weights[-1, 0])
+            return (run.loss[:, 0], ht.direction_error(run.weights[-1, 1], run.weights[-1, 0]),
+                    f * eta * beta)  # fmt: skip
 
         return jax.vmap(at)(jnp.asarray(s.factors, data.x.dtype))
 
-    loss, distance = jax.jit(jax.vmap(one))(jax.random.split(key, s.datasets))
-    return StepSizeRun(np.asarray(s.factors), loss, distance)
+    loss, distance, eta_beta = jax.jit(jax.vmap(one))(jax.random.split(key, s.datasets))
+    return StepSizeRun(np.asarray(s.factors), loss, distance, eta_beta)
 
 
 @dataclass(frozen=True)
@@ -295,15 +301,26 @@ class RandomPointsSetting:
 
 
 class LemmaSidesRun(NamedTuple):
-    """``lhs``, ``rhs`` ``(count,)`` of a pointwise inequality."""
+    """``lhs``, ``rhs`` ``(count,)`` of a pointwise inequality on random instances, and the
+    same sides on *anchor* instances where both are known in closed form
+    (``anchor_lhs``, ``anchor_rhs`` from the library; ``exact_lhs``, ``exact_rhs`` the
+    closed forms; ``(count // 8,)``)."""
 
     lhs: jax.Array
     rhs: jax.Array
+    anchor_lhs: jax.Array
+    anchor_rhs: jax.Array
+    exact_lhs: jax.Array
+    exact_rhs: jax.Array
 
 
 def simulate_lemma_a2_1(key, setting: RandomPointsSetting) -> LemmaSidesRun:
     """Lemma A.2.1 on random pairs in R⁴ with log-normal scales: a third near-antipodal, a
-    third near-parallel, a third independent."""
+    third near-parallel, a third independent.
+
+    Anchors: exactly antipodal pairs ``b = −t·a``, ``t ∈ [0.05, 1]``, where
+    ``‖a/‖a‖ − b/‖b‖‖ = 2`` and ``2‖a − b‖/max(‖a‖, ‖b‖) = 2(1 + t)`` (``max = ‖a‖``).
+    """
     count = setting.count
     k_a, k_b, k_s = jax.random.split(key, 3)
     a = jax.random.normal(k_a, (count, 4)) * jnp.exp(2 * jax.random.normal(k_s, (count, 1)))
@@ -311,26 +328,59 @@ def simulate_lemma_a2_1(key, setting: RandomPointsSetting) -> LemmaSidesRun:
     third = jnp.arange(count)[:, None] % 3
     b = jnp.where(third == 0, -a + 0.1 * b, b)
     b = jnp.where(third == 1, 3.0 * a + 0.01 * b, b)
-    return LemmaSidesRun(*ht.lemma_a2_1_sides(a, b))
+    anchors = max(count // 8, 1)
+    t = jax.random.uniform(jax.random.fold_in(key, 1), (anchors,), a.dtype, 0.05, 1.0)
+    anchor = ht.lemma_a2_1_sides(a[:anchors], -t[:, None] * a[:anchors])
+    return LemmaSidesRun(*ht.lemma_a2_1_sides(a, b), *anchor, jnp.full_like(t, 2.0), 2 * (1 + t))
 
 
 def simulate_lemma_a2_2(key, setting: RandomPointsSetting) -> LemmaSidesRun:
-    """Lemma A.2.2 on random ``(v₁, b₁, v₂, b₂, x, y)`` in R³."""
+    """Lemma A.2.2 on random ``(v₁, b₁, v₂, b₂, x, y)`` in R³.
+
+    Anchors: the bound attained (case 2 of the proof). With ``u = x/‖x‖``,
+    ``v₁ = −yα u``, ``b₁ = y s``, ``v₂ = yβ u``, ``b₂ = −y(1 − β‖x‖)`` (``α‖x‖ ≥ 1``,
+    ``s ≥ 0``, ``0 < β‖x‖ < 1``): ``f(v₁, b₁) = 1 + α‖x‖ + s``, ``f(v₂, b₂) = 0`` (on the
+    hinge's kink), and the three arguments of the max are ``1 + α‖x‖ + s``, ``2`` and
+    ``(α + β)‖x‖ + s + 1 − β‖x‖``, so both sides equal ``1 + α‖x‖ + s``.
+    """
     count = setting.count
     ks = jax.random.split(key, 6)
     v1, v2, x = (jax.random.normal(k, (count, 3)) for k in ks[:3])
     b1, b2 = (2 * jax.random.normal(k, (count,)) for k in ks[3:5])
     y = jax.random.rademacher(ks[5], (count,), v1.dtype)
-    return LemmaSidesRun(*ht.lemma_a2_2_sides(v1, b1, v2, b2, x, y))
+    anchors = max(count // 8, 1)
+    ka = jax.random.split(jax.random.fold_in(key, 1), 3)
+    xa, ya = x[:anchors], y[:anchors]
+    nx = jnp.linalg.norm(xa, axis=-1)
+    u = xa / nx[:, None]
+    reach = 1.0 + jax.random.exponential(ka[0], (anchors,), x.dtype)  # α‖x‖ ≥ 1
+    s = jnp.abs(2 * jax.random.normal(ka[1], (anchors,), x.dtype))
+    kink = jax.random.uniform(ka[2], (anchors,), x.dtype, 0.05, 0.95)  # β‖x‖
+    anchor = ht.lemma_a2_2_sides(
+        -(ya * reach / nx)[:, None] * u,
+        ya * s,
+        (ya * kink / nx)[:, None] * u,
+        -ya * (1.0 - kink),
+        xa,
+        ya,
+    )
+    exact = 1.0 + reach + s
+    return LemmaSidesRun(*ht.lemma_a2_2_sides(v1, b1, v2, b2, x, y), *anchor, exact, exact)
 
 
 class MaxTermsRun(NamedTuple):
     """Eq. (6)'s max on random ``(n, λ, B, γ)``: ``first``, ``second`` its two arguments and
-    ``full`` :func:`~ntsim.theory.stability.lemma_a2_5_bound`."""
+    ``full`` :func:`~ntsim.theory.stability.lemma_a2_5_bound`; ``n``, ``lam``, ``radius``,
+    ``margin`` the drawn ``(n, λ, B, γ_S)`` (so a check can recompute what the arguments
+    solve in the proof of Lemma A.2.5)."""
 
     first: jax.Array
     second: jax.Array
     full: jax.Array
+    n: jax.Array
+    lam: jax.Array
+    radius: jax.Array
+    margin: jax.Array
 
 
 def simulate_max_terms(key, setting: RandomPointsSetting) -> MaxTermsRun:
@@ -343,4 +393,4 @@ def simulate_max_terms(key, setting: RandomPointsSetting) -> MaxTermsRun:
     b = jnp.where(jnp.arange(count) % 10 == 0, 0.0, jnp.exp(jax.random.normal(ks[2], (count,))))
     gamma = jnp.exp(jax.random.uniform(ks[3], (count,), minval=-6.0, maxval=1.0)) * (b + 1)
     first, second = ht.lemma_a2_5_terms(n, lam, b, gamma)
-    return MaxTermsRun(first, second, ht.lemma_a2_5_bound(n, lam, b, gamma))
+    return MaxTermsRun(first, second, ht.lemma_a2_5_bound(n, lam, b, gamma), n, lam, b, gamma)

@@ -77,8 +77,9 @@ def svm_reference(x, y, i) -> dict:
       over all ``n`` choices of ``i``, computed exactly — only support vectors move the SVM
       (Lemma A.2.4), so it is ``(1/n)Σ_{i ∈ SV}`` over the ``min(n, d + 3)`` points of
       largest dual weight; ``svm_avg_exact`` says whether they cover every support vector;
-      ``num_support``; ``w_svm = ŵ_S``; ``gamma``, the margin of the classical bias-free SVM
-      of ``S`` (the paper's γ_S); ``kkt``, the largest KKT residual of the solves.
+      ``num_support``; ``w_svm = ŵ_S``; ``w_svm_loo = ŵ_{S^i}``; ``gamma``, the margin of the
+      classical bias-free SVM of ``S`` (the paper's γ_S); ``kkt``, the largest KKT residual of
+      the solves.
     """
     n, d = x.shape
     solve = jax.vmap(lambda mask: hard_margin_svm(x, y, sample_mask=mask))
@@ -96,6 +97,7 @@ def svm_reference(x, y, i) -> dict:
         "svm_avg_exact": jnp.sum(support) <= top.shape[0],
         "num_support": jnp.sum(support),
         "w_svm": heads[0],
+        "w_svm_loo": heads[1],
         "gamma": free.margin,
         "kkt": kkt,
     }
