@@ -432,8 +432,8 @@ class SyntheticPanelRun(NamedTuple):
       gamma: ``(K,)`` the bias-free SVM margin; w0_distance: ``(K,)`` ``‖w_0 − ŵ_S‖``;
       rows: ``{"margin", "init", "radius"} -> slice`` of each panel's datasets;
       datasets: datasets per cell; svm_exact: ``(K,)`` whether ``svm`` is the exact average
-      (its points cover every support vector, ``svm_avg_exact`` of
-      :func:`ntsim.theory.stability.svm_reference`).
+        (its points cover every support vector: ``svm_avg_exact`` of
+        :func:`ntsim.theory.stability.svm_reference`).
     """
 
     steps: np.ndarray
