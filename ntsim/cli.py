@@ -149,7 +149,8 @@ def _build_parser() -> argparse.ArgumentParser:
         "--stale",
         action="store_true",
         help="instead list verification rows whose claim source changed, registered "
-        "claims with no row, and stale topics of MUTATION.json if it exists; exit 1 if any",
+        "claims with no row, and the stale topics of MUTATION.json and spaces of "
+        "FALSIFICATION.json where they exist; exit 1 if any",
     )
     p.add_argument("--topic", help="with --stale: only this topic's claims and tables")
     p.add_argument("--docs", default="docs",
@@ -392,9 +393,22 @@ def _cmd_report(args) -> int:
             print(f"{row['id']:58s} {row['why']}  ({row['table']})")
         if stale_mutation:
             print(f"{len(stale_mutation)} stale topics in the mutation kill matrix")
-        return 1 if stale or stale_mutation else 0
-    from ntsim.claims import write_findings
+        stale_search = []
+        if (pathlib.Path(args.out) / "FALSIFICATION.json").exists():
+            from ntsim.falsify import stale_entries
 
+            stale_search = [
+                why for why in stale_entries(args.out)
+                if args.topic is None or why.startswith(f"{args.topic}.")
+            ]  # fmt: skip
+            for why in stale_search:
+                print(f"falsify {why}  (FALSIFICATION.json)")
+            if stale_search:
+                print(f"{len(stale_search)} stale spaces in the falsification table")
+        return 1 if stale or stale_mutation or stale_search else 0
+    from ntsim.claims import refresh_searches, write_findings
+
+    refresh_searches(args.out)  # the searched ratios of FALSIFICATION.json, into the tables
     path = _write_index(pathlib.Path(args.out))
     print(f"wrote {path}")
     pages = write_findings(args.out, args.docs)

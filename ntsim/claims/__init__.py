@@ -35,7 +35,13 @@ from ntsim.claims._decisions import (
     estimate_in,
 )
 from ntsim.claims._findings import findings_page, write_findings
-from ntsim.claims._report import finished_rows, stale_records, write_index, write_verification
+from ntsim.claims._report import (
+    finished_rows,
+    refresh_searches,
+    stale_records,
+    write_index,
+    write_verification,
+)
 from ntsim.claims._runner import (
     ClaimRecord,
     RunCache,
@@ -85,6 +91,7 @@ __all__ = [
     "figure",
     "findings_page",
     "finished_rows",
+    "refresh_searches",
     "get_claim",
     "parse_seeds",
     "printed",

@@ -22,10 +22,12 @@ from collections.abc import Sequence
 from ntsim import _io
 from ntsim._scales import check_scale
 from ntsim.claims._runner import ClaimRecord, claim_code_hash, claim_source_hash
+from ntsim.claims._searched import attach_searches, search_flag, search_summaries, searched_cell
 
 __all__ = [
     "entry_class",
     "finished_rows",
+    "refresh_searches",
     "stale_records",
     "write_index",
     "write_verification",
@@ -145,6 +147,8 @@ def _flags(entry: dict) -> list[str]:
         flags.append("seeds disagree")
     if entry["kind"] == "legacy" and entry["expect"] == "refuted":
         flags.append("one-sided (v1)")
+    if search_flag(entry):
+        flags.append(search_flag(entry))
     return flags
 
 
@@ -154,7 +158,7 @@ def _fmt(value, spec=".3g") -> str:
 
 def _row(entry: dict) -> str:
     reading = entry["reading"]["kind"] if entry.get("reading") else "-"
-    status = "✓" if entry["as_expected"] else "✗ UNEXPECTED"
+    status = "✓" if entry["as_expected"] and not search_flag(entry) else "✗ UNEXPECTED"
     statement = entry["statement"].replace("|", "\\|")
     seeds = ",".join(str(s) for s in entry.get("seeds", [])) or "-"
     per_seed = "/".join(v[0].upper() for v in entry.get("per_seed_verdicts", []))
@@ -162,7 +166,8 @@ def _row(entry: dict) -> str:
     return (
         f"| `{entry['id']}` | {entry['paper']} | {statement} | {entry['kind']} | {reading} | "
         f"{seeds} ({per_seed}) | {entry.get('num_instances', '-')} | "
-        f"{_fmt(entry.get('worst_margin'))} | {_fmt(entry.get('headroom'))} | {tolerance} | "
+        f"{_fmt(entry.get('worst_margin'))} | {_fmt(entry.get('headroom'))} | "
+        f"{searched_cell(entry)} | {tolerance} | "
         f"{entry['verdict']} (expected {entry['expect']}) {status} | "
         f"{'; '.join(_flags(entry)) or '-'} | {entry['seconds']:.1f} | "
         f"`{str(entry['commit'])[:8]}` |"
@@ -178,7 +183,10 @@ _LEGEND = (
     "(the project's own stronger reading: its refutation is not a refutation of the paper). "
     "*Margin*: the closest instance's slack (≥ 0 satisfies); *headroom*: that slack relative "
     "to its threshold (for an estimate: in CI half-widths; *near edge* flags an estimate "
-    "less than one half-width from flipping, which other seeds may flip). A refuted "
+    "less than one half-width from flipping, which other seeds may flip). *Searched*: for a "
+    "bound or identity whose instance space `ntsim falsify` searched (FALSIFICATION.md), the "
+    "largest ratio lhs/rhs of `lhs ≤ rhs` it reached, and in brackets the largest among its "
+    "random starts (above 1: a violation, marked ✗). A refuted "
     "printed statement is as expected only when its declared counterexample matches. "
     "*legacy (v1)* rows are claims not yet moved to contract v2: "
     "their refutations are one-sided."
@@ -208,8 +216,9 @@ def _topic_markdown(topic: str, scale: str, entries: list[dict]) -> str:
         f"**{good} of {len(entries)} claims as expected** ({_counts_line(_counts(entries))}).",
         "",
         "| id | reference | statement | kind | reading | seeds | instances | worst margin | "
-        "headroom | tolerance | verdict | flags | seconds | commit |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "headroom | searched lhs/rhs (random starts) | tolerance | verdict | flags | seconds | "
+        "commit |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         *(_row(e) for e in entries),
         "",
     ]
@@ -329,12 +338,34 @@ def write_verification(
                 f"record of {record.claim.id} is at scale {record.scale}, not {scale}."
             )
         by_topic.setdefault(record.claim.topic, []).append(_entry(record, metadata))
+    searches = search_summaries(out_dir)
     for topic, new in by_topic.items():
         path = out_dir / topic / f"VERIFICATION{suffix}.json"
-        entries = _merge(path, new)
+        entries = attach_searches(_merge(path, new), searches)
         _io.write_json(path, {"topic": topic, "scale": scale, "claims": entries})
         _io.atomic_write_text(path.with_suffix(".md"), _topic_markdown(topic, scale, entries))
     return write_index(out_dir, scale)
+
+
+def refresh_searches(out_dir: str | pathlib.Path = "figures") -> list[pathlib.Path]:
+    """Re-attach ``<out_dir>/FALSIFICATION.json`` to every topic table (both scales) and
+    redraw their Markdown and the indices; the JSON tables rewritten."""
+    out_dir = pathlib.Path(out_dir)
+    searches = search_summaries(out_dir)
+    written = []
+    for scale in ("quick", "full"):
+        suffix = _suffix(scale)
+        paths = sorted(out_dir.glob(f"*/VERIFICATION{suffix}.json"))
+        for path in paths:
+            topic = path.parent.name
+            entries = attach_searches(_load(path), searches)
+            written.append(
+                _io.write_json(path, {"topic": topic, "scale": scale, "claims": entries})
+            )
+            _io.atomic_write_text(path.with_suffix(".md"), _topic_markdown(topic, scale, entries))
+        if paths:
+            write_index(out_dir, scale)
+    return written
 
 
 def write_index(out_dir: str | pathlib.Path, scale: str) -> tuple[pathlib.Path, pathlib.Path]:

@@ -21,8 +21,11 @@ __all__ = [
     "add_falsify_parser",
     "falsify",
     "get_space",
+    "load_instance",
     "random_search",
+    "replay",
     "run_falsify_command",
+    "stale_entries",
 ]
 
 _LAZY = {
@@ -30,8 +33,11 @@ _LAZY = {
     "SearchSpace": "_search",
     "falsify": "_search",
     "random_search": "_search",
+    "replay": "_search",
+    "load_instance": "_record",
     "SPACES": "spaces",
     "get_space": "spaces",
+    "stale_entries": "_record",
 }
 
 

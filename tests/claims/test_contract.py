@@ -30,6 +30,7 @@ from ntsim.claims import (
     estimate_in,
     parse_seeds,
     printed,
+    refresh_searches,
     run_claims,
     stale_records,
     write_verification,
@@ -415,3 +416,34 @@ def test_code_hash_ignores_docstrings_and_comments_but_not_code():
         return hashlib.sha256(ast.dump(tree, include_attributes=False).encode()).hexdigest()
 
     assert code("ntsim_prov_a") == code("ntsim_prov_b") != code("ntsim_prov_c")
+
+
+def _falsification_table(path, claim_id: str, searched: float, start: float = 0.5) -> None:
+    entry = {
+        "claim": claim_id, "start_worst_ratio": start, "searched_worst_ratio": searched,
+        "tolerance": 0.0, "violated": searched > 1.0, "made": "now", "source_hash": "x",
+    }  # fmt: skip
+    path.write_text(json.dumps({"claims": {claim_id: entry}}))
+
+
+def test_rows_carry_the_search_and_a_search_violation_of_a_holding_claim_is_unexpected(tmp_path):
+    ok = _claim(lambda run: compare(jnp.abs(run), 10.0, relation="upper_bound"), id="demo.a.ok")
+    _falsification_table(tmp_path / "FALSIFICATION.json", "demo.a.ok", searched=0.8)
+    write_verification(run_claims([ok], scale="full"), out_dir=tmp_path, scale="full")
+    (row,) = json.loads((tmp_path / "demo" / "VERIFICATION.json").read_text())["claims"]
+    assert row["verdict"] == "holds"
+    assert [(s["space"], s["searched_worst_ratio"]) for s in row["search"]] == [("demo.a.ok", 0.8)]
+    table = (tmp_path / "demo" / "VERIFICATION.md").read_text()
+    assert "| 0.8 (0.5) |" in table and "✓" in table and "UNEXPECTED" not in table
+    # a later search that violates the statement shows in the row once the tables refresh
+    _falsification_table(tmp_path / "FALSIFICATION.json", "demo.a.ok", searched=3.0)
+    refresh_searches(tmp_path)
+    (row,) = json.loads((tmp_path / "demo" / "VERIFICATION.json").read_text())["claims"]
+    assert row["search"][0]["violated"] and _report_flags(row)[-1].startswith("VIOLATED")
+    table = (tmp_path / "demo" / "VERIFICATION.md").read_text()
+    assert "3 (0.5) ✗" in table and "✗ UNEXPECTED" in table
+    # and goes when the search table no longer holds the claim
+    (tmp_path / "FALSIFICATION.json").write_text(json.dumps({"claims": {}}))
+    refresh_searches(tmp_path)
+    (row,) = json.loads((tmp_path / "demo" / "VERIFICATION.json").read_text())["claims"]
+    assert "search" not in row
