@@ -130,11 +130,13 @@ def write_table(entries: list[dict], out: str | pathlib.Path) -> pathlib.Path:
 
 
 def _flag(entry: dict) -> str:
+    checked = entry.get("replayed_check")
+    checked = f"; the claim's check on it: {checked}" if checked else ""
     if entry["violated"]:
-        return " (violated)"
+        return f" (violated{checked})"
     if entry.get("equality_reached"):
-        return f" (equality, to the claim's round-off {entry['tolerance']:g})"
-    return ""
+        return f" (equality, to the claim's round-off {entry['tolerance']:g}{checked})"
+    return f" (the claim's check on it: {entry['replayed_check']})" if checked else ""
 
 
 def markdown_table(table: dict) -> str:
@@ -146,7 +148,8 @@ def markdown_table(table: dict) -> str:
         "the claim's instance space (`ntsim/falsify/spaces/<topic>.py`) for the largest ratio "
         "lhs/rhs of its statement `lhs ≤ rhs`: above 1 is a violation. *Random starts* is the "
         "largest ratio among the search's random starting instances, *searched* the largest "
-        "any restart reached.",
+        "any restart reached. Where the space can build the claim's simulation output for "
+        "one instance, the worst instance is also replayed through the claim's own check.",
         "",
         "| claim[:part] | recorded verdict | random starts | searched | restarts × steps | method "
         "| seconds | statement searched |",

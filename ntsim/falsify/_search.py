@@ -30,7 +30,7 @@ import optax
 
 from ntsim._types import Array, PRNGKey
 
-__all__ = ["SearchResult", "SearchSpace", "falsify", "random_search"]
+__all__ = ["SearchResult", "SearchSpace", "falsify", "random_search", "replay"]
 
 Params = dict[str, Array]
 Instance = dict[str, Array]
@@ -56,6 +56,9 @@ class SearchSpace:
       x64: search in float64 (identities and ratios near round-off need it).
       tolerance: a ratio up to ``1 + tolerance`` is the equality case reached to round-off,
         not a violation (the claim's own round-off tolerance; 0 for strict bounds).
+      as_run: instance → the claim's simulation output for that one instance (the argument
+        its ``check`` reads), so a found instance is replayed through the claim's own check
+        (:func:`replay`). ``None``: the instance replays through ``sides`` only.
     """
 
     claim_id: str
@@ -68,6 +71,7 @@ class SearchSpace:
     tolerance: float = 0.0
     part: str = ""
     method: str = "adam"
+    as_run: Callable[[Instance], object] | None = None
 
     def __post_init__(self):
         if self.method not in ("adam", "random"):
@@ -280,3 +284,23 @@ def _result(space, method, start_value, start_ok, best, best_params, history, st
     worst_params = jax.tree.map(np.asarray, worst_params)
     return SearchResult(space.name, method, start_ratio, best_ratio, history,
                         worst_params, worst_instance, steps, seconds)  # fmt: skip
+
+
+def replay(space: SearchSpace, instance: Mapping[str, np.ndarray]):
+    """The claim's own ``check`` on one instance of ``space`` (a saved worst instance).
+
+    Builds the claim's simulation output for ``instance`` with :attr:`SearchSpace.as_run` and
+    runs the registered claim's ``check`` on it: the same decision ``ntsim verify`` makes on
+    the simulation's draws, made on the instance the search found.
+
+    Returns:
+      The check's :class:`~ntsim.claims.ClaimResult` (``.outcome``: holds, refuted or
+      inconclusive).
+    """
+    from ntsim.claims import get_claim
+
+    if space.as_run is None:
+        raise ValueError(f"replay {space.name}: the space declares no as_run.")
+    with jax.enable_x64(space.x64):
+        run = space.as_run({name: jnp.asarray(value) for name, value in instance.items()})
+        return get_claim(space.claim_id).check(run)

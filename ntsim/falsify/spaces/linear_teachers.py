@@ -39,8 +39,34 @@ def _thm5_4_feasible(instance):
     return bounds.epsilon < THM5_4_MAX_EPSILON
 
 
+def _thm5_4_run(instance) -> lt.RandomProjectionRun:
+    """One instance as the claims' simulation output: the single "Gaussian draw" and the
+    "constructed instance" are both ``instance``, so each Thm 5.4 check decides on it."""
+    x, theta_s, theta_t = instance["x"], instance["theta_s"], instance["theta_t"]
+    bounds, risk_deep, risk_linear = _thm5_4_parts(instance)
+    terms = {
+        "risk_deep": risk_deep, "risk_linear": risk_linear, "epsilon": bounds.epsilon,
+        "zeta": bounds.zeta, "eq9": bounds.eq9, "eq10": bounds.eq10,
+        "eq9_corrected": bounds.eq9_corrected,
+    }  # fmt: skip
+    one = {name: jnp.reshape(value, (1,)) for name, value in terms.items()}
+    theta_t_unit = theta_t / jnp.linalg.norm(theta_t)
+    return lt.RandomProjectionRun(
+        distance=jnp.reshape(jnp.linalg.norm(theta_t_unit - theta_s), (1,)),
+        target_norm=jnp.reshape(jnp.linalg.norm(theta_t), (1,)),
+        **one,
+        risk_source_rescaled=jnp.reshape(risk_deep, (1, 1)),
+        risk_target_rescaled=jnp.reshape(risk_deep, (1, 1)),
+        rescalings=jnp.ones((1,), x.dtype),
+        constructed=one,
+        d=x.shape[1],
+        n=x.shape[0],
+    )
+
+
 def _thm5_4_space(claim_id: str, sides, description: str) -> SearchSpace:
     return SearchSpace(
+        as_run=_thm5_4_run,
         claim_id=claim_id,
         parameters={"x": (_N, _D), "theta_s": (_D,), "theta_t": (_D,)},
         to_instance=_thm5_4_instance,

@@ -63,8 +63,18 @@ def _thm5_printed(instance):
     )
 
 
+def _thm5_run(instance) -> lz.Thm5Run:
+    """One instance as the claims' simulation output (a batch of one kernel)."""
+    residual = jnp.linalg.norm(instance["y"] - instance["f0"]) / jnp.linalg.norm(instance["y"])
+    return lz.Thm5Run(
+        kernel=instance["kernel"][None], y=instance["y"][None], f0=instance["f0"][None],
+        sigma=jnp.reshape(instance["sigma"], (1,)), epsilon=residual,
+    )  # fmt: skip
+
+
 def _thm5_space(claim_id, part, sides, description, tolerance):
     return SearchSpace(
+        as_run=_thm5_run,
         claim_id=claim_id,
         part=part,
         parameters={"a": (_N, _N), "y": (_N,), "f0": (_N,), "log_sigma": (1,)},
