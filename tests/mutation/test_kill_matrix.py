@@ -30,10 +30,6 @@ KILL_RATE_FLOOR = 0.85
 
 #: Topics the committed matrix does not hold yet (or holds partially), with why.
 PENDING_TOPICS: dict[str, str] = {
-    "early_stopping": "claims strengthened and re-recorded on 2026-11-27 (the eq. (10) anchor, "
-    "the noise premises, the Lemma 5 triangle bounds); the committed entry is partial (60 of "
-    "142 mutants at the current claims): `ntsim mutate --topic early_stopping --jobs 2 "
-    "--resume` goes on from there",
     "stability": "claims strengthened on 2026-11-27 (branch stability-blind-spots: SVM anchors, "
     "step-size and B premises, the slowest-eigenvector anchor); the committed entry was made "
     "at the older claims until the stability records and matrix are remade",
@@ -49,6 +45,8 @@ PENDING_KILL_RATE: dict[str, float] = {
     "overtraining": 0.743,
     # All 15 survivors have reasons (loose bounds made tighter or looser, instance generators).
     "linearization": 0.754,
+    # Remade 2026-11-27 at the strengthened claims (52 killed, 16 survived): 13 blind spots.
+    "early_stopping": 0.764,
     # 26 survivors: 9 with reasons (the core CI procedures, loose bounds made looser or
     # tighter), 17 blind spots (PENDING_BLIND_SPOTS).
     "stability": 0.643,
@@ -96,12 +94,9 @@ PENDING_BLIND_SPOTS: dict[str, int] = {
     # the other 9 (and the doubled |b2| of Lemma A.2.2, whose reason went) change a verdict
     # of a strengthened claim when applied by hand at quick scale — pending the re-record.
     "stability": 9,
-    # The first early-stopping matrix (2026-11-27): 12 of its 17 blind spots have reasons;
-    # the other 5 (mixed_init_run n − 1, sobolev_sample ×½, simulate_rademacher_facts min ↔ max
-    # and drop_term, _linear_task_instance ×½) are killed by the Lemma 5 triangle bounds, the
-    # y = f*(x) + w and eq. (105) premises and the eq. (10) attainment anchor, checked by hand
-    # at quick scale: they go when the matrix is re-recorded.
-    "early_stopping": 5,
+    # Remade 2026-11-27 at the strengthened claims: the five named before are killed now;
+    # 13 survivors of the new sample have no reason yet (see figures/MUTATION.md).
+    "early_stopping": 13,
 }
 
 
@@ -126,13 +121,20 @@ PENDING_UNPINNED: dict[str, str] = {
         )
     },
     **{
-        f"ntsim.theory.early_stopping.{name}": "killed by a new premise or anchor (checked by "
-        "hand); goes when the matrix is re-recorded"
+        f"ntsim.theory.early_stopping.{name}": "remade 2026-11-27: its survivor is not "
+        "investigated yet"
         for name in (
-            "_mixed_init.mixed_init_run",
-            "_sobolev.sobolev_sample",
-            "_stopping_checks.simulate_rademacher_facts",
-            "_task_vectors._linear_task_instance",
+            "_sobolev.sobolev_kernel",
+            "_sobolev.sobolev_target",
+            "_stopping.patience_stopping",
+            "_stopping.power_law_critical_radius_squared",
+            "_stopping_checks.simulate_stopping_times",
+            "_synthetic_tasks.width_normalised_ntk",
+            "_trained_task_vectors.trained_task_vectors",
+            "_width_scaling.attention_logits",
+            "_width_scaling.pretrain_source",
+            "_width_scaling.relative_kernel_drift",
+            "_width_scaling.source_target_data",
         )
     },
 }
