@@ -41,10 +41,12 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from ntsim import _io
+from ntsim._config import Validated, allowed_text, param, validate_fields
 from ntsim._scales import SCALES
 from ntsim._validation import check_choice, check_int_fields
 
 __all__ = [
+    "Validated",
     "check_choice",
     "check_int_fields",
     "describe_experiment",
@@ -52,8 +54,10 @@ __all__ = [
     "list_experiments",
     "load_experiment",
     "output_stem",
+    "param",
     "parse_overrides",
     "run_experiment",
+    "validate_fields",
 ]
 
 _REQUIRED = ("Config", "SCALES", "run", "plot")
@@ -275,9 +279,10 @@ def _docstring_attributes(cls: type) -> dict[str, str]:
 
 
 def _field_comments(config_cls: type) -> dict[str, str]:
-    """Each field's meaning, written once beside it: the comment on (or above) its
-    declaration in ``config_cls`` or a dataclass it inherits from (``Config`` may be a
-    theory setting shared with the claims), else its ``Attributes:`` docstring entry."""
+    """Each field's meaning, written once beside it: its :func:`~ntsim.experiment.param`
+    declaration, else the comment on (or above) its declaration in ``config_cls`` or a
+    dataclass it inherits from (``Config`` may be a theory setting shared with the claims),
+    else its ``Attributes:`` docstring entry."""
     found: dict[str, str] = {}
     for cls in reversed(config_cls.__mro__[:-1]):
         if not dataclasses.is_dataclass(cls):
@@ -285,6 +290,10 @@ def _field_comments(config_cls: type) -> dict[str, str]:
         documented = _docstring_attributes(cls)
         documented.update({name: text for name, text in _class_comments(cls).items() if text})
         found.update({name: text for name, text in documented.items() if text})
+    for field in dataclasses.fields(config_cls):  # a param() declaration says it itself
+        rule = field.metadata.get("ntsim")
+        if rule is not None:
+            found[field.name] = rule.meaning
     return found
 
 
@@ -302,7 +311,9 @@ def _type_name(annotation: Any) -> str:
 
 def describe_experiment(name: str) -> str:
     """What ``ntsim run NAME --help`` prints: the figure it draws, then each config field with
-    its type, its quick and full values, and its meaning.
+    its type, its quick and full values, its allowed values, and its meaning (fields marked
+    ``*`` change the compiled programs — a shape or a loop length — so a new value compiles
+    anew).
 
     Examples:
       >>> text = describe_experiment("linear_teachers/fig1_covariance_alignment")
@@ -313,16 +324,25 @@ def describe_experiment(name: str) -> str:
     summary = (module.__doc__ or "").strip().split("\n\n")[0]
     comments = _field_comments(module.Config)
     quick, full = module.SCALES["quick"], module.SCALES["full"]
-    rows = [("field", "type", "quick", "full", "meaning")]
+    rows = [("field", "type", "quick", "full", "allowed", "meaning")]
+    shaped = False
     for f in dataclasses.fields(module.Config):
         values = [_shown_value(getattr(c, f.name)) for c in (quick, full)]
-        rows.append((f.name, _type_name(f.type), *values, comments.get(f.name, "")))
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+        rule = f.metadata.get("ntsim")
+        meaning = comments.get(f.name, "")
+        label = f.name + (" *" if rule is not None and rule.shape else "")
+        shaped |= label.endswith("*")
+        rows.append((label, _type_name(f.type), *values, allowed_text(f), meaning))
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
     table = [
-        "  ".join(cell.ljust(width) for cell, width in zip(row[:4], widths, strict=True))
+        "  ".join(cell.ljust(width) for cell, width in zip(row[:5], widths, strict=True))
         + "  "
-        + row[4]
+        + row[5]
         for row in rows
     ]
     usage = f"usage: ntsim run {name} [--scale quick|full] [--seed S] [--set FIELD=VALUE ...]"
-    return "\n".join([usage, "", summary, "", "config fields:", *table]) + "\n"
+    figure = getattr(module, "FIGURE", None) or f"figures/{name}.png (+ .json)"
+    lines = [usage, "", summary, "", f"draws: {figure}", "", "config fields:", *table]
+    if shaped:
+        lines += ["", "* changes the compiled programs (a shape or a loop length): compiles anew"]
+    return "\n".join(lines) + "\n"

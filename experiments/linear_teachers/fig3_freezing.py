@@ -39,42 +39,41 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
-from ntsim.experiment import check_int_fields
+from ntsim.experiment import Validated, param
 from ntsim.theory import linear_teachers as lt
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Validated):
     """Fig 3 setting (ours: d, n, steps and step sizes are not in the paper)."""
 
-    d: int = 100  # input dimension = hidden width
-    n_values: tuple[int, ...] = tuple(range(5, 100, 5))  # target sample sizes (n < d)
-    source_ratio: int = 3  # n_S = source_ratio · d pretraining samples
-    task_noise: float = 0.5  # θ_T = θ_S + task_noise · N(0, I)/√d · ‖θ_S‖
-    init_scale: float = 0.01  # σ₀: entries of the random inits ~ N(0, σ₀²)
-    eta_scale: float = 0.15  # η = eta_scale / λ_max(XᵀX/n) (pretraining: of the source X)
-    pretrain_steps: int = 3000  # GD steps of pretraining on the n_S source samples
-    fine_tune_steps: int = 10_000  # for all three models
-    seeds: int = 8  # draws of (θ_S, θ_T, data, inits), vmapped
+    d: int = param(100, "input dimension = hidden width", low=2, shape=True)
+    n_values: tuple[int, ...] = param(
+        tuple(range(5, 100, 5)), "target sample sizes (n < d, Sec 3)", low=1, increasing=True,
+        allowed="1 ≤ n ≤ d − 1, increasing", shape=True,
+    )  # fmt: skip
+    source_ratio: int = param(3, "n_S = source_ratio · d pretraining samples", low=1, shape=True)
+    task_noise: float = param(0.5, "θ_T = θ_S + task_noise · N(0, I)/√d · ‖θ_S‖", low=0, open=True)
+    init_scale: float = param(0.01, "σ₀: entries of the random inits ~ N(0, σ₀²)", low=0, open=True)
+    eta_scale: float = param(
+        0.15, "η = eta_scale / λ_max(XᵀX/n) (pretraining: of the source X); below 0.5 for "
+        "GD stability at ‖β‖ ≈ 1", low=0, high=0.5, open=True,
+    )  # fmt: skip
+    pretrain_steps: int = param(
+        3000, "GD steps of pretraining on the n_S source samples", low=1, shape=True
+    )
+    fine_tune_steps: int = param(
+        10_000, "GD steps of fine-tuning, for all three models", low=1, shape=True
+    )
+    seeds: int = param(
+        8, "draws of (θ_S, θ_T, data, inits), vmapped (≥ 2 for a std band)", low=2, shape=True
+    )
 
-    def __post_init__(self):
-        check_int_fields(self, ("d", "source_ratio", "pretrain_steps", "fine_tune_steps"))
-        if self.seeds < 2:
-            raise ValueError(f"Config.seeds must be >= 2 for a std band, got {self.seeds}.")
-        if not self.n_values or min(self.n_values) <= 0 or max(self.n_values) >= self.d:
+    def check(self):
+        if max(self.n_values) >= self.d:
             raise ValueError(
                 f"Config.n_values must lie in [1, d − 1] = [1, {self.d - 1}] (n < d, Sec 3), "
                 f"got {self.n_values}."
-            )
-        if list(self.n_values) != sorted(set(self.n_values)):
-            raise ValueError(f"Config.n_values must be strictly increasing, got {self.n_values}.")
-        for name in ("task_noise", "init_scale"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"Config.{name} must be positive, got {getattr(self, name)!r}.")
-        if not 0 < self.eta_scale < 0.5:
-            raise ValueError(
-                f"Config.eta_scale must be in (0, 0.5) (GD stability for ‖β‖ ≈ 1), "
-                f"got {self.eta_scale!r}."
             )
 
 
