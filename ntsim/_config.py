@@ -41,11 +41,12 @@ class _Rule:
     meaning: str
     low: float | None = None
     high: float | None = None
-    open: bool = False
+    open: bool | str = False
     choices: tuple | None = None
     increasing: bool = False
     allowed: str | None = None
     shape: bool = False
+    empty: bool = False
 
 
 def param(
@@ -54,11 +55,12 @@ def param(
     *,
     low: float | None = None,
     high: float | None = None,
-    open: bool = False,  # noqa: A002 (reads as the interval's kind)
+    open: bool | str = False,  # noqa: A002 (reads as the interval's kind)
     choices: Sequence | None = None,
     increasing: bool = False,
     allowed: str | None = None,
     shape: bool = False,
+    empty: bool = False,
 ) -> Any:
     """A config field with its meaning and rule (a ``dataclasses.field``).
 
@@ -66,20 +68,26 @@ def param(
       default: the full-scale value (the paper's, or ours where the paper gives none).
       meaning: one line: what the field is (shown by ``ntsim run NAME --help``).
       low, high: bounds on the value (on every element of a tuple); inclusive unless
-        ``open``.
-      open: both bounds exclusive.
+        ``open``. ``high=math.inf`` (closed) admits ``inf`` itself (``depths`` where
+        ``inf`` is the infinite-depth limit); every other value must be finite.
+      open: ``True``: both bounds exclusive; ``"low"`` or ``"high"``: that bound only
+        (``(0, 1]`` is ``low=0, high=1, open="low"``).
       choices: the allowed values (strings, or the elements of a tuple of strings).
       increasing: a tuple must be strictly increasing.
       allowed: the rule in words, when it says more than the bounds (a rule of
         :meth:`Validated.check` across fields); shown in place of the generated text.
       shape: changing the field changes the compiled programs (an array shape or a static
         loop length): a new value compiles anew instead of hitting the cache.
+      empty: a tuple may be empty (an optional sweep: ``()`` skips it).
 
-    Every ``float`` field (and element) must be finite; every tuple non-empty.
+    Every ``float`` field (and element) must be finite (but for ``high=math.inf``); every
+    tuple non-empty (but for ``empty=True``).
     """
+    if open not in (True, False, "low", "high"):
+        raise ValueError(f"param: open must be True, False, 'low' or 'high', got {open!r}.")
     rule = _Rule(
         meaning, low, high, open, tuple(choices) if choices is not None else None, increasing,
-        allowed, shape,
+        allowed, shape, empty,
     )  # fmt: skip
     return dataclasses.field(default=default, metadata={_KEY: rule})
 
@@ -88,14 +96,23 @@ def _rule(field: dataclasses.Field) -> _Rule | None:
     return field.metadata.get(_KEY)
 
 
+def _open_low(rule: _Rule) -> bool:
+    return rule.open in (True, "low")
+
+
+def _open_high(rule: _Rule) -> bool:
+    return rule.open in (True, "high")
+
+
 def _interval(rule: _Rule) -> str:
-    left, right = ("(", ")") if rule.open else ("[", "]")
+    left = "(" if _open_low(rule) else "["
+    right = ")" if _open_high(rule) else "]"
     if rule.low is not None and rule.high is not None:
         return f"{left}{rule.low:g}, {rule.high:g}{right}"
     if rule.low is not None:
-        return f"{'>' if rule.open else '≥'} {rule.low:g}"
+        return f"{'>' if _open_low(rule) else '≥'} {rule.low:g}"
     if rule.high is not None:
-        return f"{'<' if rule.open else '≤'} {rule.high:g}"
+        return f"{'<' if _open_high(rule) else '≤'} {rule.high:g}"
     return ""
 
 
@@ -111,6 +128,8 @@ def allowed_text(field: dataclasses.Field) -> str:
         parts.append("one of " + ", ".join(str(c) for c in rule.choices))
     if rule.increasing:
         parts.append("increasing")
+    if rule.empty:
+        parts.append("or empty" if parts else "may be empty")
     return ", ".join(parts)
 
 
@@ -137,7 +156,8 @@ def _check_value(where: str, kind: type | None, value: Any, rule: _Rule) -> None
     if kind is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"{where} must be a number, got {value!r}.")
-        if not math.isfinite(value):
+        infinite_allowed = value == rule.high == math.inf and not _open_high(rule)
+        if not math.isfinite(value) and not infinite_allowed:
             raise ValueError(f"{where} must be finite, got {value!r}.")
     if kind is bool and not isinstance(value, bool):
         raise ValueError(f"{where} must be true or false, got {value!r}.")
@@ -148,9 +168,9 @@ def _check_value(where: str, kind: type | None, value: Any, rule: _Rule) -> None
             f"{where} must be one of {', '.join(map(str, rule.choices))}, got {value!r}."
         )
     interval = _interval(rule)
-    if rule.low is not None and (value < rule.low or (rule.open and value == rule.low)):
+    if rule.low is not None and (value < rule.low or (_open_low(rule) and value == rule.low)):
         raise ValueError(f"{where} must be {_fmt_interval(interval)}, got {value!r}.")
-    if rule.high is not None and (value > rule.high or (rule.open and value == rule.high)):
+    if rule.high is not None and (value > rule.high or (_open_high(rule) and value == rule.high)):
         raise ValueError(f"{where} must be {_fmt_interval(interval)}, got {value!r}.")
 
 
@@ -175,7 +195,7 @@ def validate_fields(config: Any) -> None:
         if not is_tuple:
             _check_value(where, kind, value, rule)
             continue
-        if not isinstance(value, tuple) or not value:
+        if not isinstance(value, tuple) or (not value and not rule.empty):
             raise ValueError(f"{where} must be a non-empty tuple, got {value!r}.")
         for element in value:
             _check_value(f"{where} (each element)", kind, element, rule)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import pytest
 
@@ -74,3 +75,43 @@ def test_run_help_shows_the_declared_rule_and_marks_compiled_shapes():
     assert "1 ≤ n ≤ d − 1, increasing" in n_values
     assert "draws: figures/linear_teachers/fig3_freezing.png" in text
     assert "* changes the compiled programs" in text
+
+
+# -- the extensions: half-open intervals, an admitted +inf, optional (empty) sweeps ---------
+
+
+@dataclasses.dataclass(frozen=True)
+class Extended(Validated):
+    step: float = param(1.0, "step", low=0, high=1, open="low")
+    keep: float = param(0.0, "probability", low=0, high=1, open="high")
+    depths: tuple[float, ...] = param((1.0, math.inf), "depths", low=1, high=math.inf)
+    sweep: tuple[int, ...] = param((), "optional sweep", low=1, empty=True)
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ({"step": 0.0}, "Extended.step must be in (0, 1], got 0.0"),
+        ({"step": 1.5}, "Extended.step must be in (0, 1]"),
+        ({"keep": 1.0}, "Extended.keep must be in [0, 1), got 1.0"),
+        ({"depths": (0.5,)}, "Extended.depths (each element) must be in [1, inf]"),
+        ({"depths": (float("nan"),)}, "Extended.depths (each element) must be finite"),
+        ({"depths": (-math.inf,)}, "Extended.depths (each element) must be finite"),
+        ({"sweep": (0,)}, "Extended.sweep (each element) must be ≥ 1"),
+    ],
+)
+def test_half_open_bounds_infinite_tops_and_empty_sweeps(change, words):
+    with pytest.raises(ValueError) as error:
+        Extended(**change)
+    assert words in str(error.value)
+
+
+def test_the_extensions_admit_their_edges_and_read_in_help():
+    config = Extended(step=1.0, keep=0.0, depths=(1.0, math.inf), sweep=())
+    assert config.sweep == () and Extended(sweep=(2, 1)).sweep == (2, 1)
+    text = {f.name: allowed_text(f) for f in dataclasses.fields(Extended)}
+    assert text == {
+        "step": "(0, 1]", "keep": "[0, 1)", "depths": "[1, inf]", "sweep": "≥ 1, or empty"
+    }  # fmt: skip
+    with pytest.raises(ValueError, match="open must be"):
+        param(1.0, "x", low=0, open="left")
