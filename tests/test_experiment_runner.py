@@ -147,12 +147,18 @@ def test_run_help_lists_every_config_field_with_both_scales(name):
         assert field.name in rows, field.name
 
 
-def test_run_help_reads_each_fields_meaning_from_its_comment():
+def test_run_help_reads_each_fields_meaning_from_its_declaration():
+    """A ``param`` field's meaning is its declaration's; a field of a theory setting that
+    ``Config`` inherits reads the setting's ``Attributes:`` docstring."""
     from ntsim.experiment import describe_experiment
 
     text = describe_experiment("linear_teachers/fig1_covariance_alignment")
     (row,) = [line for line in text.splitlines() if line.startswith("d ")]
-    assert row.split()[1:4] == ["int", "200", "1000"] and row.endswith("input dimension (paper)")
+    assert row.split()[1:5] == ["*", "int", "200", "1000"]
+    assert row.endswith("input dimension (paper)")
+    text = describe_experiment("early_stopping/learning_curves")
+    (row,) = [line for line in text.splitlines() if line.startswith("width ")]
+    assert row.split()[1:4] == ["int", "32", "64"] and "of the pretrained attention block" in row
 
 
 # Configs that are theory settings on claims' paths: their field comments are added with

@@ -31,19 +31,25 @@ import jax.numpy as jnp
 import numpy as np
 
 from ntsim.core import log_log_slope
-from ntsim.experiment import check_int_fields
+from ntsim.experiment import Validated, param
 from ntsim.theory import early_stopping as es
 
 
 @dataclass(frozen=True)
-class Config(es.LearningCurveSetting):
-    """:class:`ntsim.theory.early_stopping.LearningCurveSetting` plus the number of seeds."""
+class Config(es.LearningCurveSetting, Validated):
+    """:class:`ntsim.theory.early_stopping.LearningCurveSetting` plus the number of seeds.
 
-    seeds: int = 3  # paper: "three random runs"
+    The inherited fields are the theory setting's (checked by its own ``__post_init__``, left
+    as it is: it is on the claims' paths); ``seeds`` is declared here with :func:`param`.
+    """
+
+    seeds: int = param(
+        3, 'seeds, vmapped (paper: "three random runs"; ≥ 2 for a std band)', low=2, shape=True
+    )
 
     def __post_init__(self):
-        super().__post_init__()
-        check_int_fields(self, ("seeds",), minimum=2)  # a std band needs two seeds
+        es.LearningCurveSetting.__post_init__(self)  # the theory setting's own checks
+        Validated.__post_init__(self)  # the fields declared here
 
 
 SCALES = {

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ntsim.core import eigen_decay_exponent
-from ntsim.experiment import check_int_fields
+from ntsim.experiment import Validated, param
 from ntsim.theory import early_stopping as es
 
 #: β reported for GPT-Neo-1.3B (Sun & Raskutti 2026, App. A.3), for the plot's reference band.
@@ -31,41 +31,32 @@ PAPER_BETA_RANGE = (0.51, 0.62)
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Validated):
     """Model, tasks and sizes (ours: the paper uses GPT-Neo and real datasets)."""
 
-    width: int = 64  # n
-    seq_len: int = 4  # T
-    input_dim: int = 16  # d⁰
-    ranks: tuple[int, ...] = (1, 2, 4, 8, 16)  # task input-subspace dimensions r
-    num_points: int = 100  # NTK size (paper: 100 random samples)
-    num_source: int = 64  # pretraining sample size
-    pretrain_steps: int = 300  # GD steps with η_0/n
-    eta0: float = 1.0  # η_0: the pretraining GD step is η_0/n (not in the paper)
-    seeds: int = 3  # pretrained models and task draws
+    width: int = param(64, "n: width of the attention block", low=1, shape=True)
+    seq_len: int = param(4, "T: tokens per sequence", low=1, shape=True)
+    input_dim: int = param(16, "d⁰: token dimension", low=1, shape=True)
+    ranks: tuple[int, ...] = param(
+        (1, 2, 4, 8, 16), "task input-subspace dimensions r", low=1,
+        allowed="1 ≤ r ≤ input_dim", shape=True,
+    )  # fmt: skip
+    num_points: int = param(
+        100, "NTK size (paper: 100 random samples); ≥ 3 for a decay fit", low=3, shape=True
+    )
+    num_source: int = param(64, "pretraining sample size", low=1, shape=True)
+    pretrain_steps: int = param(300, "GD steps with η_0/n", low=1, shape=True)
+    eta0: float = param(
+        1.0, "η_0: the pretraining GD step is η_0/n (not in the paper)", low=0, open=True
+    )
+    seeds: int = param(3, "pretrained models and task draws, vmapped", low=1, shape=True)
 
-    def __post_init__(self):
-        check_int_fields(
-            self,
-            (
-                "width",
-                "seq_len",
-                "input_dim",
-                "num_points",
-                "num_source",
-                "pretrain_steps",
-                "seeds",
-            ),
-        )
-        if not self.ranks or any(not 1 <= int(r) <= self.input_dim for r in self.ranks):
+    def check(self):
+        if max(self.ranks) > self.input_dim:
             raise ValueError(
-                f"Config.ranks must be non-empty, each in [1, input_dim = {self.input_dim}], got "
+                f"Config.ranks must each lie in [1, input_dim = {self.input_dim}], got "
                 f"{self.ranks}."
             )
-        if self.num_points < 3:
-            raise ValueError(f"Config.num_points must be >= 3, got {self.num_points}.")
-        if not self.eta0 > 0:
-            raise ValueError(f"Config.eta0 must be positive, got {self.eta0}.")
 
 
 SCALES = {

@@ -27,32 +27,25 @@ import jax.numpy as jnp
 import numpy as np
 
 from ntsim.core import power_law_spectrum
-from ntsim.experiment import check_int_fields
+from ntsim.experiment import Validated, param
 from ntsim.theory import early_stopping as es
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Validated):
     """Spectrum, step size and step grid (illustrative; the paper gives no numbers)."""
 
-    num_eigenvalues: int = 1000  # N
-    beta: float = 1.0  # λ̂_k = k^{−2β} (β = 1: the Sobolev kernel's decay)
-    step_size: float = 1.0  # α (α λ̂_max = α here)
-    max_steps: int = 10**6  # longest run τ
-    num_steps: int = 200  # points on the geometric τ grid
-    step_products: tuple[float, ...] = (1e-3, 0.1, 0.5, 0.9, 1.0)  # αλ̂ values in the left panel
-    sandwich: es.SandwichSetting = es.SANDWICH_SETTINGS["full"]  # the claims' random instances
-
-    def __post_init__(self):
-        check_int_fields(self, ("num_eigenvalues", "max_steps", "num_steps"))
-        if not 0 < self.step_size <= 1:
-            raise ValueError(
-                f"Config.step_size must lie in (0, 1] (αλ̂_max ≤ 1), got {self.step_size}."
-            )
-        if not self.beta > 0:
-            raise ValueError(f"Config.beta must be positive, got {self.beta}.")
-        if not self.step_products or any(not 0 < a <= 1 for a in self.step_products):
-            raise ValueError(f"Config.step_products must lie in (0, 1], got {self.step_products}.")
+    num_eigenvalues: int = param(1000, "N: eigenvalues of the spectrum", low=1, shape=True)
+    beta: float = param(1.0, "λ̂_k = k^{−2β} (β = 1: the Sobolev kernel's decay)", low=0, open=True)
+    step_size: float = param(1.0, "α (α λ̂_max = α here); αλ̂_max ≤ 1", low=0, high=1, open="low")
+    max_steps: int = param(10**6, "longest run τ", low=1, shape=True)
+    num_steps: int = param(200, "points on the geometric τ grid", low=1, shape=True)
+    step_products: tuple[float, ...] = param(
+        (1e-3, 0.1, 0.5, 0.9, 1.0), "αλ̂ values in the left panel", low=0, high=1, open="low"
+    )
+    sandwich: es.SandwichSetting = param(
+        es.SANDWICH_SETTINGS["full"], "the claims' random instances (a theory setting)"
+    )
 
 
 SCALES = {

@@ -28,7 +28,7 @@ import jax
 import numpy as np
 
 from ntsim.core import log_log_slope
-from ntsim.experiment import check_int_fields
+from ntsim.experiment import Validated, param
 from ntsim.theory import early_stopping as es
 
 _METHODS = ("stopping_rule", "oracle", "holdout", "ridge")
@@ -41,30 +41,21 @@ _LABELS = {
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Validated):
     """Benchmark setting. Seeds and hold-out details are not in the paper."""
 
-    sizes: tuple[int, ...] = (100, 200, 400, 800, 1600)  # N
-    seeds: int = 20  # draws per N
-    noise_std: float = es.SOBOLEV_NOISE_STD  # σ
-    max_steps: int = 3000  # path length for the oracle and hold-out (oracle steps ≤ ~300)
-    holdout_fraction: float = 0.2  # validation share
-    patience: int = 5  # evaluations without improvement before stopping
-    eval_every: int = 10  # steps between validation evaluations
-    chunk_size: int = 10  # seeds vmapped at once
-
-    def __post_init__(self):
-        if not self.sizes or any(int(n) < 10 for n in self.sizes):
-            raise ValueError(f"Config.sizes must be non-empty with N >= 10, got {self.sizes}.")
-        check_int_fields(self, ("seeds", "max_steps", "patience", "eval_every", "chunk_size"))
-        if self.seeds < 2:
-            raise ValueError(f"Config.seeds must be >= 2 for a std band, got {self.seeds}.")
-        if not self.noise_std > 0:
-            raise ValueError(f"Config.noise_std must be positive, got {self.noise_std}.")
-        if not 0 < self.holdout_fraction < 1:
-            raise ValueError(
-                f"Config.holdout_fraction must lie in (0, 1), got {self.holdout_fraction}."
-            )
+    sizes: tuple[int, ...] = param(
+        (100, 200, 400, 800, 1600), "N: sample sizes", low=10, shape=True
+    )
+    seeds: int = param(20, "draws per N (≥ 2 for a std band)", low=2, shape=True)
+    noise_std: float = param(es.SOBOLEV_NOISE_STD, "σ: target noise std", low=0, open=True)
+    max_steps: int = param(
+        3000, "path length for the oracle and hold-out (oracle steps ≤ ~300)", low=1, shape=True
+    )
+    holdout_fraction: float = param(0.2, "validation share", low=0, high=1, open=True)
+    patience: int = param(5, "evaluations without improvement before stopping", low=1, shape=True)
+    eval_every: int = param(10, "steps between validation evaluations", low=1, shape=True)
+    chunk_size: int = param(10, "seeds vmapped at once", low=1, shape=True)
 
 
 SCALES = {

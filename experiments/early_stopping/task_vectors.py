@@ -39,19 +39,24 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
+from ntsim.experiment import Validated, param
 from ntsim.theory import early_stopping as es
 
 TASKS = ("A", "B (= A's subspace)", "C (half overlap)", "D (orthogonal)")
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Validated):
     """The claims' settings: trained task vectors over widths × seeds, linearised model."""
 
-    # trained network: attention block fine-tuned by GD on tasks A–D, over widths × seeds
-    trained: es.TaskVectorSweepSetting = es.TRAINED_TASK_VECTOR_SETTINGS["full"]
-    # linearised model on random Jacobians: GD task-vector cosine vs the kernel formula
-    linear: es.LinearTaskVectorSetting = es.LINEAR_TASK_VECTOR_SETTINGS["full"]
+    trained: es.TaskVectorSweepSetting = param(
+        es.TRAINED_TASK_VECTOR_SETTINGS["full"],
+        "trained network: attention block fine-tuned by GD on tasks A–D, over widths × seeds",
+    )
+    linear: es.LinearTaskVectorSetting = param(
+        es.LINEAR_TASK_VECTOR_SETTINGS["full"],
+        "linearised model on random Jacobians: GD task-vector cosine vs the kernel formula",
+    )
 
 
 SCALES = {

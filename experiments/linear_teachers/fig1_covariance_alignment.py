@@ -42,39 +42,50 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
-from ntsim.experiment import check_int_fields
+from ntsim.experiment import Validated, param
 from ntsim.theory import linear_teachers as lt
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Validated):
     """Figure 1 setting (Sec 4.2). ``norm`` and ``repeats`` are unspecified in the paper."""
 
-    d: int = 1000  # input dimension (paper)
-    top: int = 50  # m: number of large eigenvalues (paper)
-    top_value: float = 1.5  # the top-m eigenvalues (paper)
-    bottom_value: float = 0.3  # the remaining d − m eigenvalues (paper)
-    norm: float = 1.0  # ‖θ_T − θ_S‖, the same for both curves; risk scales as norm²
-    repeats: int = 20  # draws of (X, v) per curve
-    chunk_size: int = 4  # repeats vmapped at once: bounds memory (~50 MB per repeat at d=1000)
-    bound_points: int = 40  # sample sizes (geometric grid) where the Thm 4.2 bound is computed
-    # the claim's simulation (same setting type and values as the claim at this scale)
-    deterministic: lt.SizesSetting = lt.THM4_2_DETERMINISTIC_SETTINGS["full"]
+    d: int = param(1000, "input dimension (paper)", low=2, shape=True)
+    top: int = param(
+        50, "m: number of large eigenvalues (paper)", low=1, allowed="1 ≤ top < d", shape=True
+    )
+    top_value: float = param(
+        1.5, "the top-m eigenvalues (paper)", low=0, open=True, allowed="> bottom_value > 0"
+    )
+    bottom_value: float = param(
+        0.3, "the remaining d − m eigenvalues (paper)", low=0, open=True,
+        allowed="(0, top_value)",
+    )  # fmt: skip
+    norm: float = param(
+        1.0, "‖θ_T − θ_S‖, the same for both curves; risk scales as norm²", low=0, open=True
+    )
+    repeats: int = param(20, "draws of (X, v) per curve (≥ 2 for a std band)", low=2, shape=True)
+    chunk_size: int = param(
+        4, "repeats vmapped at once: bounds memory (~50 MB per repeat at d=1000)", low=1,
+        shape=True,
+    )  # fmt: skip
+    bound_points: int = param(
+        40, "sample sizes (geometric grid) where the Thm 4.2 bound is computed", low=1,
+        shape=True,
+    )  # fmt: skip
+    deterministic: lt.SizesSetting = param(
+        lt.THM4_2_DETERMINISTIC_SETTINGS["full"],
+        "the claim's simulation (same setting type and values as the claim at this scale)",
+    )
 
-    def __post_init__(self):
-        check_int_fields(self, ("d", "top", "repeats", "chunk_size", "bound_points"))
-        if self.d < 2 or self.top >= self.d:
+    def check(self):
+        if self.top >= self.d:
             raise ValueError(f"Config.top must satisfy 1 <= top < d, got {self.top=}, {self.d=}.")
-        for name in ("top_value", "bottom_value", "norm"):
-            if not float(getattr(self, name)) > 0:
-                raise ValueError(f"Config.{name} must be positive, got {getattr(self, name)!r}.")
         if self.top_value <= self.bottom_value:
             raise ValueError(
                 "Config.top_value must exceed Config.bottom_value (the top-m span must hold "
                 f"the largest eigenvalues), got {self.top_value=}, {self.bottom_value=}."
             )
-        if self.repeats < 2:
-            raise ValueError(f"Config.repeats must be >= 2 for a std band, got {self.repeats}.")
 
 
 SCALES = {

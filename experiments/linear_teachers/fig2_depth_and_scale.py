@@ -28,6 +28,7 @@ Run: ``ntsim run linear_teachers/fig2_depth_and_scale [--scale full]`` or this f
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import jax
@@ -42,64 +43,64 @@ from ntsim.core import (
     mse_loss,
     sweep_keys,
 )
-from ntsim.experiment import check_int_fields
+from ntsim.experiment import Validated, param
 from ntsim.theory import linear_teachers as lt
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Validated):
     """Fig 2 settings (d, seeds, α grids and GD sizes are not in the paper; they are ours)."""
 
-    d: int = 1000  # input dimension for the theory curves
-    depths: tuple[float, ...] = (1.0, 2.0, 3.0, 5.0, 7.0, float("inf"))  # (a); inf = eq. (6)
-    alpha_max: float = 10.0  # (a) and (b): α on a grid in [alpha_min, alpha_max]
-    alpha_min: float = 0.5  # smallest α of the theory grid
-    alpha_points: int = 40  # number of α on the theory grid (evenly spaced)
-    seeds: int = 20  # draws of (X, θ_S, ε) for (a), of (X, θ̂_S, θ̂_T) for (b)
-    # (a) trained networks
-    d_gd: int = 50  # input dimension (= hidden width) of the trained networks, n = d_gd/10
-    gd_depths: tuple[int, ...] = (1, 2, 3, 7)  # depths L of the trained networks (markers)
-    gd_alphas: tuple[float, ...] = (0.5, 1.0, 2.0, 3.0, 5.0, 7.5, 10.0)  # α of the trained nets
-    gd_seeds: int = 8  # draws of (X, θ_S, ε) for the trained networks
-    gd_steps: int = 20_000  # layer-wise GD steps of each trained network
-    eta_scale: float = 0.5  # fraction of the stability limit
-    # (b)
-    fig2b_depth: float = 7.0  # paper: L = 7
-    angle: float = 0.1  # ‖θ̂_T − θ̂_S‖ (paper ≈ 0.1)
-    sample_ratios: tuple[float, ...] = (
-        0.1,
-        0.3,
-        0.5,
-    )  # n/d (not in the paper; the gap depends on it)
+    d: int = param(1000, "input dimension for the theory curves (n = d/10)", low=10, shape=True)
+    depths: tuple[float, ...] = param(
+        (1.0, 2.0, 3.0, 5.0, 7.0, float("inf")), "(a) depths L; inf = eq. (6)", low=1,
+        high=math.inf, shape=True,
+    )  # fmt: skip
+    alpha_max: float = param(
+        10.0, "(a) and (b): α on a grid in [alpha_min, alpha_max]", low=0, open=True,
+        allowed="> alpha_min",
+    )  # fmt: skip
+    alpha_min: float = param(
+        0.5, "smallest α of the theory grid", low=0, open=True, allowed="(0, alpha_max)"
+    )
+    alpha_points: int = param(
+        40, "number of α on the theory grid (evenly spaced)", low=1, shape=True
+    )
+    seeds: int = param(
+        20, "draws of (X, θ_S, ε) for (a), of (X, θ̂_S, θ̂_T) for (b) (≥ 2 for a std band)",
+        low=2, shape=True,
+    )  # fmt: skip
+    d_gd: int = param(
+        50, "(a) trained networks: input dimension (= hidden width), n = d_gd/10", low=10,
+        shape=True,
+    )  # fmt: skip
+    gd_depths: tuple[int, ...] = param(
+        (1, 2, 3, 7), "depths L of the trained networks (markers)", low=1, shape=True
+    )
+    gd_alphas: tuple[float, ...] = param(
+        (0.5, 1.0, 2.0, 3.0, 5.0, 7.5, 10.0), "α of the trained nets", low=0, open=True,
+        shape=True,
+    )  # fmt: skip
+    gd_seeds: int = param(
+        8, "draws of (X, θ_S, ε) for the trained networks (≥ 2 for a std band)", low=2,
+        shape=True,
+    )  # fmt: skip
+    gd_steps: int = param(20_000, "layer-wise GD steps of each trained network", low=1, shape=True)
+    eta_scale: float = param(0.5, "fraction of the stability limit", low=0, high=1, open=True)
+    fig2b_depth: float = param(
+        7.0, "(b) depth L (paper: L = 7; inf = eq. (6))", low=1, high=math.inf
+    )
+    angle: float = param(0.1, "(b) ‖θ̂_T − θ̂_S‖ (paper ≈ 0.1)", low=0, high=2, open=True)
+    sample_ratios: tuple[float, ...] = param(
+        (0.1, 0.3, 0.5), "(b) n/d (not in the paper; the gap depends on it)", low=0, high=1,
+        open=True, allowed="(0, 1), round(ratio · d) ≥ 1", shape=True,
+    )  # fmt: skip
 
-    def __post_init__(self):
-        check_int_fields(self, ("d", "alpha_points", "seeds", "d_gd", "gd_seeds", "gd_steps"))
-        if self.seeds < 2 or self.gd_seeds < 2:
-            raise ValueError(
-                f"Config.seeds/gd_seeds must be >= 2, got {self.seeds, self.gd_seeds}."
-            )
-        if self.d < 10 or self.d_gd < 10:
-            raise ValueError(
-                f"Config.d and d_gd must be >= 10 (n = d/10), got {self.d, self.d_gd}."
-            )
-        if not self.depths or min(self.depths) < 1:
-            raise ValueError(f"Config.depths must be >= 1 (inf allowed), got {self.depths}.")
-        if not self.gd_depths or min(self.gd_depths) < 1:
-            raise ValueError(f"Config.gd_depths must be positive integers, got {self.gd_depths}.")
-        if not 0 < self.alpha_min < self.alpha_max:
+    def check(self):
+        if not self.alpha_min < self.alpha_max:
             raise ValueError(
                 f"Config needs 0 < alpha_min < alpha_max, got {self.alpha_min}, {self.alpha_max}."
             )
-        if not self.gd_alphas or min(self.gd_alphas) <= 0:
-            raise ValueError(f"Config.gd_alphas must be positive, got {self.gd_alphas}.")
-        if not 0 < self.eta_scale < 1:
-            raise ValueError(f"Config.eta_scale must be in (0, 1), got {self.eta_scale!r}.")
-        if not self.fig2b_depth >= 1:
-            raise ValueError(f"Config.fig2b_depth must be >= 1, got {self.fig2b_depth!r}.")
-        if not 0 < self.angle < 2:
-            raise ValueError(f"Config.angle = ‖θ̂_T − θ̂_S‖ must be in (0, 2), got {self.angle!r}.")
-        if not self.sample_ratios or not all(0 < r < 1 for r in self.sample_ratios):
-            raise ValueError(f"Config.sample_ratios must lie in (0, 1), got {self.sample_ratios}.")
         if any(int(round(r * self.d)) < 1 for r in self.sample_ratios):
             raise ValueError(f"Config.sample_ratios·d must give n >= 1, got {self.sample_ratios}.")
 

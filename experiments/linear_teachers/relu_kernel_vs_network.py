@@ -30,19 +30,25 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
+from ntsim.experiment import Validated, param
 from ntsim.theory import linear_teachers as lt
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Validated):
     """Sec 6 setting with linear teachers (Cors. 6.2, 6.3); the sizes are ours, not the
     paper's (it has no Sec 6 experiment): the claims' settings of each scale."""
 
-    risk: lt.ReluRiskSetting = lt.RELU_RISK_SETTINGS["full"]  # left panels: risk over (n, gap)
-    # right panel: deviations from the kernel picture over the widths m (Thm 6.1)
-    kernel: lt.KernelRegimeSetting = lt.KERNEL_REGIME_SETTINGS["full"]
+    risk: lt.ReluRiskSetting = param(
+        lt.RELU_RISK_SETTINGS["full"], "left panels: risk over (n, gap)",
+        allowed="risk.repeats ≥ 2 (a std band)",
+    )  # fmt: skip
+    kernel: lt.KernelRegimeSetting = param(
+        lt.KERNEL_REGIME_SETTINGS["full"],
+        "right panel: deviations from the kernel picture over the widths m (Thm 6.1)",
+    )
 
-    def __post_init__(self):
+    def check(self):
         if self.risk.repeats < 2:
             raise ValueError(f"Config.risk.repeats must be >= 2 for a std band, got "
                              f"{self.risk.repeats}.")  # fmt: skip

@@ -35,7 +35,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ntsim.experiment import check_int_fields
+from ntsim.experiment import Validated, param
 from ntsim.theory import linear_teachers as lt
 
 # Shachaf et al. 2021, Table 1 (MNIST), R² mean and std for n = 10, 15, 20, 25, 30.
@@ -71,36 +71,37 @@ def _parse_task(task: str) -> tuple[tuple[int, int], tuple[int, int]]:
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Validated):
     """Table 1 setting (Sec 4.2); K = 20 pairs, 25 samples, 10 repetitions as in the paper."""
 
-    tasks: tuple[str, ...] = _TASKS  # "a,b>c,e": source a(+1) vs b(−1), target c(+1) vs e(−1)
-    ns: tuple[int, ...] = PAPER_NS  # target sample sizes (paper)
-    samples: int = 25  # random target draws per point (paper)
-    repetitions: int = 10  # R² repetitions (paper)
-    top: int = 2  # m in Thm 4.2 (paper)
-    c: float = 1.0  # Thm 4.2 constant (unknown in the paper; ours)
-    delta: float = 1.0  # Thm 4.2 δ (not stated in the paper; ours); Bartlett uses exp(−δ)
-    test_fraction: float = 0.5  # share of each target class held out for the 0-1 error
-    # θ_S, θ_T = argmin (1/N)‖Xθ − y‖² + teacher_ridge·‖θ‖² (0: min-norm least squares)
-    teacher_ridge: float = 1e-3
+    tasks: tuple[str, ...] = param(
+        _TASKS, '"a,b>c,e": source a(+1) vs b(−1), target c(+1) vs e(−1)',
+        allowed="≥ 3 tasks 'a,b>c,e' (digits, a ≠ b, c ≠ e)", shape=True,
+    )  # fmt: skip
+    ns: tuple[int, ...] = param(
+        PAPER_NS, "target sample sizes (paper)", low=1, high=60,
+        allowed="[1, 60] (n < d = 64)", shape=True,
+    )  # fmt: skip
+    samples: int = param(25, "random target draws per point (paper)", low=1, shape=True)
+    repetitions: int = param(10, "R² repetitions (paper); ≥ 2 for a std", low=2, shape=True)
+    top: int = param(2, "m in Thm 4.2 (paper)", low=1)
+    c: float = param(1.0, "Thm 4.2 constant (unknown in the paper; ours)", low=0, open=True)
+    delta: float = param(
+        1.0, "Thm 4.2 δ (not stated in the paper; ours); Bartlett uses exp(−δ)", low=1
+    )
+    test_fraction: float = param(
+        0.5, "share of each target class held out for the 0-1 error", low=0, high=1, open=True
+    )
+    teacher_ridge: float = param(
+        1e-3, "θ_S, θ_T = argmin (1/N)‖Xθ − y‖² + teacher_ridge·‖θ‖² (0: min-norm least "
+        "squares)", low=0,
+    )  # fmt: skip
 
-    def __post_init__(self):
+    def check(self):
         for task in self.tasks:
             _parse_task(task)
         if len(self.tasks) < 3:
             raise ValueError(f"Config.tasks needs >= 3 tasks for an R², got {len(self.tasks)}.")
-        check_int_fields(self, ("samples", "repetitions", "top"))
-        if not self.ns or any(not isinstance(n, int) or not 1 <= n <= 60 for n in self.ns):
-            raise ValueError(f"Config.ns must be integers in [1, 60] (n < d = 64), got {self.ns}.")
-        if self.repetitions < 2:
-            raise ValueError(f"Config.repetitions must be >= 2 for a std, got {self.repetitions}.")
-        if not self.c > 0 or not self.delta >= 1:
-            raise ValueError(f"Config needs c > 0 and delta >= 1, got {self.c=}, {self.delta=}.")
-        if not self.teacher_ridge >= 0:
-            raise ValueError(f"Config.teacher_ridge must be >= 0, got {self.teacher_ridge}.")
-        if not 0 < self.test_fraction < 1:
-            raise ValueError(f"Config.test_fraction must be in (0, 1), got {self.test_fraction}.")
 
 
 SCALES = {"quick": Config(samples=10, repetitions=4), "full": Config()}

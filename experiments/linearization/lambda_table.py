@@ -29,6 +29,7 @@ Run: ``ntsim run linearization/lambda_table [--scale full]`` or this file.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import jax
@@ -37,7 +38,7 @@ import numpy as np
 import optax
 
 from ntsim.core import empirical_ntk_fn
-from ntsim.experiment import check_int_fields
+from ntsim.experiment import Validated, param
 from ntsim.theory import linearization as lz
 
 #: The slides' table (CoLA accuracy in %, SST-2 as a fraction), columns = PAPER_LAMBDAS.
@@ -59,49 +60,70 @@ PAPER_TABLE = {
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Validated):
     """Model, data, PEFT choice and training (the slides give no hyperparameters)."""
 
-    model: str = "mlp"  # "mlp" (tanh MLP) or "attention" (one attention block, seq_len tokens)
-    hidden: tuple[int, ...] = (64, 64)  # tanh MLP widths; "attention" uses hidden[0] as width
-    seq_len: int = 4  # tokens per input for "attention" (must divide dim)
-    dim: int = 8  # input dimension d
-    num_pretrain: int = 512  # pretraining samples of tanh(x·w_0)
-    num_train: int = 64  # n
-    num_test: int = 1000  # test inputs per task (KL and accuracy panels)
-    angles: tuple[float, ...] = (0.4, 0.8, 1.2)  # task directions vs w_0 (radians)
-    lambdas: tuple[float, ...] = PAPER_LAMBDAS  # proximal strengths λ (paper's grid; x-axis)
-    tune: str = "full"  # "full", "head", "layer<i>", "lora<r>" (LoRA on the hidden weights)
-    steps: int = 2000  # fine-tuning steps (split-step GD, or Adam if practice)
-    step_fraction: float = 0.5  # η = step_fraction / (2λ_max(K) + max λ)
-    practice: bool = False  # True: mean cross-entropy + Adam on loss + (λ/2)‖θ − θ0‖²
-    adam_lr: float = 0.01  # Adam's step size when practice=True
-    record_every: int = 40  # steps between records of ‖θ − θ_0‖ and ‖J‖ (L̂ of Thm 2)
-    pretrain_steps: int = 2000  # full-batch GD steps of pretraining θ_0
-    pretrain_lr: float = 0.5  # GD step size of pretraining
-    #: the claim's simulation (``simulate_linearity_table``) and sizes, drawn in the last panel
-    instances: lz.NetworkSetting = lz.NetworkSetting()
+    model: str = param(
+        "mlp", '"mlp" (tanh MLP) or "attention" (one attention block, seq_len tokens)',
+        choices=("mlp", "attention"), shape=True,
+    )  # fmt: skip
+    hidden: tuple[int, ...] = param(
+        (64, 64), 'tanh MLP widths; "attention" uses hidden[0] as width', low=1, shape=True
+    )
+    seq_len: int = param(
+        4, 'tokens per input for "attention" (must divide dim)', low=1,
+        allowed="≥ 1, divides dim (model = attention)", shape=True,
+    )  # fmt: skip
+    dim: int = param(8, "input dimension d", low=1, shape=True)
+    num_pretrain: int = param(512, "pretraining samples of tanh(x·w_0)", low=1, shape=True)
+    num_train: int = param(64, "n", low=1, shape=True)
+    num_test: int = param(1000, "test inputs per task (KL and accuracy panels)", low=1, shape=True)
+    angles: tuple[float, ...] = param(
+        (0.4, 0.8, 1.2), "task directions vs w_0 (radians)", allowed="≥ 2 tasks", shape=True
+    )
+    lambdas: tuple[float, ...] = param(
+        PAPER_LAMBDAS, "proximal strengths λ (paper's grid; x-axis)", low=0, shape=True
+    )
+    tune: str = param(
+        "full", '"full", "head", "layer<i>", "lora<r>" (LoRA on the hidden weights)',
+        allowed="full, head, layer<i>, lora<r> (r ≥ 1)", shape=True,
+    )  # fmt: skip
+    steps: int = param(
+        2000, "fine-tuning steps (split-step GD, or Adam if practice)", low=1, shape=True
+    )
+    step_fraction: float = param(
+        0.5, "η = step_fraction / (2λ_max(K) + max λ)", low=0, high=1, open="low"
+    )
+    practice: bool = param(
+        False, "True: mean cross-entropy + Adam on loss + (λ/2)‖θ − θ0‖²", shape=True
+    )
+    adam_lr: float = param(0.01, "Adam's step size when practice=True", low=0, open=True)
+    record_every: int = param(
+        40, "steps between records of ‖θ − θ_0‖ and ‖J‖ (L̂ of Thm 2)", low=1,
+        allowed="[1, steps]", shape=True,
+    )  # fmt: skip
+    pretrain_steps: int = param(2000, "full-batch GD steps of pretraining θ_0", low=0, shape=True)
+    pretrain_lr: float = param(0.5, "GD step size of pretraining", low=0)
+    instances: lz.NetworkSetting = param(
+        lz.NetworkSetting(),
+        "the claim's simulation (simulate_linearity_table) and sizes, drawn in the last panel",
+    )
 
-    def __post_init__(self):
-        if self.model not in ("mlp", "attention"):
-            raise ValueError(f"Config.model must be 'mlp' or 'attention', got {self.model!r}.")
-        if self.model == "attention" and (self.seq_len <= 0 or self.dim % self.seq_len):
+    def check(self):
+        if self.model == "attention" and self.dim % self.seq_len:
             raise ValueError(f"Config.seq_len must divide dim={self.dim}, got {self.seq_len}.")
-        names = ("seq_len", "dim", "num_pretrain", "num_train", "num_test", "steps", "record_every")
-        check_int_fields(self, names)
-        check_int_fields(self, ("pretrain_steps",), minimum=0)
-        if not self.hidden or any(h <= 0 for h in self.hidden):
-            raise ValueError(f"Config.hidden must be positive widths, got {self.hidden}.")
         if len(self.angles) < 2:
             raise ValueError(f"Config.angles must name at least 2 tasks, got {self.angles}.")
-        if not self.lambdas or any(lam < 0 for lam in self.lambdas):
-            raise ValueError(f"Config.lambdas must be non-negative, got {self.lambdas}.")
-        if not 0 < self.step_fraction <= 1:
-            raise ValueError(f"Config.step_fraction must lie in (0, 1], got {self.step_fraction}.")
+        if not re.fullmatch(r"full|head|layer\d+|lora[1-9]\d*", self.tune):
+            raise ValueError(
+                "Config.tune must be 'full', 'head', 'layer<i>' or 'lora<r>' (r ≥ 1), got "
+                f"{self.tune!r}."
+            )
         if self.record_every > self.steps:
-            raise ValueError("Config.record_every must not exceed Config.steps.")
-        if not self.adam_lr > 0:
-            raise ValueError(f"Config.adam_lr must be positive, got {self.adam_lr}.")
+            raise ValueError(
+                f"Config.record_every must not exceed Config.steps = {self.steps}, got "
+                f"{self.record_every}."
+            )
 
 
 SCALES = {

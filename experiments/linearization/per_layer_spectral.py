@@ -31,45 +31,52 @@ import jax
 import numpy as np
 
 from ntsim.core import empirical_ntk_fn
-from ntsim.experiment import check_int_fields
+from ntsim.experiment import Validated, param
 from ntsim.theory import linearization as lz
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Validated):
     """Model, tasks and training as in ``kappa_predicts_finetuning`` (the slides give none)."""
 
-    hidden: tuple[int, ...] = (64, 64, 64)  # tanh MLP hidden widths (one layer l per entry)
-    dim: int = 8  # input dimension d
-    num_pretrain: int = 512  # pretraining samples of tanh(x·w_0)
-    num_train: int = 48  # < the head's fan-in: K = head NTK is positive definite
-    num_test: int = 1000  # test inputs per task
-    angles: tuple[float, ...] = (0.4, 0.8, 1.2)  # task directions vs w_0 (radians)
-    sigma: float = 0.01  # ridge σ = λ/2 of the summed loss
-    proximal: float = 0.02  # λ during fine-tuning
-    step_fraction: float = 0.5  # η = step_fraction / (2λ_max + λ) of each configuration's NTK
-    steps: int = 2000  # split-step GD steps of fine-tuning
-    record_every: int = 100  # steps between recorded training losses (the last is used)
-    pretrain_steps: int = 2000  # full-batch GD steps of pretraining θ_0
-    pretrain_lr: float = 0.5  # GD step size of pretraining
+    hidden: tuple[int, ...] = param(
+        (64, 64, 64), "tanh MLP hidden widths (one layer l per entry)", low=1, shape=True
+    )
+    dim: int = param(8, "input dimension d", low=1, shape=True)
+    num_pretrain: int = param(512, "pretraining samples of tanh(x·w_0)", low=1, shape=True)
+    num_train: int = param(
+        48, "< the head's fan-in: K = head NTK is positive definite", low=1,
+        allowed="[1, hidden[-1]]", shape=True,
+    )  # fmt: skip
+    num_test: int = param(1000, "test inputs per task", low=1, shape=True)
+    angles: tuple[float, ...] = param(
+        (0.4, 0.8, 1.2), "task directions vs w_0 (radians)", shape=True
+    )
+    sigma: float = param(0.01, "ridge σ = λ/2 of the summed loss", low=0, open=True)
+    proximal: float = param(0.02, "λ during fine-tuning", low=0)
+    step_fraction: float = param(
+        0.5, "η = step_fraction / (2λ_max + λ) of each configuration's NTK", low=0, high=1,
+        open="low",
+    )  # fmt: skip
+    steps: int = param(2000, "split-step GD steps of fine-tuning", low=1, shape=True)
+    record_every: int = param(
+        100, "steps between recorded training losses (the last is used)", low=1,
+        allowed="[1, steps]", shape=True,
+    )  # fmt: skip
+    pretrain_steps: int = param(2000, "full-batch GD steps of pretraining θ_0", low=0, shape=True)
+    pretrain_lr: float = param(0.5, "GD step size of pretraining", low=0)
 
-    def __post_init__(self):
-        names = ("dim", "num_pretrain", "num_train", "num_test", "steps", "record_every")
-        check_int_fields(self, names)
-        check_int_fields(self, ("pretrain_steps",), minimum=0)
-        if not self.hidden or min(self.hidden) < 1:
-            raise ValueError(f"Config.hidden must be non-empty positive widths, got {self.hidden}.")
+    def check(self):
         if self.num_train > self.hidden[-1]:
             raise ValueError(
                 f"Config.num_train = {self.num_train} exceeds the head's fan-in "
                 f"{self.hidden[-1]}: the head NTK K would be singular (η needs K ≻ 0)."
             )
-        if self.sigma <= 0 or self.proximal < 0:
-            raise ValueError(f"Config.sigma must be > 0 and proximal >= 0, got {self}.")
-        if not 0 < self.step_fraction <= 1:
-            raise ValueError("Config.step_fraction must lie in (0, 1].")
         if self.record_every > self.steps:
-            raise ValueError("Config.record_every must not exceed Config.steps.")
+            raise ValueError(
+                f"Config.record_every must not exceed Config.steps = {self.steps}, got "
+                f"{self.record_every}."
+            )
 
 
 SCALES = {

@@ -36,33 +36,35 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
+from ntsim.experiment import Validated, param
 from ntsim.theory import linearization as lz
 
 _FULL_NETWORK = lz.NetworkSetting(n=16, d=4, width=64, steps=1000)
 
 
 @dataclass(frozen=True)
-class Config:
-    """The three simulations' settings (the claims' sizes) and how many instances to draw.
+class Config(Validated):
+    """The three simulations' settings (the claims' sizes) and how many instances to draw."""
 
-    Attributes:
-      gap: :class:`~ntsim.theory.linearization.NetworkSetting` of ``simulate_gap``.
-      distance: :class:`~ntsim.theory.linearization.DistanceSetting` of
-        ``simulate_distance``.
-      thm5: :class:`~ntsim.theory.linearization.KernelSpectraSetting` of ``simulate_thm5``.
-      shown: instances drawn as curves in panels (a)–(c).
-    """
+    gap: lz.NetworkSetting = param(lz.NetworkSetting(), "(a) Thm 3: simulate_gap's setting")
+    distance: lz.DistanceSetting = param(
+        lz.DistanceSetting(), "(b) Thm 2, (c) selective scheme: simulate_distance's setting"
+    )
+    thm5: lz.KernelSpectraSetting = param(
+        lz.KernelSpectraSetting(), "(d) Thm 5: simulate_thm5's setting"
+    )
+    shown: int = param(
+        4, "instances drawn as curves in panels (a)–(c)", low=1,
+        allowed="[1, min(gap.instances, distance.network.instances)]",
+    )  # fmt: skip
 
-    gap: lz.NetworkSetting = lz.NetworkSetting()  # (a) Thm 3: simulate_gap's setting
-    distance: lz.DistanceSetting = lz.DistanceSetting()  # (b) Thm 2, (c) selective scheme
-    thm5: lz.KernelSpectraSetting = lz.KernelSpectraSetting()  # (d) Thm 5: simulate_thm5's setting
-    shown: int = 4  # instances drawn as curves in panels (a)–(c)
-
-    def __post_init__(self):
-        if isinstance(self.shown, bool) or not isinstance(self.shown, int) or self.shown <= 0:
-            raise ValueError(f"Config.shown must be a positive integer, got {self.shown!r}.")
-        if self.shown > min(self.gap.instances, self.distance.network.instances):
-            raise ValueError("Config.shown must not exceed the simulations' instances.")
+    def check(self):
+        most = min(self.gap.instances, self.distance.network.instances)
+        if self.shown > most:
+            raise ValueError(
+                f"Config.shown must not exceed the simulations' instances ({most}), got "
+                f"{self.shown}."
+            )
 
 
 SCALES = {

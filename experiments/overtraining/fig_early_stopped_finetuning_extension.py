@@ -28,32 +28,44 @@ import jax.numpy as jnp
 import numpy as np
 
 from ntsim.core import random_orthogonal
+from ntsim.experiment import Validated, param
 from ntsim.theory import overtraining as ot
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Validated):
     """The project's config R with λ = 0 and η = 0.01; budgets ηK are the varied quantity."""
 
-    d: int = 10  # dimension (config R)
-    pre_first: float = 4.0  # σ^pre_1 (config R)
-    pre_ratio: float = 0.6  # σ^pre_{i+1}/σ^pre_i (config R)
-    ft_first: float = 1.0  # σ^ft_1 (config R)
-    ft_ratio: float = 0.95  # σ^ft_{i+1}/σ^ft_i (config R)
-    learning_rate: float = 0.01  # η
-    # ηK of the plotted curves: config R's inflection moves from none (ηK ≲ 0.3) to n = 5
-    budgets: tuple[float, ...] = (0.1, 0.3, 0.34, 0.38, 0.5, 2.0)
-    max_budget: float = 8.0  # the right panel spans ηK ∈ (0, max_budget]
+    d: int = param(10, "dimension (config R)", low=2, shape=True)
+    pre_first: float = param(4.0, "σ^pre_1 (config R)", low=0, open=True)
+    pre_ratio: float = param(0.6, "σ^pre_{i+1}/σ^pre_i (config R)", low=0, open=True)
+    ft_first: float = param(1.0, "σ^ft_1 (config R)", low=0, open=True)
+    ft_ratio: float = param(0.95, "σ^ft_{i+1}/σ^ft_i (config R)", low=0, open=True)
+    learning_rate: float = param(
+        0.01, "η; the step counts are ηK/η", low=0, open=True,
+        allowed="(0, 1/(8·max(pre_first, ft_first))) (A.8 at λ = 0)", shape=True,
+    )  # fmt: skip
+    budgets: tuple[float, ...] = param(
+        (0.1, 0.3, 0.34, 0.38, 0.5, 2.0),
+        "ηK of the plotted curves: config R's inflection moves from none (ηK ≲ 0.3) to n = 5",
+        low=0, open=True, allowed="(0, max_budget]", shape=True,
+    )  # fmt: skip
+    max_budget: float = param(
+        8.0, "the right panel spans ηK ∈ (0, max_budget]", low=0, open=True,
+        allowed="≥ max(budgets)", shape=True,
+    )  # fmt: skip
 
-    def __post_init__(self):
-        if isinstance(self.d, bool) or not isinstance(self.d, int) or self.d < 2:
-            raise ValueError(f"Config.d must be an integer >= 2, got {self.d!r}.")
-        if not self.budgets or any(not b > 0 for b in self.budgets):
-            raise ValueError(f"Config.budgets must be non-empty and positive, got {self.budgets}.")
+    def check(self):
         if max(self.budgets) > self.max_budget:
-            raise ValueError("Config.max_budget must be >= every entry of Config.budgets.")
-        if not 0 < 8 * self.learning_rate * max(self.pre_first, self.ft_first) < 1:
-            raise ValueError(f"Config.learning_rate violates A.8 at λ = 0: {self.learning_rate}.")
+            raise ValueError(
+                f"Config.max_budget must be >= every entry of Config.budgets, got "
+                f"{self.max_budget} < {max(self.budgets)}."
+            )
+        if not 8 * self.learning_rate * max(self.pre_first, self.ft_first) < 1:
+            raise ValueError(
+                "Config.learning_rate violates A.8 at λ = 0, 8η·max(pre_first, ft_first) < 1: "
+                f"got η = {self.learning_rate}."
+            )
 
 
 SCALES = {

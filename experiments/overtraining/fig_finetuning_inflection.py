@@ -56,39 +56,51 @@ import jax.numpy as jnp
 import numpy as np
 
 from ntsim.core import random_orthogonal
-from ntsim.experiment import check_int_fields
+from ntsim.experiment import Validated, param
 from ntsim.theory import overtraining as ot
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Validated):
     """The project's config R, λ ∈ {0, 1, 3}, η = 0.01."""
 
-    d: int = 10  # dimension (config R)
-    pre_first: float = 4.0  # σ^pre_1 (config R)
-    pre_ratio: float = 0.6  # σ^pre_{i+1}/σ^pre_i (config R)
-    ft_first: float = 1.0  # σ^ft_1 (config R)
-    ft_ratio: float = 0.95  # σ^ft_{i+1}/σ^ft_i (config R)
-    regs: tuple[float, ...] = (0.0, 1.0, 3.0)  # λ of the GD runs
-    learning_rate: float = 0.01  # η; A.8 needs 4η(λ+2)Γ < 1
-    num_steps: int = 2000  # K: every learned mode within 1e-10 of its fixed point
-    reg_grid_max: float = 8.0  # the λ grid of panels (c), (d) spans [0, reg_grid_max]
-    reg_grid_points: int = 161  # number of λ on that grid (evenly spaced)
-    # the claims' simulations (same setting types and values as the claims at this scale)
-    sensitivity: ot.SensitivitySetting = ot.SENSITIVITY_SETTINGS["full"]
-    # (f) Thm 4.7.2: simulate_regularisation, the inflection r(λ) per random instance
-    regularisation: ot.RegularisationSetting = ot.REGULARISATION_SETTINGS["full"]
-    # (g) Lemma A.11: simulate_fixed_point, the modes after long GD from n = d
-    fixed: ot.FixedPointSetting = ot.FIXED_POINT_SETTINGS["full"]
-    # (h) Thm 4.7.1 at λ = 0: simulate_misalignment_threshold, increments vs σ^ft_n/σ^pre_n
-    threshold: ot.ThresholdSetting = ot.THRESHOLD_SETTINGS["full"]
-    # (i) caveat: simulate_long_finetuning, real vs ideal checkpoints after short and long ηK
-    long: ot.LongFinetuningSetting = ot.LONG_FINETUNING_SETTINGS["full"]
+    d: int = param(10, "dimension (config R)", low=2, shape=True)
+    pre_first: float = param(4.0, "σ^pre_1 (config R)", low=0, open=True)
+    pre_ratio: float = param(0.6, "σ^pre_{i+1}/σ^pre_i (config R)", low=0, open=True)
+    ft_first: float = param(1.0, "σ^ft_1 (config R)", low=0, open=True)
+    ft_ratio: float = param(0.95, "σ^ft_{i+1}/σ^ft_i (config R)", low=0, open=True)
+    regs: tuple[float, ...] = param((0.0, 1.0, 3.0), "λ of the GD runs", low=0, shape=True)
+    learning_rate: float = param(
+        0.01, "η; A.8 needs 4η(λ+2)Γ < 1", low=0, open=True,
+        allowed="(0, 1/(4(max(regs) + 2)Γ)), Γ = max(pre_first, ft_first) (A.8)",
+    )  # fmt: skip
+    num_steps: int = param(
+        2000, "K: every learned mode within 1e-10 of its fixed point", low=2, shape=True
+    )
+    reg_grid_max: float = param(8.0, "the λ grid of panels (c), (d) spans [0, reg_grid_max]", low=0)
+    reg_grid_points: int = param(161, "number of λ on that grid (evenly spaced)", low=2, shape=True)
+    sensitivity: ot.SensitivitySetting = param(
+        ot.SENSITIVITY_SETTINGS["full"],
+        "the claims' simulations (same setting types and values as the claims at this scale)",
+    )
+    regularisation: ot.RegularisationSetting = param(
+        ot.REGULARISATION_SETTINGS["full"],
+        "(f) Thm 4.7.2: simulate_regularisation, the inflection r(λ) per random instance",
+    )
+    fixed: ot.FixedPointSetting = param(
+        ot.FIXED_POINT_SETTINGS["full"],
+        "(g) Lemma A.11: simulate_fixed_point, the modes after long GD from n = d",
+    )
+    threshold: ot.ThresholdSetting = param(
+        ot.THRESHOLD_SETTINGS["full"],
+        "(h) Thm 4.7.1 at λ = 0: simulate_misalignment_threshold, increments vs σ^ft_n/σ^pre_n",
+    )
+    long: ot.LongFinetuningSetting = param(
+        ot.LONG_FINETUNING_SETTINGS["full"],
+        "(i) caveat: simulate_long_finetuning, real vs ideal checkpoints after short and long ηK",
+    )
 
-    def __post_init__(self):
-        check_int_fields(self, ("d", "num_steps", "reg_grid_points"), minimum=2)
-        if not self.regs or any(r < 0 for r in self.regs):
-            raise ValueError(f"Config.regs must be non-empty and >= 0, got {self.regs}.")
+    def check(self):
         gamma = max(self.pre_first, self.ft_first)
         if not 4 * self.learning_rate * (max(self.regs) + 2) * gamma < 1:
             raise ValueError(

@@ -38,32 +38,30 @@ import jax.numpy as jnp
 import numpy as np
 
 from ntsim.core import random_orthogonal
-from ntsim.experiment import check_int_fields
+from ntsim.experiment import Validated, param
 from ntsim.theory import overtraining as ot
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Validated):
     """The project's config R: ``σ^pre_i = 4·0.6^{i−1}``, ``d = 10``; ``τ`` is ours."""
 
-    d: int = 10  # input/hidden dimension (config R)
-    first: float = 4.0  # σ^pre_1 (config R)
-    ratio: float = 0.6  # σ^pre_{i+1}/σ^pre_i (config R)
-    tau: float = 15.0  # init scale e^{−τ}; plateaus separate for τ ≳ 12
-    points: int = 800  # log-spaced save times of the gradient flow
-    end_factor: float = 3.0  # last save time = end_factor × t_d of the aligned init
-    # the claim's simulation (same setting type and values as the claim at this scale)
-    checkpoints: ot.RealCheckpointSetting = ot.REAL_CHECKPOINT_SETTINGS["full"]
-    # far right: simulate_aligned_flow, ODE solver vs the logistic closed form (aligned init)
-    aligned: ot.AlignedFlowSetting = ot.ALIGNED_FLOW_SETTINGS["full"]
-
-    def __post_init__(self):
-        check_int_fields(self, ("d", "points"), minimum=2)
-        for name in ("first", "tau", "end_factor"):
-            if not float(getattr(self, name)) > 0:
-                raise ValueError(f"Config.{name} must be positive, got {getattr(self, name)!r}.")
-        if not 0 < self.ratio < 1:
-            raise ValueError(f"Config.ratio must lie in (0, 1), got {self.ratio!r}.")
+    d: int = param(10, "input/hidden dimension (config R)", low=2, shape=True)
+    first: float = param(4.0, "σ^pre_1 (config R)", low=0, open=True)
+    ratio: float = param(0.6, "σ^pre_{i+1}/σ^pre_i (config R)", low=0, high=1, open=True)
+    tau: float = param(15.0, "init scale e^{−τ}; plateaus separate for τ ≳ 12", low=0, open=True)
+    points: int = param(800, "log-spaced save times of the gradient flow", low=2, shape=True)
+    end_factor: float = param(
+        3.0, "last save time = end_factor × t_d of the aligned init", low=0, open=True
+    )
+    checkpoints: ot.RealCheckpointSetting = param(
+        ot.REAL_CHECKPOINT_SETTINGS["full"],
+        "the claim's simulation (same setting type and values as the claim at this scale)",
+    )
+    aligned: ot.AlignedFlowSetting = param(
+        ot.ALIGNED_FLOW_SETTINGS["full"],
+        "far right: simulate_aligned_flow, ODE solver vs the logistic closed form (aligned init)",
+    )
 
 
 SCALES = {

@@ -46,35 +46,38 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ntsim.experiment import check_int_fields
+from ntsim.experiment import Validated, param
 from ntsim.theory import overtraining as ot
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Validated):
     """The project's config R and three noise levels."""
 
-    d: int = 10  # dimension (config R)
-    first: float = 4.0  # σ^pre_1 (config R)
-    ratio: float = 0.6  # σ^pre_{i+1}/σ^pre_i (config R)
-    gammas: tuple[float, ...] = (0.05, 0.10, 0.15)  # config R
-    grid_points: int = 400  # γ grid for the inflection curve
-    grid_max: float = 0.6  # largest γ on that grid
-    # the claims' simulations (same setting types and values as the claims at this scale)
-    monte_carlo: ot.PerturbedLossMonteCarloSetting = ot.MONTE_CARLO_SETTINGS["full"]
-    # Thm 4.4: simulate_ideal_perturbation, inflection of perturbed ideal checkpoints
-    ideal: ot.IdealPerturbationSetting = ot.IDEAL_PERTURBATION_SETTINGS["full"]
-    # Prop D.1: simulate_hessian_traces, Tr ∇²L by autodiff vs 2d(‖W1‖² + ‖W2‖²)
-    hessian: ot.HessianTraceSetting = ot.HESSIAN_TRACE_SETTINGS["full"]
-    # Lemma A.6: simulate_real_vs_ideal_gap, perturbed losses of real vs ideal checkpoints
-    gap: ot.RealVsIdealGapSetting = ot.REAL_VS_IDEAL_GAP_SETTINGS["full"]
-
-    def __post_init__(self):
-        check_int_fields(self, ("d", "grid_points"), minimum=2)
-        if not self.gammas or any(not g > 0 for g in self.gammas):
-            raise ValueError(f"Config.gammas must be non-empty and positive, got {self.gammas}.")
-        if not 0 < self.ratio < 1 or not self.first > 0 or not self.grid_max > 0:
-            raise ValueError("Config: need first > 0, 0 < ratio < 1 and grid_max > 0.")
+    d: int = param(10, "dimension (config R)", low=2, shape=True)
+    first: float = param(4.0, "σ^pre_1 (config R)", low=0, open=True)
+    ratio: float = param(0.6, "σ^pre_{i+1}/σ^pre_i (config R)", low=0, high=1, open=True)
+    gammas: tuple[float, ...] = param(
+        (0.05, 0.10, 0.15), "noise levels γ (config R)", low=0, open=True, shape=True
+    )
+    grid_points: int = param(400, "γ grid for the inflection curve", low=2, shape=True)
+    grid_max: float = param(0.6, "largest γ on that grid", low=0, open=True)
+    monte_carlo: ot.PerturbedLossMonteCarloSetting = param(
+        ot.MONTE_CARLO_SETTINGS["full"],
+        "the claims' simulations (same setting types and values as the claims at this scale)",
+    )
+    ideal: ot.IdealPerturbationSetting = param(
+        ot.IDEAL_PERTURBATION_SETTINGS["full"],
+        "Thm 4.4: simulate_ideal_perturbation, inflection of perturbed ideal checkpoints",
+    )
+    hessian: ot.HessianTraceSetting = param(
+        ot.HESSIAN_TRACE_SETTINGS["full"],
+        "Prop D.1: simulate_hessian_traces, Tr ∇²L by autodiff vs 2d(‖W1‖² + ‖W2‖²)",
+    )
+    gap: ot.RealVsIdealGapSetting = param(
+        ot.REAL_VS_IDEAL_GAP_SETTINGS["full"],
+        "Lemma A.6: simulate_real_vs_ideal_gap, perturbed losses of real vs ideal checkpoints",
+    )
 
 
 SCALES = {

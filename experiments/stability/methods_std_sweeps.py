@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ntsim.experiment import check_int_fields
+from ntsim.experiment import Validated, param
 from ntsim.theory.stability import (
     MethodHyper,
     TransferSetting,
@@ -38,39 +38,48 @@ from ntsim.theory.stability import (
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Validated):
     """Sweep grids and sizes (paper grids where it gives them; the rest are substitutes)."""
 
-    tasks: int = 3  # curves (the paper shows "several" GLUE tasks)
-    seeds: int = 20  # paper: 10; more here so each std has ~16% relative error, not ~24%
-    heads: tuple[int, ...] = (1, 5, 50, 100, 200)  # paper, Sec 4.2.2
-    learning_rates: tuple[float, ...] = (1e-3, 3e-3, 1e-2, 3e-2, 1e-1)  # Adam η swept (Fig. 3)
-    fractions: tuple[float, ...] = (0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)  # paper, Sec 4.2.5
-    learning_rate: float = 1e-2  # base run (Adam)
-    epochs: int = 40  # passes over the target training set (x-axis of Fig. 2)
-    n_train: int = 160  # labelled target training examples per task
-    n_test: int = 2000  # target test examples (test accuracy)
-    n_source: int = 2000  # source examples for pretraining the encoder
-    batch_size: int = 16  # Adam minibatch size (must divide n_train)
-    label_noise: float = 0.1  # fraction of flipped target training labels
-    pretrain_steps: int = 1000  # full-batch Adam steps of pretraining on the source task
+    tasks: int = param(3, 'curves (the paper shows "several" GLUE tasks)', low=1, shape=True)
+    seeds: int = param(
+        20, "paper: 10; more here so each std has ~16% relative error, not ~24% (≥ 2 for a std)",
+        low=2, shape=True,
+    )  # fmt: skip
+    heads: tuple[int, ...] = param(
+        (1, 5, 50, 100, 200), "MHLoss H swept (paper, Sec 4.2.2)", low=1,
+        allowed="≥ 1, each divides max(heads)", shape=True,
+    )  # fmt: skip
+    learning_rates: tuple[float, ...] = param(
+        (1e-3, 3e-3, 1e-2, 3e-2, 1e-1), "Adam η swept (Fig. 3)", low=0, open=True
+    )
+    fractions: tuple[float, ...] = param(
+        (0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0), "training-data fractions swept (paper, Sec 4.2.5)",
+        low=0, high=1, open="low", shape=True,
+    )  # fmt: skip
+    learning_rate: float = param(1e-2, "base run (Adam)", low=0, open=True)
+    epochs: int = param(
+        40, "passes over the target training set (x-axis of Fig. 2)", low=1, shape=True
+    )
+    n_train: int = param(160, "labelled target training examples per task", low=1, shape=True)
+    n_test: int = param(2000, "target test examples (test accuracy)", low=1, shape=True)
+    n_source: int = param(2000, "source examples for pretraining the encoder", low=1, shape=True)
+    batch_size: int = param(
+        16, "Adam minibatch size (must divide n_train)", low=1, allowed="≥ 1, divides n_train",
+        shape=True,
+    )  # fmt: skip
+    label_noise: float = param(
+        0.1, "fraction of flipped target training labels", low=0, high=0.5, open="high"
+    )
+    pretrain_steps: int = param(
+        1000, "full-batch Adam steps of pretraining on the source task", low=1, shape=True
+    )
 
-    def __post_init__(self):
-        names = (
-            "tasks", "seeds", "epochs", "n_train", "n_test", "n_source", "batch_size",
-            "pretrain_steps"
-        )  # fmt: skip
-        check_int_fields(self, names)
-        if self.seeds < 2:
-            raise ValueError(f"Config.seeds must be >= 2 for a std, got {self.seeds}.")
-        if any(max(self.heads) % h for h in self.heads) or min(self.heads) < 1:
+    def check(self):
+        if any(max(self.heads) % h for h in self.heads):
             raise ValueError(
                 f"Config.heads must be positive divisors of max(heads), got {self.heads}."
             )
-        if not all(0 < f <= 1 for f in self.fractions):
-            raise ValueError(f"Config.fractions must lie in (0, 1], got {self.fractions}.")
-        if not all(lr > 0 for lr in self.learning_rates):
-            raise ValueError(f"Config.learning_rates must be positive, got {self.learning_rates}.")
         if self.n_train % self.batch_size:
             raise ValueError(
                 f"Config.batch_size must divide n_train, got {self.batch_size=}, {self.n_train=}."

@@ -34,9 +34,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ntsim.experiment import check_int_fields
+from ntsim.experiment import Validated, param
 from ntsim.theory.stability import recomputed_avg, stability_table
 from ntsim.transformers import (
+    CHECKPOINTS,
     METHODS,
     MethodSettings,
     adamw,
@@ -59,56 +60,73 @@ _PAPER_NAMES = dict(
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Validated):
     """The paper fine-tunes RoBERTa-base on GLUE/SuperGLUE; everything here is ours."""
 
-    checkpoint: str = "minilm-l6"  # shipped MiniLM encoder: "minilm-l3" or "minilm-l6"
-    dataset: str = "rotten_tomatoes"  # "rotten_tomatoes" or "tweets" (positive vs negative)
-    train_size: int = 256  # few labels: where the paper sees instability
-    test_size: int = 500  # evaluated after every epoch for all seeds
-    max_length: int = 48  # tokens per example (padded or truncated)
-    seeds: int = 10  # seeds per method: head init, minibatch order, dropout masks
-    seeds_at_once: int = 5  # seeds vmapped together (10 copies of L6 + AdamW peaked at 20 GB)
-    epochs: int = 10  # 160 steps of 16 on 256 examples
-    batch_size: int = 16  # AdamW minibatch size
-    learning_rate: float = 5e-5  # AdamW peak learning rate (10% warm-up, linear decay)
-    methods: tuple[str, ...] = METHODS  # methods run: finetune, mixout, lnsr, mhloss, mmr, surt
-    heads: int = 50  # MHLoss H (paper)
-    head_sweep: tuple[int, ...] = (1, 5, 20, 50)  # MHLoss std vs H (empty: skip)
-    learning_rate_sweep: tuple[float, ...] = (1e-5, 1e-4)  # FineTune std vs η (Fig 3)
-    fraction_sweep: tuple[float, ...] = (0.4, 0.7)  # FineTune std vs data fraction (Fig 4)
-    mixout_p: float = 0.1  # MixOut p: each encoder weight reset to its pretrained value w.p. p
-    lnsr_sigma: float = 0.01  # LNSR noise std σ at the embedding output
-    mmr_weight: float = 1.0  # MMR weight α of eq. (9)
-    surt_steps: int = 100  # SURT masked-LM re-training steps (AdamW) on the task's inputs
-    run_cache: str = ""  # directory keeping each finished (method, H, η, size) run; "" = none
-    # sweep runs need only the final accuracy; evaluating 500 test examples after every
-    # epoch is 40% of an L6 run's matmul FLOPs. True: evaluate every epoch like the main runs,
-    # so a sweep run that differs only in η reuses FineTune's compiled program (quick scale).
-    evaluate_sweeps_every_epoch: bool = False
+    checkpoint: str = param(
+        "minilm-l6", 'shipped MiniLM encoder: "minilm-l3" or "minilm-l6"',
+        choices=tuple(CHECKPOINTS), shape=True,
+    )  # fmt: skip
+    dataset: str = param(
+        "rotten_tomatoes", '"rotten_tomatoes" or "tweets" (positive vs negative)',
+        choices=("rotten_tomatoes", "tweets"),
+    )  # fmt: skip
+    train_size: int = param(256, "few labels: where the paper sees instability", low=1, shape=True)
+    test_size: int = param(500, "evaluated after every epoch for all seeds", low=1, shape=True)
+    max_length: int = param(48, "tokens per example (padded or truncated)", low=1, shape=True)
+    seeds: int = param(
+        10, "seeds per method: head init, minibatch order, dropout masks (≥ 2 for a std)",
+        low=2, shape=True,
+    )  # fmt: skip
+    seeds_at_once: int = param(
+        5, "seeds vmapped together (10 copies of L6 + AdamW peaked at 20 GB)", low=1, shape=True
+    )
+    epochs: int = param(10, "160 steps of 16 on 256 examples", low=1, shape=True)
+    batch_size: int = param(
+        16, "AdamW minibatch size", low=1, allowed="[1, train_size]", shape=True
+    )
+    learning_rate: float = param(
+        5e-5, "AdamW peak learning rate (10% warm-up, linear decay)", low=0, open=True
+    )
+    methods: tuple[str, ...] = param(
+        METHODS, "methods run: finetune, mixout, lnsr, mhloss, mmr, surt", choices=METHODS
+    )
+    heads: int = param(50, "MHLoss H (paper)", low=1, shape=True)
+    head_sweep: tuple[int, ...] = param(
+        (1, 5, 20, 50), "MHLoss std vs H (empty: skip)", low=1, empty=True, shape=True
+    )
+    learning_rate_sweep: tuple[float, ...] = param(
+        (1e-5, 1e-4), "FineTune std vs η (Fig 3) (empty: skip)", low=0, open=True, empty=True
+    )
+    fraction_sweep: tuple[float, ...] = param(
+        (0.4, 0.7), "FineTune std vs data fraction (Fig 4) (empty: skip)", low=0, high=1,
+        open="low", empty=True, shape=True,
+    )  # fmt: skip
+    mixout_p: float = param(
+        0.1, "MixOut p: each encoder weight reset to its pretrained value w.p. p", low=0,
+        high=1, open="high",
+    )  # fmt: skip
+    lnsr_sigma: float = param(0.01, "LNSR noise std σ at the embedding output", low=0)
+    mmr_weight: float = param(1.0, "MMR weight α of eq. (9)", low=0)
+    surt_steps: int = param(
+        100, "SURT masked-LM re-training steps (AdamW) on the task's inputs", low=1, shape=True
+    )
+    run_cache: str = param(
+        "", 'directory keeping each finished (method, H, η, size) run; "" = none'
+    )
+    evaluate_sweeps_every_epoch: bool = param(
+        False, "sweep runs need only the final accuracy (evaluating 500 test examples after "
+        "every epoch is 40% of an L6 run's matmul FLOPs); True: evaluate every epoch like the "
+        "main runs, so a sweep run that differs only in η reuses FineTune's compiled program",
+        shape=True,
+    )  # fmt: skip
 
-    def __post_init__(self):
-        check_int_fields(self, ("train_size", "test_size", "max_length", "seeds", "epochs",
-                                "batch_size", "heads", "surt_steps", "seeds_at_once"))  # fmt: skip
-        if self.dataset not in ("rotten_tomatoes", "tweets"):
-            raise ValueError(
-                f"Config.dataset must be 'rotten_tomatoes' or 'tweets', got {self.dataset!r}."
-            )
-        unknown = set(self.methods) - set(METHODS)
-        if unknown or not self.methods:
-            raise ValueError(
-                f"Config.methods must be a non-empty subset of {METHODS}, got {self.methods}."
-            )
+    def check(self):
         if self.batch_size > self.train_size:
-            raise ValueError("Config.batch_size must not exceed train_size.")
-        if any(not 0 < f <= 1 for f in self.fraction_sweep):
             raise ValueError(
-                f"Config.fraction_sweep must lie in (0, 1], got {self.fraction_sweep}."
+                f"Config.batch_size must not exceed train_size = {self.train_size}, got "
+                f"{self.batch_size}."
             )
-        if any(lr <= 0 for lr in self.learning_rate_sweep):
-            raise ValueError("Config.learning_rate_sweep must be positive.")
-        if self.seeds < 2:
-            raise ValueError(f"Config.seeds must be >= 2 for a std, got {self.seeds}.")
 
     def settings(self, heads: int | None = None) -> MethodSettings:
         return MethodSettings(heads=self.heads if heads is None else heads, mixout_p=self.mixout_p,

@@ -56,7 +56,7 @@ import jax
 import numpy as np
 
 from ntsim.core import loglog_slope, mean_se, spearman
-from ntsim.experiment import check_choice, check_int_fields
+from ntsim.experiment import Validated, param
 from ntsim.theory import stability as st
 from ntsim.theory.stability import (
     HEAD_TUNING_IMPLEMENTATIONS,
@@ -68,55 +68,63 @@ from ntsim.theory.stability import (
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Validated):
     """The paper gives n = 2,000 and 500 datasets; every other value is ours."""
 
-    d: int = 10  # feature dimension
-    num_points: int = 2000  # n of the main sweep
-    num_datasets: int = 500  # datasets of the main sweep
-    num_steps: int = 100_000  # T (GD steps), every sweep: direction convergence is ~1/log t
-    num_records: int = 11  # log-spaced recorded steps up to T
-    margin: float = 0.1  # γ (slab half-width) unless varied
-    radius: float = 1.0  # B unless varied
-    offset: float = 0.2  # ‖slab centre‖
-    chunk_size: int = 25  # datasets per lax.map batch
-    # GD loop: "xla" (matmul form) or "fused" (ntsim.core.logistic_gd_fused, a CPU kernel;
-    # 4x faster on the full-size sweep, same heads to 2e-7; see head_tuning_gd)
-    implementation: str = "xla"
-    # panels (c)–(f)
-    panel_datasets: int = 100
-    panel_points: int = 500  # n of panels (d)–(f)
-    sample_sizes: tuple[int, ...] = (100, 200, 500, 1000, 2000, 5000)  # n of panel (c), Fig 6
-    margins: tuple[float, ...] = (0.02, 0.05, 0.1, 0.2, 0.4)  # γ of panel (d), Fig 7
-    radii: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0, 8.0)  # B of panel (f), Fig 9, at fixed γ
-    init_norms: tuple[float, ...] = (0.0, 2.0, 5.0, 10.0, 20.0, 50.0)  # ‖w_0‖, panel (e), Fig 8
-    # panel (a): MHLoss
-    heads: tuple[int, ...] = (5, 10, 20, 50, 100)
-    head_scale: float = 1.0  # σ_0
-    head_points: int = 200  # n of panel (a)
-    head_datasets: int = 30  # datasets of panel (a)
-    # panels (g)–(i): scale of the settings shared with the claims (step sizes, anchor)
-    shared_settings: str = "full"
+    d: int = param(10, "feature dimension", low=2, shape=True)
+    num_points: int = param(2000, "n of the main sweep", low=2, shape=True)
+    num_datasets: int = param(500, "datasets of the main sweep", low=1, shape=True)
+    num_steps: int = param(
+        100_000, "T (GD steps), every sweep: direction convergence is ~1/log t", low=1,
+        shape=True,
+    )  # fmt: skip
+    num_records: int = param(11, "log-spaced recorded steps up to T", low=1, shape=True)
+    margin: float = param(
+        0.1, "γ (slab half-width) unless varied", low=0, open=True,
+        allowed="> 0, offset + margin < radius",
+    )  # fmt: skip
+    radius: float = param(
+        1.0, "B unless varied", low=0, open=True, allowed="> offset + max(margin, margins)"
+    )
+    offset: float = param(
+        0.2, "‖slab centre‖", low=0, allowed="≥ 0, offset + margin < min(radius, radii)"
+    )
+    chunk_size: int = param(25, "datasets per lax.map batch", low=1, shape=True)
+    implementation: str = param(
+        "xla", 'GD loop: "xla" (matmul form) or "fused" (ntsim.core.logistic_gd_fused, a CPU '
+        "kernel; 4x faster on the full-size sweep, same heads to 2e-7; see head_tuning_gd)",
+        choices=HEAD_TUNING_IMPLEMENTATIONS, shape=True,
+    )  # fmt: skip
+    panel_datasets: int = param(100, "datasets of panels (c)–(f)", low=1, shape=True)
+    panel_points: int = param(500, "n of panels (d)–(f)", low=2, shape=True)
+    sample_sizes: tuple[int, ...] = param(
+        (100, 200, 500, 1000, 2000, 5000), "n of panel (c), Fig 6", low=2, shape=True
+    )
+    margins: tuple[float, ...] = param(
+        (0.02, 0.05, 0.1, 0.2, 0.4), "γ of panel (d), Fig 7", low=0, open=True,
+        allowed="> 0, offset + margin < radius", shape=True,
+    )  # fmt: skip
+    radii: tuple[float, ...] = param(
+        (0.5, 1.0, 2.0, 4.0, 8.0), "B of panel (f), Fig 9, at fixed γ", low=0, open=True,
+        allowed="> offset + margin", shape=True,
+    )  # fmt: skip
+    init_norms: tuple[float, ...] = param(
+        (0.0, 2.0, 5.0, 10.0, 20.0, 50.0), "‖w_0‖, panel (e), Fig 8", low=0, shape=True
+    )
+    heads: tuple[int, ...] = param((5, 10, 20, 50, 100), "panel (a): MHLoss H", low=1, shape=True)
+    head_scale: float = param(1.0, "σ_0 of the MHLoss heads", low=0, open=True)
+    head_points: int = param(200, "n of panel (a)", low=2, shape=True)
+    head_datasets: int = param(30, "datasets of panel (a)", low=1, shape=True)
+    shared_settings: str = param(
+        "full",
+        "panels (g)–(i): scale of the settings shared with the claims (step sizes, anchor)",
+        choices=st.SHARED_SCALES,
+    )
 
-    def __post_init__(self):
-        ints = ("d", "num_points", "num_datasets", "num_steps", "num_records", "chunk_size",
-                "panel_datasets", "panel_points", "head_points", "head_datasets")  # fmt: skip
-        check_int_fields(self, ints)
-        if self.d < 2:
-            raise ValueError(f"Config.d must be >= 2, got {self.d}.")
-        check_choice("Config", "implementation", self.implementation, HEAD_TUNING_IMPLEMENTATIONS)
-        check_choice("Config", "shared_settings", self.shared_settings, st.SHARED_SCALES)
-        if min(self.num_points, self.panel_points, self.head_points, *self.sample_sizes) < 2:
-            raise ValueError("Config: every number of points must be >= 2.")
-        if not self.heads or min(self.heads) < 1:
-            raise ValueError(f"Config.heads must be positive, got {self.heads}.")
-        if not self.offset >= 0 or not self.head_scale > 0:
-            raise ValueError("Config: need offset >= 0 and head_scale > 0.")
-        if any(s < 0 for s in self.init_norms):
-            raise ValueError(f"Config.init_norms must be >= 0, got {self.init_norms}.")
+    def check(self):
         pairs = [(self.margin, self.radius)] + [(m, self.radius) for m in self.margins]
         for margin, radius in pairs + [(self.margin, r) for r in self.radii]:
-            if not (margin > 0 and self.offset + margin < radius):
+            if not self.offset + margin < radius:
                 raise ValueError(
                     f"Config: need 0 < margin and offset + margin < radius, got {margin=}, "
                     f"{radius=}, offset={self.offset}."

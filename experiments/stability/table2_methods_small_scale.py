@@ -46,7 +46,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ntsim.experiment import check_choice, check_int_fields
+from ntsim.experiment import Validated, param
 from ntsim.theory import stability as st
 from ntsim.theory.stability import (
     METHODS,
@@ -63,56 +63,68 @@ from ntsim.theory.stability import (
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Validated):
     """Sizes and method hyperparameters (none are given by the paper unless marked)."""
 
-    seeds: int = 10  # paper: 10 random seeds per method (Sec 4.1)
-    n_train: int = 64  # labelled target examples (small-data regime)
-    n_test: int = 2000  # target test examples (test accuracy)
-    n_source: int = 2000  # source examples for pretraining the encoder
-    d: int = 20  # input dimension of the synthetic tasks
-    hidden: int = 32  # hidden width of the one-hidden-layer tanh MLP encoder (Table 5: wider)
-    features: int = 8  # encoder output dimension k (input of the linear heads)
-    label_noise: float = 0.1  # fraction of flipped target training labels
-    pretrain_steps: int = 300  # full-batch Adam steps of pretraining on the source task
-    epochs: int = 20  # fine-tuning passes over the target training set (minibatch Adam)
-    batch_size: int = 16  # Adam minibatch size (must divide n_train)
-    learning_rate: float = 1e-2  # Adam
-    heads: int = 50  # MHLoss H (paper main experiment: H = 50)
-    mixout_p: float = 0.3  # MixOut p: each encoder weight reset to its pretrained value w.p. p
-    lnsr_weight: float = 1.0  # LNSR: weight of the noise-stability penalty
-    lnsr_sigma: float = 0.1  # LNSR: std σ of the Gaussian noise added to the inputs
-    mmr_weight: float = 1.0  # MMR weight α of eq. (9)
-    surt_steps: int = 100  # SURT: full-batch Adam steps of masked reconstruction on target inputs
-    surt_learning_rate: float = 1e-2  # SURT: Adam step size of that re-training
-    tune_encoder: bool = True  # False: head tuning, the setting of Table 3
-    drop_fraction: float = 0.0  # training points removed before fine-tuning (Table 4: 0.1)
-    paper_table: str = "table2"  # the printed table shown beside the result
-    # scale of the settings shared with the claims (MMR margin, identities, AVG check)
-    shared_settings: str = "full"
+    seeds: int = param(
+        10, "paper: 10 random seeds per method (Sec 4.1); ≥ 2 for a std", low=2, shape=True
+    )
+    n_train: int = param(64, "labelled target examples (small-data regime)", low=1, shape=True)
+    n_test: int = param(2000, "target test examples (test accuracy)", low=1, shape=True)
+    n_source: int = param(2000, "source examples for pretraining the encoder", low=1, shape=True)
+    d: int = param(20, "input dimension of the synthetic tasks", low=1, shape=True)
+    hidden: int = param(
+        32, "hidden width of the one-hidden-layer tanh MLP encoder (Table 5: wider)", low=1,
+        shape=True,
+    )  # fmt: skip
+    features: int = param(
+        8, "encoder output dimension k (input of the linear heads)", low=1, shape=True
+    )
+    label_noise: float = param(
+        0.1, "fraction of flipped target training labels", low=0, high=0.5, open="high"
+    )
+    pretrain_steps: int = param(
+        300, "full-batch Adam steps of pretraining on the source task", low=1, shape=True
+    )
+    epochs: int = param(
+        20, "fine-tuning passes over the target training set (minibatch Adam)", low=1,
+        shape=True,
+    )  # fmt: skip
+    batch_size: int = param(
+        16, "Adam minibatch size (must divide n_train)", low=1, allowed="≥ 1, divides n_train",
+        shape=True,
+    )  # fmt: skip
+    learning_rate: float = param(1e-2, "Adam step size of fine-tuning", low=0, open=True)
+    heads: int = param(50, "MHLoss H (paper main experiment: H = 50)", low=1, shape=True)
+    mixout_p: float = param(
+        0.3, "MixOut p: each encoder weight reset to its pretrained value w.p. p", low=0,
+        high=1, open="high",
+    )  # fmt: skip
+    lnsr_weight: float = param(1.0, "LNSR: weight of the noise-stability penalty", low=0)
+    lnsr_sigma: float = param(0.1, "LNSR: std σ of the Gaussian noise added to the inputs", low=0)
+    mmr_weight: float = param(1.0, "MMR weight α of eq. (9)", low=0)
+    surt_steps: int = param(
+        100, "SURT: full-batch Adam steps of masked reconstruction on target inputs", low=1,
+        shape=True,
+    )  # fmt: skip
+    surt_learning_rate: float = param(
+        1e-2, "SURT: Adam step size of that re-training", low=0, open=True
+    )
+    tune_encoder: bool = param(True, "False: head tuning, the setting of Table 3", shape=True)
+    drop_fraction: float = param(
+        0.0, "training points removed before fine-tuning (Table 4: 0.1)", low=0, high=0.5,
+        shape=True,
+    )  # fmt: skip
+    paper_table: str = param("table2", "the printed table shown beside the result", choices=TABLES)
+    shared_settings: str = param(
+        "full", "scale of the settings shared with the claims (MMR margin, identities, AVG check)",
+        choices=st.SHARED_SCALES,
+    )  # fmt: skip
 
-    def __post_init__(self):
-        names = (
-            "seeds", "n_train", "n_test", "n_source", "d", "hidden", "features",
-            "pretrain_steps", "epochs", "batch_size", "heads", "surt_steps"
-        )  # fmt: skip
-        check_int_fields(self, names)
-        if self.seeds < 2:
-            raise ValueError(f"Config.seeds must be >= 2 for a std, got {self.seeds}.")
+    def check(self):
         if self.n_train % self.batch_size:
             raise ValueError(
                 f"Config.batch_size must divide n_train, got {self.batch_size=}, {self.n_train=}."
-            )
-        if not 0 <= self.mixout_p < 1:
-            raise ValueError(f"Config.mixout_p must lie in [0, 1), got {self.mixout_p}.")
-        if not 0 <= self.drop_fraction <= 0.5:
-            raise ValueError(
-                f"Config.drop_fraction must lie in [0, 0.5], got {self.drop_fraction}."
-            )
-        check_choice("Config", "shared_settings", self.shared_settings, st.SHARED_SCALES)
-        if self.paper_table not in TABLES:
-            raise ValueError(
-                f"Config.paper_table must be one of {TABLES}, got {self.paper_table!r}."
             )
 
     def setting(self) -> TransferSetting:

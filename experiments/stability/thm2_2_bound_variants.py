@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
-from ntsim.experiment import check_choice
+from ntsim.experiment import Validated, param
 from ntsim.theory import stability as ff
 
 # name: (legend, color, line style, line width); the proof is drawn wide so that the
@@ -48,13 +48,13 @@ _PARTS = ("over_n", "generic", "near_one", "certificate")
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Validated):
     """The paper has no simulation; the sizes are the claims' (THM2_2_SETTINGS)."""
 
-    settings: str = "full"  # which scale of ntsim.theory.stability.THM2_2_SETTINGS to draw
-
-    def __post_init__(self):
-        check_choice("Config", "settings", self.settings, ff.SHARED_SCALES)
+    settings: str = param(
+        "full", "which scale of ntsim.theory.stability.THM2_2_SETTINGS to draw",
+        choices=ff.SHARED_SCALES, shape=True,
+    )  # fmt: skip
 
 
 SCALES = {"quick": Config(settings="quick"), "full": Config()}
