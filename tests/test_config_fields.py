@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 
 import pytest
 
-from ntsim._config import allowed_text
-from ntsim.experiment import Validated, describe_experiment, param
+from ntsim._config import _element_type, allowed_text
+from ntsim.experiment import (
+    Validated,
+    describe_experiment,
+    list_experiments,
+    load_experiment,
+    param,
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,3 +122,106 @@ def test_the_extensions_admit_their_edges_and_read_in_help():
     }  # fmt: skip
     with pytest.raises(ValueError, match="open must be"):
         param(1.0, "x", low=0, open="left")
+
+
+# -- every experiment: each declared field rejects what its rule excludes --------------------
+
+
+def _rule(field: dataclasses.Field):
+    return field.metadata.get("ntsim")
+
+
+def _declared_fields() -> list[tuple[str, str]]:
+    """``(experiment, field)`` for every field of every experiment's Config declared with
+    :func:`param` (loads the experiments at collection: their configs are plain data)."""
+    return [
+        (name, field.name)
+        for name in list_experiments()
+        for field in dataclasses.fields(load_experiment(name).Config)
+        if _rule(field) is not None
+    ]
+
+
+def _below(rule, kind) -> float:
+    """A value just outside ``rule``'s lower bound (the bound itself when it is open)."""
+    if rule.open in (True, "low"):
+        return rule.low
+    return rule.low - 1 if kind is int else rule.low - abs(rule.low) * 0.5 - 1e-3
+
+
+def _above(rule, kind) -> float:
+    if rule.open in (True, "high"):
+        return rule.high
+    return rule.high + 1 if kind is int else rule.high + abs(rule.high) * 0.5 + 1e-3
+
+
+def _rejects(config, name: str, value) -> None:
+    """``replace(config, name=value)`` raises a ValueError that names ``Config.name``."""
+    where = f"{type(config).__name__}.{name}"
+    with pytest.raises(ValueError) as error:
+        dataclasses.replace(config, **{name: value})
+    assert where in str(error.value), (where, str(error.value))
+
+
+@pytest.mark.parametrize(("name", "field_name"), _declared_fields())
+def test_every_declared_field_rejects_what_its_rule_excludes(name, field_name):
+    """A float set to NaN or ±inf, a value below ``low`` (or above ``high``; the bound
+    itself when open) and a string outside ``choices`` raise a ValueError naming the field;
+    the quick and full scales construct."""
+    module = load_experiment(name)
+    (field,) = [f for f in dataclasses.fields(module.Config) if f.name == field_name]
+    rule, (kind, is_tuple) = _rule(field), _element_type(field.type)
+    for scale in ("quick", "full"):
+        config = dataclasses.replace(module.SCALES[scale])  # validates again
+        assert getattr(config, field_name) == getattr(module.SCALES[scale], field_name)
+    config = module.SCALES["quick"]
+
+    def bad(value):
+        _rejects(config, field_name, (value,) if is_tuple else value)
+
+    if kind is float:
+        bad(float("nan"))
+        bad(-math.inf)
+        if rule.high == math.inf and rule.open not in (True, "high"):
+            dataclasses.replace(config, **{field_name: (math.inf,) if is_tuple else math.inf})
+        else:
+            bad(math.inf)
+    if rule.low is not None:
+        bad(_below(rule, kind))
+    if rule.high is not None and rule.high != math.inf:
+        bad(_above(rule, kind))
+    if rule.choices is not None:
+        bad("no-such-choice")
+    if is_tuple and not rule.empty:
+        _rejects(config, field_name, ())
+
+
+@pytest.mark.parametrize("name", list_experiments())
+def test_every_field_declared_in_experiments_uses_param(name):
+    """Fields an experiment declares itself carry a param declaration; fields of a theory
+    setting that ``Config`` is or inherits (claims' paths) are left to the theory."""
+    config_cls = load_experiment(name).Config
+    for field in dataclasses.fields(config_cls):
+        owner = next(c for c in config_cls.__mro__ if field.name in inspect.get_annotations(c))
+        if owner.__module__.startswith("experiments."):
+            assert _rule(field) is not None, f"{name}: {field.name} is not declared with param"
+
+
+@pytest.mark.parametrize("name", list_experiments())
+def test_run_help_shows_an_allowed_value_for_every_field_with_a_rule(name):
+    text = describe_experiment(name)
+    lines = text.splitlines()
+    header = next(line for line in lines if line.startswith("field "))
+    column = header.index("allowed")
+    rows = {line.split()[0]: line for line in lines[lines.index(header) + 1 :] if line.strip()}
+    for field in dataclasses.fields(load_experiment(name).Config):
+        rule = _rule(field)
+        ruled = rule is not None and (
+            rule.low is not None or rule.high is not None or rule.choices is not None
+            or rule.increasing or rule.allowed
+        )  # fmt: skip
+        if not ruled:
+            continue
+        row = rows[field.name]
+        assert allowed_text(field) in row, (field.name, row)
+        assert row[column] != " ", f"{name}: empty allowed column for {field.name}: {row}"
