@@ -3,8 +3,10 @@
 An experiment is a module ``experiments/<topic>/<name>.py`` that defines
 
 * ``Config`` — a frozen dataclass with typed fields (``int``, ``float``, ``str``, ``bool``,
-  ``tuple[int, ...]``, ``tuple[float, ...]``, ``tuple[str, ...]``), validated in
-  ``__post_init__``;
+  ``tuple[int, ...]``, ``tuple[float, ...]``, ``tuple[str, ...]``), each declared once with
+  :func:`param` (meaning, allowed range, whether it changes compiled shapes) on a
+  :class:`Validated` dataclass, which checks the rules on construction (``check()`` for rules
+  across fields) and from which ``ntsim run NAME --help`` prints them;
 * ``SCALES = {"quick": Config(...), "full": Config(...)}`` — quick runs in well under a
   minute on a 2-core CPU, full is the paper's size;
 * ``run(config, key) -> dict`` — arrays and numbers only (no plotting, no files);
