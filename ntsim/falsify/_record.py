@@ -78,8 +78,9 @@ def entry_for(result: SearchResult, space: SearchSpace, *, seed: int, restarts: 
         "searched_worst_ratio": result.worst_ratio,
         "tolerance": space.tolerance,
         "violated": bool(result.worst_ratio > 1.0 + space.tolerance),
-        "equality_reached": bool(1.0 < result.worst_ratio <= 1.0 + space.tolerance),
+        "reaches_one": bool(abs(result.worst_ratio - 1.0) <= space.tolerance),
         "feasible_starts": int(np.sum(np.isfinite(result.start_ratio))),
+        "samples": int(np.size(result.start_ratio)) if result.method == "random" else None,
         "worst_ratio_by_record": [float(v) for v in history],
         "made": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "source_hash": space_hash(space),
@@ -134,9 +135,15 @@ def _flag(entry: dict) -> str:
     checked = f"; the claim's check on it: {checked}" if checked else ""
     if entry["violated"]:
         return f" (violated{checked})"
-    if entry.get("equality_reached"):
-        return f" (equality, to the claim's round-off {entry['tolerance']:g}{checked})"
+    if entry.get("reaches_one"):
+        return f" (1 to the claim's round-off {entry['tolerance']:g}{checked})"
     return f" (the claim's check on it: {entry['replayed_check']})" if checked else ""
+
+
+def _effort(entry: dict) -> str:
+    if entry["method"] == "random":
+        return f"{entry.get('samples', entry['restarts'] * entry['steps'])} samples"
+    return f"{entry['restarts']} × {entry['steps']}"
 
 
 def markdown_table(table: dict) -> str:
@@ -148,8 +155,13 @@ def markdown_table(table: dict) -> str:
         "the claim's instance space (`ntsim/falsify/spaces/<topic>.py`) for the largest ratio "
         "lhs/rhs of its statement `lhs ≤ rhs`: above 1 is a violation. *Random starts* is the "
         "largest ratio among the search's random starting instances, *searched* the largest "
-        "any restart reached. Where the space can build the claim's simulation output for "
-        "one instance, the worst instance is also replayed through the claim's own check.",
+        "any restart reached (for random search: the largest over all its samples). *1 to "
+        "the claim's round-off* means the bound's supremum is reached: an equality case, or a "
+        "degenerate limit where both sides meet (docs/guides/falsify.md says which). A "
+        "searched ratio r < 1 also bounds the search's power: a bug that tightens the bound "
+        "by a factor above r is caught, a smaller one is not. Where the space can build the "
+        "claim's simulation output for one instance, the worst instance is also replayed "
+        "through the claim's own check.",
         "",
         "| claim[:part] | recorded verdict | random starts | searched | restarts × steps | method "
         "| seconds | statement searched |",
@@ -160,7 +172,7 @@ def markdown_table(table: dict) -> str:
         lines.append(
             f"| `{claim}` | {verdict} | {e['start_worst_ratio']:.4g} | "
             f"**{e['searched_worst_ratio']:.4g}**{_flag(e)} | "
-            f"{e['restarts']} × {e['steps']} | {e['method']} | {e['seconds']:.1f} | "
+            f"{_effort(e)} | {e['method']} | {e['seconds']:.1f} | "
             f"{e['statement'].replace('|', chr(92) + '|')} |"
         )
     return "\n".join(lines) + "\n"

@@ -59,6 +59,9 @@ class SearchSpace:
       as_run: instance → the claim's simulation output for that one instance (the argument
         its ``check`` reads), so a found instance is replayed through the claim's own check
         (:func:`replay`). ``None``: the instance replays through ``sides`` only.
+      replay_part: the path, through :attr:`~ntsim.claims.ClaimResult.parts`, to the part of
+        the check's result that decides this space's statement (``()``: the whole result),
+        so that a part of the check this space does not search cannot decide the replay.
     """
 
     claim_id: str
@@ -72,6 +75,7 @@ class SearchSpace:
     part: str = ""
     method: str = "adam"
     as_run: Callable[[Instance], object] | None = None
+    replay_part: tuple[int, ...] = ()
 
     def __post_init__(self):
         if self.method not in ("adam", "random"):
@@ -93,11 +97,18 @@ class SearchSpace:
         return f"{self.claim_id}:{self.part}" if self.part else self.claim_id
 
     def log_ratio(self, params: Params) -> tuple[Array, Array]:
-        """``(log(lhs/rhs), feasible)`` at ``params``; non-finite values count as infeasible."""
+        """``(log(lhs/rhs), feasible)`` at ``params``.
+
+        A positive, finite ``lhs`` against an ``rhs`` that is not a positive number (``≤ 0``
+        or NaN) is a violation, ratio ``+inf``: the bound fails to bound there. Any other
+        non-finite value counts as infeasible (the step is rejected).
+        """
         instance = self.to_instance(params)
         lhs, rhs = self.sides(instance)
         value = jnp.log(lhs) - jnp.log(rhs)
-        ok = jnp.isfinite(value)
+        rhs_broken = jnp.isfinite(lhs) & (lhs > 0) & ~(rhs > 0)
+        value = jnp.where(rhs_broken, jnp.inf, value)
+        ok = jnp.isfinite(value) | rhs_broken
         if self.feasible is not None:
             ok = ok & self.feasible(instance)
         return value, ok
@@ -272,7 +283,8 @@ def random_search(
 
 def _result(space, method, start_value, start_ok, best, best_params, history, steps, seconds):
     start_ratio = np.where(np.asarray(start_ok), np.exp(np.asarray(start_value)), np.nan)
-    best_ratio = np.where(np.isfinite(best), np.exp(best), np.nan)
+    best = np.asarray(best)
+    best_ratio = np.where(np.isnan(best) | np.isneginf(best), np.nan, np.exp(best))  # +inf kept
     if not np.any(np.isfinite(best_ratio)):
         raise ValueError(
             f"falsify {space.name}: no feasible instance was reached from any start; "
@@ -294,8 +306,8 @@ def replay(space: SearchSpace, instance: Mapping[str, np.ndarray]):
     the simulation's draws, made on the instance the search found.
 
     Returns:
-      The check's :class:`~ntsim.claims.ClaimResult` (``.outcome``: holds, refuted or
-      inconclusive).
+      The part :attr:`SearchSpace.replay_part` of the check's
+      :class:`~ntsim.claims.ClaimResult` (``.outcome``: holds, refuted or inconclusive).
     """
     from ntsim.claims import get_claim
 
@@ -303,4 +315,7 @@ def replay(space: SearchSpace, instance: Mapping[str, np.ndarray]):
         raise ValueError(f"replay {space.name}: the space declares no as_run.")
     with jax.enable_x64(space.x64):
         run = space.as_run({name: jnp.asarray(value) for name, value in instance.items()})
-        return get_claim(space.claim_id).check(run)
+        result = get_claim(space.claim_id).check(run)
+    for index in space.replay_part:
+        result = result.parts[index]
+    return result

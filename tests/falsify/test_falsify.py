@@ -61,6 +61,26 @@ def test_infeasible_steps_are_rejected_not_traded_off():
     assert result.worst_ratio > np.exp(0.4)
 
 
+def test_a_bound_whose_right_side_breaks_is_violated_not_infeasible():
+    """lhs = 1/2 against an rhs that is 1 on most of the circle but −1 (or NaN) on the arc
+    v₀ < −0.9: a bound that fails to bound there. Before, those instances were rejected as
+    infeasible (ratio ≤ 1/2 everywhere else); now they are violations of ratio +inf."""
+    for broken in (-1.0, jnp.nan):
+        space = SearchSpace(
+            "broken_rhs", {"v": (2,)}, lambda p: {"v": p["v"] / jnp.linalg.norm(p["v"])},
+            lambda i, b=broken: (jnp.asarray(0.5), jnp.where(i["v"][0] < -0.9, b, 1.0)), "toy",
+        )  # fmt: skip
+        result = random_search(space, jax.random.PRNGKey(0), samples=512)
+        assert result.worst_ratio == np.inf
+        assert float(result.worst_instance["v"][0]) < -0.9
+        fine = random_search(space, jax.random.PRNGKey(0), samples=512)._replace(
+            best_ratio=np.where(np.isinf(result.best_ratio), np.nan, result.best_ratio)
+        )
+        assert fine.worst_ratio == pytest.approx(0.5)  # elsewhere the ratio is 1/2
+        adam = falsify(space, jax.random.PRNGKey(1), restarts=32, steps=25)
+        assert adam.worst_ratio == np.inf and np.isfinite(adam.worst_params["v"]).all()
+
+
 def test_random_search_is_the_gradient_free_fallback():
     space = _product_space()
     result = random_search(space, jax.random.PRNGKey(0), samples=1000, batch=300)

@@ -179,7 +179,10 @@ def _sec6_space(claim_id: str, sides, description: str) -> SearchSpace:
     )
 
 
-_EPS_DOMAIN = f"X ∈ R^{{{_N}×{_D}}}, ‖θ_S‖ = 1, θ_T free, measured ε < {THM5_4_MAX_EPSILON}"
+_EPS_DOMAIN = (
+    f"X ∈ R^{{{_N}×{_D}}}, ‖θ_S‖ = 1, θ_T free, measured ε < {THM5_4_MAX_EPSILON} (a cap we "
+    "chose inside the theorem's ε < 1, where the corrected bound blows up as 1/(1 − ε)²)"
+)
 
 SPACES: tuple[SearchSpace, ...] = (
         _sec6_space(

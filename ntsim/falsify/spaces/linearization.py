@@ -72,9 +72,21 @@ def _thm5_run(instance) -> lz.Thm5Run:
     )  # fmt: skip
 
 
+#: Where each Thm 5 space's statement sits in its claim's check: ``check_thm5`` is
+#: ``all_of(upper, lower)``, ``check_thm5_printed`` ``all_of(all_of(upper, lower), mechanism)``
+#: (the mechanism part is not a statement these spaces search).
+_THM5_PARTS = {
+    ("linearization.thm5.bounds", "upper"): (0,),
+    ("linearization.thm5.bounds", "lower"): (1,),
+    ("linearization.thm5.bounds_printed", "upper"): (0, 0),
+    ("linearization.thm5.bounds_printed", "lower"): (0, 1),
+}
+
+
 def _thm5_space(claim_id, part, sides, description, tolerance):
     return SearchSpace(
         as_run=_thm5_run,
+        replay_part=_THM5_PARTS[claim_id, part],
         claim_id=claim_id,
         part=part,
         parameters={"a": (_N, _N), "y": (_N,), "f0": (_N,), "log_sigma": (1,)},
@@ -327,7 +339,8 @@ SPACES: tuple[SearchSpace, ...] = (
     _thm67_space(
         "linearization.thm6.eigen_stability", "lower", _thm6_lower,
         f"Thm 6 lower: (1 − η)λ_i(K) ≤ λ_i(K + S) ∀i; {_KS} rescaled to η = sigmoid < 1 "
-        "(for η ≥ 1 the bound is ≤ 0); approached as S → 0",
+        "(for η ≥ 1 the bound is ≤ 0); approached as S → 0. For S ⪰ 0 Weyl gives "
+        "λ_i(K + S) ≥ λ_i(K) whatever η: this part tests the eigenvalue pairing, not η",
         eta_below_one=True, tolerance=SPECTRAL_ROUND_OFF,
     ),
     _thm67_space(
