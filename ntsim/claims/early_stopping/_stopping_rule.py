@@ -316,8 +316,9 @@ CLAIMS = (
     Claim(
         id="early_stopping.eq11.critical_radius",
         paper=f"{_PAPER}, eq. (11) (corrected exponent)",
-        statement="The bisection ϱ̂ is the smallest root of R̂_K(ϱ) = ϱ²C_H/(2eσ); ϱ̂ grows with σ "
-        "and as C_H shrinks.",
+        statement="The bisection ϱ̂ is the smallest root of R̂_K(ϱ) = ϱ²C_H/(2eσ), crossed as eq. "
+        "(10) requires (at ϱ̂(1 − δ), R̂_K/(cϱ²) − 1 lies in [δ, 2δ] to round-off); ϱ̂ grows "
+        "with σ and as C_H shrinks.",
         kind="identity",
         reading=derived(
             "eq. (11) with the exponent of C_H corrected to 1 (the paper prints "
@@ -359,7 +360,8 @@ CLAIMS = (
         statement="(Sanity: with C_H to the first power both bisections see the same "
         "coefficient C_H/(2eσ) = 1/(2e·σ/C_H) and the same eigenvalues, so they agree to "
         "round-off by construction; it checks the bisection code, not the paper.) Eq. (11) "
-        "with C_H is invariant under rescaling f and Y by 1/C_H: |ϱ̂/ϱ̂_unit − 1| ≤ 1e-9.",
+        "with C_H is invariant under rescaling f and Y by 1/C_H: |ϱ̂/ϱ̂_unit − 1| ≤ 1e-9, and "
+        "the rule stops at the same T̂ = ⌊1/(αϱ̂²)⌋ in every instance.",
         kind="sanity",
         reading=derived(
             "the project's correction: rescaling Raskutti et al.'s unit-ball rule "
