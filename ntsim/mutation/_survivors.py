@@ -21,61 +21,17 @@ down hides a blind spot, and the matrix counts survivors without a reason apart.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Literal
+
+from ntsim.mutation._survivor_reason import EQUIVALENT, LOOSER, OUTSIDE, TIGHTER, SurvivorReason
+from ntsim.mutation._survivors_early_stopping import EARLY_STOPPING_REASONS
 
 __all__ = ["REASONS", "SurvivorReason", "reason_for"]
-
-Category = Literal["equivalent in effect", "outside the claims"]
-
-
-@dataclass(frozen=True)
-class SurvivorReason:
-    """Why the survivors of ``function`` (``operator``, ``before``) are not blind spots.
-
-    Attributes:
-      function: qualified name as the matrix records it (``"lemma_a15_bound"``,
-        ``"Class.method"``).
-      category: ``"equivalent in effect"`` or ``"outside the claims"`` (module doc).
-      why: one sentence a referee can check.
-      operator: only mutants of this operator (``"scale_x2"``…); None for any.
-      before: only mutants whose original expression contains this text; None for any.
-    """
-
-    function: str
-    category: Category
-    why: str
-    operator: str | None = None
-    before: str | None = None
-
-    def __post_init__(self):
-        if self.category not in ("equivalent in effect", "outside the claims"):
-            raise ValueError(f"SurvivorReason: unknown category {self.category!r}.")
-        if not self.why.strip():
-            raise ValueError(f"SurvivorReason for {self.function}: give the reason.")
-
-    def matches(self, outcome: Mapping) -> bool:
-        """Whether this reason covers the recorded mutant ``outcome``."""
-        return (
-            outcome["function"] == self.function
-            and (self.operator is None or outcome["operator"] == self.operator)
-            and (self.before is None or self.before in outcome["before"])
-        )
-
-
-_LOOSER = "a bound that holds still holds when it is made looser; the lemma states no tightness"
-_TIGHTER = (
-    "the theorem states an upper bound, not its tightness, and these runs sit inside the "
-    "tighter bound too"
-)
 
 _CI = (
     "the confidence-interval procedure is the project's, not a statement of any paper: the "
     "claims that read it decide far from their regions' boundaries, so this interval changes "
     "no verdict; the unit tests of ntsim.core pin the procedure (they kill this mutant)"
 )
-_EQUIVALENT = "equivalent in effect"
-_OUTSIDE = "outside the claims"
 _BUDGET = (
     "the budget claims are trends over the pretraining budget and the fine-tuning learning "
     "rate of a small byte-level decoder; no statement fixes "
@@ -85,14 +41,14 @@ _BUDGET = (
 REASONS: tuple[SurvivorReason, ...] = (
     # ------------------------------------------------------------------ shared (ntsim.core)
     SurvivorReason(
-        "_quantile", _EQUIVALENT,
+        "_quantile", EQUIVALENT,
         "a Student-t quantile with N instead of N − 1 degrees of freedom moves a confidence "
         "interval's ends by O(1/N²) of its width at the claims' N; the unit tests hold mean_ci "
         "to scipy's t interval",
         before="count - 1",
     ),
     SurvivorReason(
-        "spearman", _OUTSIDE,
+        "spearman", OUTSIDE,
         "centring the ranks of a at twice their mean leaves the numerator unchanged (the other "
         "ranks sum to zero about their mean) and only inflates a's norm: ρ shrinks toward 0 "
         "with its sign kept, and the claims decide the sign; the unit tests hold spearman to "
@@ -100,11 +56,11 @@ REASONS: tuple[SurvivorReason, ...] = (
         operator="scale_x2", before="ra - ra.mean()",
     ),
     SurvivorReason(
-        "_quantile", _OUTSIDE, _CI + " (here the quantile at (1 + level/2)/2: a narrower interval)",
+        "_quantile", OUTSIDE, _CI + " (here the quantile at (1 + level/2)/2: a narrower interval)",
         operator="scale_x0.5", before="1 + level",
     ),
     SurvivorReason(
-        "layer_norm", _EQUIVALENT,
+        "layer_norm", EQUIVALENT,
         "the attention model's LayerNorm without its additive β: β enters eq. (70) additively, "
         "so ∂y/∂x (eqs. (71)–(75)) and the proofs' Lipschitz conditions are unchanged and the "
         "network is another member of the architecture family the width and sample-size "
@@ -115,294 +71,226 @@ REASONS: tuple[SurvivorReason, ...] = (
     ),
     # ------------------------------------------------------------------ linearization
     SurvivorReason(
-        "thm3_b", _OUTSIDE, _TIGHTER + " (here the 4L_∇r0/λ term halved)",
+        "thm3_b", OUTSIDE, TIGHTER + " (here the 4L_∇r0/λ term halved)",
         operator="scale_x0.5",
     ),
     SurvivorReason(
-        "thm4_simplified_bound", _OUTSIDE, _TIGHTER + " (here the Lip(f) term halved)",
+        "thm4_simplified_bound", OUTSIDE, TIGHTER + " (here the Lip(f) term halved)",
         operator="scale_x0.5",
     ),
     SurvivorReason(
-        "thm4_lambda_o", _OUTSIDE,
+        "thm4_lambda_o", OUTSIDE,
         "a λ_o twice as large shortens the promised stay (1/λ)ln(1/(1 − λ/λ_o)) and enlarges "
         "the λ needed for containment: a weaker statement, which still holds",
         operator="scale_x2",
     ),
     SurvivorReason(
-        "simulate_exit_time", _OUTSIDE,
+        "simulate_exit_time", OUTSIDE,
         "a residual norm r0 computed from 2f0 is larger, so λ_o = 2r0L/r is larger and the "
         "promised stay shorter: a weaker statement, which still holds",
         operator="scale_x2", before="run.train[0] - inst.y",
     ),
     SurvivorReason(
-        "thm7_step_bounds", _OUTSIDE, _LOOSER + " (the printed upper bound with λ_min(K) → 0)",
+        "thm7_step_bounds", OUTSIDE, LOOSER + " (the printed upper bound with λ_min(K) → 0)",
         operator="drop_term", before="jnp.maximum(evals_k[0], 0) + sigma",
     ),
     SurvivorReason(
-        "sample_ball", _EQUIVALENT,
+        "sample_ball", EQUIVALENT,
         "v is a uniformly random direction, so θ0 − r·v has the law of θ0 + r·v",
         operator="flip_sign",
     ),
     SurvivorReason(
-        "pretrained_mlp", _OUTSIDE,
+        "pretrained_mlp", OUTSIDE,
         "the pretraining step size 0.5/(n − 1) instead of 0.5/n: no claim states how the "
         "checkpoint is pretrained, only what fine-tuning from it does",
         operator="n_minus_one",
     ),
     SurvivorReason(
-        "synthetic_tasks", _EQUIVALENT,
+        "synthetic_tasks", EQUIVALENT,
         "tasks at other angles to the pretraining direction: another draw of the task family "
         "the κ claims quantify over",
         operator="scale_x2",
     ),
     SurvivorReason(
-        "simulate_thm7", _EQUIVALENT,
+        "simulate_thm7", EQUIVALENT,
         "the random kernel without its 0.05·I jitter is another positive semi-definite kernel "
         "of the family Thm 7 is claimed for",
         operator="drop_term", before="0.05 * jnp.eye",
     ),
     SurvivorReason(
-        "_objective", _EQUIVALENT,
+        "_objective", EQUIVALENT,
         "‖θ0 − θ‖² = ‖θ − θ0‖²: only round-off moved (claim numbers that are themselves at "
         "round-off level change relatively)",
         operator="swap_args", before="_squared_distance(params, params0)",
     ),
     SurvivorReason(
-        "simulate_plateau", _OUTSIDE,
+        "simulate_plateau", OUTSIDE,
         "the step is min(0.1/μ_max, 0.5/λ); in these runs λ > 1, so 0.5/(λ − 1) is a slightly "
         "larger positive step, still stable, and the plateau is the limit of the flow",
         operator="n_minus_one", before="0.5 / lam",
     ),
     SurvivorReason(
-        "random_instance", _EQUIVALENT,
+        "random_instance", EQUIVALENT,
         "targets ±0.5 instead of ±1 (plus the offset): another instance of the family the "
         "kernel-ridge claims quantify over",
         operator="scale_x0.5",
     ),
     SurvivorReason(
-        "simulate_gd_to_flow", _EQUIVALENT,
+        "simulate_gd_to_flow", EQUIVALENT,
         "another time horizon 2/(μ_max − 1) instead of 2/μ_max; Lemma 3's O(η) order is "
         "claimed on any finite horizon",
         operator="n_minus_one", before="2.0 / inst.mu_max",
     ),
     # ------------------------------------------------------------------ overtraining
-    SurvivorReason("causal_decoder", _OUTSIDE, _BUDGET + "the decoder's embedding scale"),
-    SurvivorReason("arithmetic_corpus", _OUTSIDE, _BUDGET + "what the corpus lines say"),
+    SurvivorReason("causal_decoder", OUTSIDE, _BUDGET + "the decoder's embedding scale"),
+    SurvivorReason("arithmetic_corpus", OUTSIDE, _BUDGET + "what the corpus lines say"),
     SurvivorReason(
-        "_finetune", _OUTSIDE, _BUDGET + "the fine-tuning window length",
+        "_finetune", OUTSIDE, _BUDGET + "the fine-tuning window length",
         operator="drop_term", before="context + 1",
     ),
     SurvivorReason(
-        "_perturbation", _EQUIVALENT,
+        "_perturbation", EQUIVALENT,
         "noise ×½ is the perturbation at γ/2, and progressive sensitivity is claimed at every γ",
         operator="scale_x0.5",
     ),
     SurvivorReason(
-        "contraction_rate", _OUTSIDE,
+        "contraction_rate", OUTSIDE,
         "Lemma A.28 claims the rate 1 − 2η min{σ^pre, σ^ft}, not that it is the best one; these "
         "runs contract fast enough that 1 − 4η min{·} also bounds them",
         operator="scale_x2",
     ),
     SurvivorReason(
-        "a8_learning_rate", _OUTSIDE,
+        "a8_learning_rate", OUTSIDE,
         "Γ from min σ^ft is smaller, so η is larger but still in the range where GD converges; "
         "Assumption A.8 is sufficient for the lemmas, not necessary",
         operator="min_max",
     ),
     SurvivorReason(
-        "simulate_dead_units", _EQUIVALENT,
+        "simulate_dead_units", EQUIVALENT,
         "W1W2ᵀ has rank ≤ n as W1W2 does when the hidden units ≥ n are zero",
         operator="transpose", before="res.w1 @ res.w2",
     ),
     SurvivorReason(
-        "simulate_finite_batch", _OUTSIDE,
+        "simulate_finite_batch", OUTSIDE,
         "a worse hidden-unit alignment of the real checkpoint (the Procrustes fit is this "
         "project's device, not the paper's) only enlarges the measured e^(−Cτ); Lemmas "
         "A.18–A.20 hold from any pair of starting points",
         operator="transpose", before="w1 @ q",
     ),
     SurvivorReason(
-        "random_geometric_spectrum", _EQUIVALENT,
+        "random_geometric_spectrum", EQUIVALENT,
         "σ_1 ~ U[1, 2] or U[4, 8] instead of U[2, 4]: another draw of the instance family, and "
         "the lemmas hold for every spectrum",
         before="first * ratio",
     ),
     SurvivorReason(
-        "checkpoint_times", _EQUIVALENT,
+        "checkpoint_times", EQUIVALENT,
         "a checkpoint time shifted by log(σ_n)/(2σ_n) lands on the same loss plateau of the "
         "pretraining flow from e^(−τ)I (τ ≥ 12 makes the plateaus long), so the real "
         "checkpoint is the same up to e^(−Cτ)",
         operator="scale_x2", before="jnp.log(spectrum)",
     ),
     SurvivorReason(
-        "_a23_setting", _OUTSIDE,
+        "_a23_setting", OUTSIDE,
         "ε only sets how many steps Lemma A.10 asks for; another ε changes the step count, and "
         "the runs have converged either way",
         before="pre - ft",
     ),
     SurvivorReason(
-        "simulate_finite_batch", _OUTSIDE,
+        "simulate_finite_batch", OUTSIDE,
         "ε measured as ‖Σ_k − 2I‖_op ≈ 1 overstates the batch error, which only loosens the "
         "bounds of Lemmas A.15–A.20",
         operator="scale_x2", before="cov - jnp.eye(d)",
     ),
     SurvivorReason(
-        "geometric_spectrum", _EQUIVALENT,
+        "geometric_spectrum", EQUIVALENT,
         "the spectrum 2·0.6^(i−1) instead of 4·0.6^(i−1): the caveat holds for any spectrum",
         operator="scale_x0.5",
     ),
-    SurvivorReason("lemma_a6_gap_bound", _OUTSIDE, _LOOSER, operator="scale_x2"),
+    SurvivorReason("lemma_a6_gap_bound", OUTSIDE, LOOSER, operator="scale_x2"),
     SurvivorReason(
-        "lemma_a6_gap_bound", _OUTSIDE,
+        "lemma_a6_gap_bound", OUTSIDE,
         "Lemma A.6 states the bound σ_d²/2, not its tightness; the measured gaps (of order "
         "e^(−Cτ)) sit far inside σ_d²/4 too",
         operator="scale_x0.5",
     ),
     SurvivorReason(
-        "perturbation_loss_increase", _EQUIVALENT,
+        "perturbation_loss_increase", EQUIVALENT,
         "noise scaled by the trained weights' spread instead of the initial ones': the same "
         "perturbation at another γ, and the sensitivity trends are claimed at every γ",
         operator="swap_args", before="_perturbation(params, init_params",
     ),
     SurvivorReason(
-        "simulate_dead_units", _OUTSIDE,
+        "simulate_dead_units", OUTSIDE,
         "the mask of the off-block leak, a diagnostic the claim reports but does not decide on",
         operator="compare", before="jnp.arange(d)[:, None] < n",
     ),
     SurvivorReason(
-        "_curves", _OUTSIDE,
+        "_curves", OUTSIDE,
         "η computed for a larger λ_max is smaller, still within Assumption A.8, and the runs "
         "reach the converged losses the claims compare with either way",
         operator="scale_x2",
     ),
     SurvivorReason(
-        "simulate_regularisation", _EQUIVALENT,
+        "simulate_regularisation", EQUIVALENT,
         "the ID loss divided by min(σ^pre_1, σ^ft_1)² instead of Γ²: another positive constant "
         "per instance, and the claim compares the ID loss across λ within an instance",
         operator="min_max", before="jnp.maximum(pre[0], ft[0])",
     ),
     SurvivorReason(
-        "simulate_hessian_traces", _EQUIVALENT,
+        "simulate_hessian_traces", EQUIVALENT,
         "the ideal checkpoint n drawn from 0..d − 1 instead of 0..d: another draw, and the "
         "trace identity is claimed at every n",
         before="d + 1",
     ),
     SurvivorReason(
-        "a24_increment_bound", _OUTSIDE,
+        "a24_increment_bound", OUTSIDE,
         "a lower bound that holds still holds when it is lowered; Thm A.24 states no tightness",
         operator="scale_x0.5",
     ),
     SurvivorReason(
-        "simulate_ideal_perturbation", _EQUIVALENT,
+        "simulate_ideal_perturbation", EQUIVALENT,
         "another log-uniform range of γ; Prop 4.3 and Thm 4.4 are claimed at every γ",
         before="hi - lo",
     ),
     # ------------------------------------------------------------------ early_stopping
-    SurvivorReason(
-        "simulate_mixed_init_blocks", _EQUIVALENT,
-        "the backbone perturbation ξ ~ N(0, I/size) is symmetric and independent of θ_0, so "
-        "θ_0 − ξ has the law of θ_0 + ξ; eqs. (93), (95) are identities for any backbone",
-        operator="flip_sign", before="leaf + jax.random.normal",
-    ),
-    SurvivorReason(
-        "guarantee_bound", _OUTSIDE,
-        _TIGHTER + " (here Raskutti et al.'s 12C_H²ϱ̂² halved: the T̂ and hold-out errors are "
-        "at most 3% of the unhalved bound at quick scale, seeds 0–2)",
-        operator="scale_x0.5",
-    ),
-    SurvivorReason(
-        "power_law_critical_radius_squared", _EQUIVALENT,
-        "top − 2 padding slots instead of top: for N ≤ top − 2 the padded root is that of the "
-        "exact power law with σ multiplied by (1 − 2/top)^{−1/2} ≈ 1 + 1/top, and at N = top "
-        "the spectrum also loses its two smallest eigenvalues (≈ top^{−2β}); eq. (30)'s rate "
-        "is claimed at every σ (a unit test pins the padding against an unpadded bisection)",
-        operator="flip_sign", before="top + 1.0",
-    ),
-    SurvivorReason(
-        "random_spectrum", _EQUIVALENT,
-        "the spectrum scale s log-uniform on [2e-2, 20] instead of [1e-2, 10]: another draw "
-        "of the instance family; eqs. (10), (11), the rule T̂ and eq. (36) are claimed for "
-        "every non-negative spectrum",
-        operator="scale_x2", before="scale * jitter",
-    ),
-    SurvivorReason(
-        "random_spectrum", _EQUIVALENT,
-        "the spectrum scale s log-uniform on [5e-3, 5] instead of [1e-2, 10]: another draw "
-        "of the instance family; eqs. (10), (11), the rule T̂ and eq. (36) are claimed for "
-        "every non-negative spectrum",
-        operator="scale_x0.5", before="scale * jitter",
-    ),
-    SurvivorReason(
-        "simulate_c_h_rescaling", _OUTSIDE,
-        "the step α only sets T̂ = ⌊1/(αϱ̂²)⌋, whose difference between the two problems is "
-        "a diagnostic the C_H-exponent claims report but do not decide on; they decide on "
-        "ϱ̂/ϱ̂_unit, which does not read α",
-        operator="min_max", before="jnp.max(lam)",
-    ),
-    SurvivorReason(
-        "pretrain_attention", _OUTSIDE,
-        "the pretraining step η_0/(n − 1) instead of η_0/n: Assumption 4.7 only asks that "
-        "θ_PT be trained from a Gaussian init, and the learning-curve and Cor 2 claims state "
-        "what fine-tuning from θ_PT does, not how θ_PT is reached",
-        operator="n_minus_one", before="eta0 / width",
-    ),
-    SurvivorReason(
-        "finetune_step", _EQUIVALENT,
-        "the fine-tuning step η_0/(n − 1) instead of η_0/n (still capped at 0.9N/λ_max): the "
-        "trained network and the kernel prediction both use the returned step, so this is "
-        "Cor 2 at another step ε = O(1/n), and the claim checks ελ_max/N ≤ 1 on the run",
-        operator="n_minus_one", before="setting.eta0 / setting.width",
-    ),
-    SurvivorReason(
-        "trained_task_vectors", _OUTSIDE,
-        "θ_PT + ½Στ_t instead of θ_PT + Στ_t only feeds the multi-task MSE, a diagnostic the "
-        "Cor 2 claim reports but does not decide on (no statement of the paper is about "
-        "adding these non-orthogonal tasks' vectors)",
-        operator="scale_x0.5", before="flat_pt + taus.sum(axis=0)",
-    ),
-    SurvivorReason(
-        "source_target_data", _EQUIVALENT,
-        "the target 2f_src + Δ instead of f_src + Δ: another target task, less related to "
-        "the source; the width statements (Thm 3, Thm 5, Lemma 1) hold for any bounded "
-        "target (Assumption 4.4 holds for both), and the data are noise-free either way",
-        operator="scale_x2", before="f_src(x) + 0.5 * _teacher",
-    ),
+    *EARLY_STOPPING_REASONS,
     # ------------------------------------------------------------------ ntsim.core statistics
     SurvivorReason(
-        "bootstrap_ci", _OUTSIDE, _CI + " (here the lower quantile moved to the median)",
+        "bootstrap_ci", OUTSIDE, _CI + " (here the lower quantile moved to the median)",
         operator="drop_term", before="1 - level",
     ),
     SurvivorReason(
-        "mean_ci", _OUTSIDE, _CI + " (here the upper end twice as far from the mean)",
+        "mean_ci", OUTSIDE, _CI + " (here the upper end twice as far from the mean)",
         operator="scale_x2", before="mean + half",
     ),
     SurvivorReason(
-        "spearman_ci", _OUTSIDE, _CI + " (here the upper end mirrored below the centre)",
+        "spearman_ci", OUTSIDE, _CI + " (here the upper end mirrored below the centre)",
         operator="flip_sign", before="centre + half",
     ),
     SurvivorReason(
-        "bootstrap_ci", _OUTSIDE, _CI + " (here the upper quantile moved to the lower one)",
+        "bootstrap_ci", OUTSIDE, _CI + " (here the upper quantile moved to the lower one)",
         operator="flip_sign", before="1 + level",
     ),
     SurvivorReason(
-        "mean_ci", _OUTSIDE, _CI + " (here the upper end at the mean)",
+        "mean_ci", OUTSIDE, _CI + " (here the upper end at the mean)",
         operator="drop_term", before="mean + half",
     ),
     # ------------------------------------------------------------------ stability
     SurvivorReason(
-        "lemma_a2_3_bound", _OUTSIDE, _LOOSER + " (the Lemma A.2.3 bias bound's ‖w‖R doubled)",
+        "lemma_a2_3_bound", OUTSIDE, LOOSER + " (the Lemma A.2.3 bias bound's ‖w‖R doubled)",
         operator="scale_x2",
     ),
     SurvivorReason(
-        "soudry_rate", _OUTSIDE, _LOOSER + " (Soudry et al.'s log log t/log t term doubled)",
+        "soudry_rate", OUTSIDE, LOOSER + " (Soudry et al.'s log log t/log t term doubled)",
         operator="scale_x2",
     ),
     SurvivorReason(
-        "lemma_a2_2_sides", _OUTSIDE, _TIGHTER + " (Lemma A.2.2's bound without its 1 +)",
+        "lemma_a2_2_sides", OUTSIDE, TIGHTER + " (Lemma A.2.2's bound without its 1 +)",
         operator="drop_term", before="1 + jnp.linalg.norm(v2, axis=-1) * nx",
     ),
     SurvivorReason(
-        "loglog_slope", _OUTSIDE,
+        "loglog_slope", OUTSIDE,
         "a log-log slope that needs three positive points instead of two: the stability claims "
         "read loglog_slope only into diagnostics (fig6's slopes, fig8's two nonzero-init "
         "cells), never into a verdict; tests/core/test_loglog_slope.py pins the two-point slope "
@@ -410,20 +298,20 @@ REASONS: tuple[SurvivorReason, ...] = (
         operator="compare", before="ok.sum() < 2",
     ),
     SurvivorReason(
-        "_random_points", _EQUIVALENT,
+        "_random_points", EQUIVALENT,
         "points at half the base scale: the scales already spread log-uniformly over 10^±2, "
         "and Lemmas A.1.2, A.1.3 and A.5.1 hold at every point of every loss, so this is "
         "another draw of the family the pointwise claims quantify over",
         operator="scale_x0.5", before="jax.random.normal(k_dir, (count, *shape))",
     ),
     SurvivorReason(
-        "multi_head_init", _EQUIVALENT,
+        "multi_head_init", EQUIVALENT,
         "MHLoss heads from N(0, σ_0²/4) instead of N(0, σ_0²): Sec 3.2 and Cor 3.1 ask for "
         "random initial heads but fix no scale, so this is another instance of the family",
         operator="scale_x0.5", before="scale * jax.random.normal(key, (num_heads, dim + 1))",
     ),
     SurvivorReason(
-        "_worst_kkt", _OUTSIDE,
+        "_worst_kkt", OUTSIDE,
         "the KKT residual is the solver's certificate, no statement of the paper: every solve "
         "on the claims' instances converges (≤ 1e-9), so the best and the worst residual both "
         "pass the claims' 1e-8 guard; tests/theory/test_stability_head_tuning_runs.py pins "
@@ -431,28 +319,28 @@ REASONS: tuple[SurvivorReason, ...] = (
         operator="min_max", before="jnp.max(jnp.stack([jnp.max(s.kkt_residual)",
     ),
     SurvivorReason(
-        "simulate_multi_head", _OUTSIDE,
+        "simulate_multi_head", OUTSIDE,
         "the smallest instead of the largest KKT residual over the MHLoss datasets: the "
         "solver's certificate, not a statement; every solve converges (≤ 1e-9), so both pass "
         "the claims' 1e-8 guard",
         operator="min_max", before="jnp.max(kkt)",
     ),
     SurvivorReason(
-        "simulate_loo_bound", _OUTSIDE,
+        "simulate_loo_bound", OUTSIDE,
         "svm_gap = ‖ŵ_{S^i} − ŵ_S‖ feeds only a diagnostic of stability.thm2_4.bound; the "
         "claims read the SVM term through Lemma A.2.5's bound (ν, λ, B, γ_S) and the direction "
         "distance svm_direction, which this mutant leaves unchanged",
         operator="scale_x0.5", before="head_si - head_s",
     ),
     SurvivorReason(
-        "simulate_lemma_a2_1", _EQUIVALENT,
+        "simulate_lemma_a2_1", EQUIVALENT,
         "near-antipodal pairs b = −2a + 0.1g instead of −a + 0.1g: another draw of the "
         "near-antipodal family on which Lemma A.2.1 holds (the exact antipodal anchors "
         "b = −t·a are drawn apart and unchanged)",
         operator="scale_x2", before="-a + 0.1 * b",
     ),
     SurvivorReason(
-        "simulate_margin_monotone", _EQUIVALENT,
+        "simulate_margin_monotone", EQUIVALENT,
         "removing the d − 1 (flip_sign) or the single (drop_term) largest-α points instead of "
         "the d + 1 largest, besides the random ones: a subset of the same removals, each an "
         "instance of Lemmas A.2.3 and A.2.4, and support and non-support removals both still "
@@ -461,45 +349,45 @@ REASONS: tuple[SurvivorReason, ...] = (
     ),
     # ------------------------------------------------------------------ linear_teachers
     SurvivorReason(
-        "risk_bound_thm6_1", _OUTSIDE, _LOOSER + " (the Thm 6.1 risk bound doubled)",
+        "risk_bound_thm6_1", OUTSIDE, LOOSER + " (the Thm 6.1 risk bound doubled)",
         operator="scale_x2",
     ),
     SurvivorReason(
-        "risk_bound_cor6_3", _OUTSIDE, _LOOSER + " (the Cor 6.3 risk bound doubled)",
+        "risk_bound_cor6_3", OUTSIDE, LOOSER + " (the Cor 6.3 risk bound doubled)",
         operator="scale_x2",
     ),
     SurvivorReason(
-        "simulate_random_projection", _EQUIVALENT,
+        "simulate_random_projection", EQUIVALENT,
         "the source and projection keys swapped: another draw of the same instance family",
         operator="swap_args", before="unit_pair_at_distance",
     ),
     SurvivorReason(
-        "_freezing_draw", _EQUIVALENT,
+        "_freezing_draw", EQUIVALENT,
         "θ_s − ξ with ξ ~ N(0, s²I) has the law of θ_s + ξ: another draw of the same task",
         operator="flip_sign", before="setting.task_noise",
     ),
     SurvivorReason(
-        "_fit_steps_rate", _OUTSIDE,
+        "_fit_steps_rate", OUTSIDE,
         "a step size half as large: Thm 6.1 and Cor 6.3 hold for the "
         "fitted network however the fit is reached, and the step only sets how long it takes",
         operator="scale_x0.5",
     ),
     SurvivorReason(
-        "_approx_error", _EQUIVALENT,
+        "_approx_error", EQUIVALENT,
         "θ_T's alignment with θ_S set to 0.85 instead of 1.7: another task of the family; the "
         "σ₀ → 0 trend toward eq. (5) is stated for every θ_T (both stay below GD's stability "
         "limit)",
         operator="scale_x0.5", before="s.alpha - inst",
     ),
     SurvivorReason(
-        "simulate_hinf_psd", _OUTSIDE,
+        "simulate_hinf_psd", OUTSIDE,
         "a positive multiple of the margin λ_min(H^∞ − XXᵀ/4)/λ_max(H^∞): the statement "
         "H^∞ ⪰ XXᵀ/4 is its sign, which no positive rescaling changes (the normalisation by "
         "λ_max is the report's, not the paper's)",
         operator="scale_x0.5",
     ),
     SurvivorReason(
-        "simulate_misalignment_threshold", _EQUIVALENT,
+        "simulate_misalignment_threshold", EQUIVALENT,
         "ratios σ^ft/σ^pre drawn around another gap; the claim leaves out its own gap and "
         "holds on both sides",
         before="hi - lo",

@@ -54,6 +54,19 @@ def test_logit_scaling_catches_a_swapped_scaling(monkeypatch):
     assert planted.verdict == "refuted" and not planted.as_expected
 
 
+def test_logit_scaling_catches_logits_twice_eq3(monkeypatch):
+    """2·S keeps both slopes; the mean square against E[S² | h] = s²‖h_t‖²‖h_s‖²/n sees it."""
+    claim_id = "early_stopping.lemma2.logit_scaling"
+    real = _width_scaling.attention_logits
+
+    def doubled(params, x, *, logit_scaling="1/d"):
+        return 2.0 * real(params, x, logit_scaling=logit_scaling)
+
+    monkeypatch.setattr(_width_scaling, "attention_logits", doubled)
+    planted = _record(claim_id)
+    assert planted.verdict == "refuted" and not planted.as_expected
+
+
 # --- eq. (30): the rate of ϱ̂_N² on exact power laws -----------------------------------
 
 

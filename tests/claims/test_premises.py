@@ -184,6 +184,42 @@ def test_sobolev_claims_are_inconclusive_when_the_data_do_not_follow_f_star(clai
     assert "noise centred along f*" in planted.notes
 
 
+@pytest.mark.parametrize(
+    "claim_id",
+    ["early_stopping.raskutti_thm1.sobolev_guarantee", "early_stopping.holdout.within_guarantee"],
+)
+def test_sobolev_claims_are_inconclusive_when_f_star_leaves_the_ball_of_radius_c_h(claim_id):
+    """Thm 1 assumes ‖f*‖_H ≤ C_H in the RKHS of the kernel GD runs with; the interpolant's
+    norm f*ᵀ𝕂⁻¹f* is at most ‖f*‖²_H = 17/16 for 𝕂 = 1 + min, but ≈ 33/16 for 1 + min/2."""
+    from ntsim.claims import get_claim
+
+    claim = get_claim(claim_id)
+    z = np.random.default_rng(1).standard_normal((2, 30))
+    run = _sobolev_sweep(z)._replace(target_rkhs_norm_sq=np.full((2, 30), 1.06))
+    assert claim.check(run).outcome == "holds"
+    planted = claim.check(run._replace(target_rkhs_norm_sq=np.full((2, 30), 33 / 16)))
+    assert planted.outcome == "inconclusive" and "‖f*‖_H ≤ C_H" in planted.notes
+
+
+def test_sobolev_interpolant_norm_notices_a_halved_kernel(monkeypatch, x64, key):
+    """The planted bug itself: 𝕂 = 1 + min(x, x')/2 in the benchmark breaks the premise (its
+    RKHS norm of f* is 1/16 + 2 = 33/16), the real kernel keeps it."""
+    from ntsim.claims.early_stopping._holdout import sobolev_premises
+    from ntsim.theory import early_stopping as es
+    from ntsim.theory.early_stopping import _sobolev
+
+    setting = es.SobolevSweepSetting(sizes=(50,), draws=3, max_steps=20, holdout_fraction=None)
+    name = "‖f*‖_H ≤ C_H: interpolant norm² ≤ 17/16"
+    run = es.simulate_sobolev_sweep(key, setting)
+    assert np.all(np.asarray(run.target_rkhs_norm_sq) > 0.9)
+    assert sobolev_premises(run)[name].all()
+    real = _sobolev.sobolev_kernel
+    monkeypatch.setattr(
+        _sobolev, "sobolev_kernel", lambda a, b=None: 1 + 0.5 * (real(a, b) - 1)
+    )  # fmt: skip
+    assert not sobolev_premises(es.simulate_sobolev_sweep(key, setting))[name].any()
+
+
 def test_negation_hurts_is_inconclusive_when_fine_tuning_and_test_tasks_differ():
     """Cor 1 (eq. (105)): the fine-tuning and the test targets come from the same task δ*. A
     generator that fine-tunes on δ*/2 shifts the training noise statistic; the test one stays."""

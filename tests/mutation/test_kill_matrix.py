@@ -30,6 +30,10 @@ KILL_RATE_FLOOR = 0.85
 
 #: Topics the committed matrix does not hold yet (or holds partially), with why.
 PENDING_TOPICS: dict[str, str] = {
+    "early_stopping": "claims strengthened after the remade matrix (branch es-blind-spots: the "
+    "eq. (10) crossing anchor, T̂ = T̂_unit, the α_t λ̂_max ≤ 1 and ‖f*‖_H ≤ C_H premises, the "
+    "eq. (3) logit-moment anchor); the committed entry was made at the older claims until the "
+    "early-stopping records and matrix are remade",
     "stability": "claims strengthened on 2026-11-27 (branch stability-blind-spots: SVM anchors, "
     "step-size and B premises, the slowest-eigenvector anchor); the committed entry was made "
     "at the older claims until the stability records and matrix are remade",
@@ -91,9 +95,14 @@ PENDING_BLIND_SPOTS: dict[str, int] = {
     # the other 9 (and the doubled |b2| of Lemma A.2.2, whose reason went) change a verdict
     # of a strengthened claim when applied by hand at quick scale — pending the re-record.
     "stability": 9,
-    # Remade 2026-11-27 at the strengthened claims: the five named before are killed now;
-    # 13 survivors of the new sample have no reason yet (see figures/MUTATION.md).
-    "early_stopping": 13,
+    # Remade 2026-11-27 at the strengthened claims (13 blind spots): 8 have reasons now
+    # (another target of the same H-ball, another patience, padding, constant kernel and drift
+    # factors, a diagnostic, an O(1/n) step, another target task); the other 5
+    # (simulate_critical_radius's flipped sign, simulate_c_h_rescaling's ½T̂,
+    # simulate_stopping_times' α from λ̂_min, sobolev_kernel ×½, attention_logits ×2) change a
+    # verdict of a strengthened claim when applied by hand at quick scale — pending the
+    # re-record.
+    "early_stopping": 5,
 }
 
 
@@ -118,20 +127,12 @@ PENDING_UNPINNED: dict[str, str] = {
         )
     },
     **{
-        f"ntsim.theory.early_stopping.{name}": "remade 2026-11-27: its survivor is not "
-        "investigated yet"
+        f"ntsim.theory.early_stopping.{name}": "a strengthened claim kills its survivor when "
+        "applied by hand (quick scale): pending the re-record of the early-stopping matrix"
         for name in (
-            "_sobolev.sobolev_kernel",
-            "_sobolev.sobolev_target",
-            "_stopping.patience_stopping",
-            "_stopping.power_law_critical_radius_squared",
-            "_stopping_checks.simulate_stopping_times",
-            "_synthetic_tasks.width_normalised_ntk",
-            "_trained_task_vectors.trained_task_vectors",
-            "_width_scaling.attention_logits",
-            "_width_scaling.pretrain_source",
-            "_width_scaling.relative_kernel_drift",
-            "_width_scaling.source_target_data",
+            "_sobolev.sobolev_kernel",  # the ‖f*‖_H ≤ C_H premise of the Sobolev claims
+            "_stopping_checks.simulate_stopping_times",  # α_t λ̂_max ≤ 1 (closed_form)
+            "_width_scaling.attention_logits",  # the eq. (3) moment anchor (logit_scaling)
         )
     },
 }
@@ -147,6 +148,13 @@ def matrix() -> dict:
 def _pending(topic: str) -> None:
     if topic in PENDING_TOPICS:
         pytest.skip(f"{topic} is not in the matrix yet: {PENDING_TOPICS[topic]}")
+
+
+def _recorded(matrix: dict, topic: str) -> None:
+    """Skip only a topic with no entry: the survivor tests read the recorded outcomes and
+    the current reasons, so they hold a pending topic's committed entry to its tables too."""
+    if topic not in matrix:
+        _pending(topic)
 
 
 def test_the_matrix_covers_every_topic_at_the_current_claims(matrix):
@@ -193,7 +201,7 @@ def test_every_claim_of_a_checked_kind_kills_a_mutant(matrix, topic):
 
 @pytest.mark.parametrize("topic", TOPICS)
 def test_survivors_have_reasons(matrix, topic):
-    _pending(topic)
+    _recorded(matrix, topic)
     blind = blind_spots(matrix[topic])
     allowed = PENDING_BLIND_SPOTS.get(topic, 0)
     listed = [f"{o['function']}:{o['line']} {o['operator']} `{o['before']}`" for o in blind]
@@ -206,7 +214,7 @@ def test_survivors_have_reasons(matrix, topic):
 def test_every_theory_function_on_a_claim_path_is_pinned_by_a_claim(matrix, topic):
     """A theory function whose mutants some claim could see (non-equivalent) has a mutant
     killed by a claim, or all its survivors have a reason."""
-    _pending(topic)
+    _recorded(matrix, topic)
     functions = matrix[topic]["functions"]
     unpinned = sorted(
         {

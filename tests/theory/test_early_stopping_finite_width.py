@@ -292,3 +292,19 @@ def test_learning_curve_sweep_is_the_per_seed_run(x64, key):
     one = es.holdout_learning_curves(jax.random.split(key, 2)[1], base)
     assert np.asarray(sweep.errors).shape == (2, 1, 2)
     np.testing.assert_allclose(np.asarray(sweep.errors)[1], np.asarray(one.errors), rtol=1e-8)
+
+
+def test_width_normalised_ntk_is_the_parameter_gradient_gram_over_the_width(x64, key):
+    """Eq. (37): Θ(x, x') = (1/n)⟨∇_θ f(x), ∇_θ f(x')⟩, from per-input gradients (a route
+    that shares no code with ntsim.core's empirical NTK); 1/(n − 1) is off by n/(n − 1)."""
+    width = 8
+    model = es.paper_attention_model(width, num_heads=2)
+    x = jax.random.normal(key, (4, 3, 5))
+    params = model.init(jax.random.fold_in(key, 1), x[0])
+    grads = np.stack(
+        [np.asarray(ravel_pytree(jax.grad(lambda p, xi=xi: model.apply(p, xi)[0])(params))[0])
+         for xi in x]
+    )  # fmt: skip
+    np.testing.assert_allclose(
+        np.asarray(es.width_normalised_ntk(model, params, x)), grads @ grads.T / width, rtol=1e-10
+    )

@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from ntsim.claims._contract import Claim, EstimateIn, Simulation, derived
-from ntsim.claims._decisions import AtMost, Interval, compare, estimate_in
+from ntsim.claims._decisions import AtMost, Interval, Tolerance, compare, estimate_in
 from ntsim.claims._noise_premises import pooled_z_within
 from ntsim.claims._premises import given
 from ntsim.core import mean_ci
@@ -52,6 +52,12 @@ SOBOLEV_HOLDOUT = Simulation(
     key_name="early_stopping.holdout.draws",  # the v1 claims' key id
 )
 
+#: f*(x)ᵀ𝕂⁻¹f*(x) from the float64 eigendecomposition of 𝕂/N (λ̂_min ≈ 1e-10 at N = 1600):
+#: it agrees with a direct solve 𝕂⁻¹f* to ~1e-11 relative at N ∈ {100, 1600}; 1e-6 is ×10⁵.
+RKHS_ROUND_OFF = Tolerance(
+    "round-off", 1e-6, "float64 eigh of 𝕂/N agrees with a direct solve to ~1e-11 at N ≤ 1600"
+)
+
 #: The rule loses to hold-out, by a factor in [1.05, 4] on average: T̂ = ⌊1/(αϱ̂²)⌋ with
 #: eq. (11)'s conservative 2eσ stops about 10× before the oracle step, so its error is
 #: bias-dominated and clearly above hold-out's (which stops near the oracle step); both
@@ -63,12 +69,25 @@ RULE_LOSES = EstimateIn(
 
 
 def sobolev_premises(run: es.SobolevSweep) -> dict:
-    """The model of Raskutti et al. 2014, Thm 1, measured on the draws: ``y_i = f*(x_i) + w_i``
-    with centred Gaussian noise, for the ``f*`` the errors are scored against. Each draw's
-    noise along ``f*`` (``noise_z``) is exactly ``N(0, 1)`` under it; pooled over all draws
-    and ``N`` it must stay within :data:`ntsim.claims._noise_premises.PREMISE_Z` (data generated
-    from another function than ``f*`` shift every draw's statistic the same way)."""
-    return {"y = f*(x) + w: noise centred along f*": pooled_z_within(np.ravel(run.noise_z))}
+    """The model of Raskutti et al. 2014, Thm 1, measured on the draws.
+
+    * ``y_i = f*(x_i) + w_i`` with centred Gaussian noise, for the ``f*`` the errors are
+      scored against. Each draw's noise along ``f*`` (``noise_z``) is exactly ``N(0, 1)``
+      under it; pooled over all draws and ``N`` it must stay within
+      :data:`ntsim.claims._noise_premises.PREMISE_Z` (data generated from another function
+      than ``f*`` shift every draw's statistic the same way).
+    * ``‖f*‖_H ≤ C_H`` in the RKHS of the kernel GD runs with: the minimum-norm interpolant
+      of ``f*`` on the design has ``H``-norm ``f*(x)ᵀ𝕂⁻¹f*(x) ≤ ‖f*‖²_H``, so it must not
+      exceed ``C_H² = 17/16`` (the norm of ``|x − 1/2| − 1/4`` for ``𝕂 = 1 + min``, derived in
+      :mod:`ntsim.theory.early_stopping._sobolev`) beyond round-off. A kernel other than
+      ``1 + min`` (another RKHS norm) or a target outside the ball breaks it.
+    """
+    c_h_sq = es.SOBOLEV_TARGET_RKHS_NORM**2
+    norm_sq = np.ravel(run.target_rkhs_norm_sq)
+    return {
+        "y = f*(x) + w: noise centred along f*": pooled_z_within(np.ravel(run.noise_z)),
+        "‖f*‖_H ≤ C_H: interpolant norm² ≤ 17/16": norm_sq <= c_h_sq * (1 + RKHS_ROUND_OFF.value),
+    }
 
 
 def _diagnostics(run: es.SobolevSweep) -> dict:

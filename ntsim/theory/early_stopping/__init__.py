@@ -137,6 +137,7 @@ from ntsim.theory.early_stopping._stopping import (
     simulate_power_law_rates,
 )
 from ntsim.theory.early_stopping._stopping_checks import (
+    BELOW_ROOT,
     DRIFT_SLOPES,
     CHRescaling,
     CriticalRadiusRun,
@@ -205,6 +206,7 @@ from ntsim.theory.early_stopping._width_scaling import (
 )
 
 __all__ = [
+    "BELOW_ROOT",
     "DRIFT_SLOPES",
     "CHRescaling",
     "CriticalRadiusRun",

@@ -37,6 +37,7 @@ from ntsim.theory.early_stopping._stopping import (
 )
 
 __all__ = [
+    "BELOW_ROOT",
     "DRIFT_SLOPES",
     "CHRescaling",
     "CriticalRadiusRun",
@@ -51,6 +52,8 @@ __all__ = [
     "simulate_stopping_times",
 ]
 
+#: Relative step δ below the root ϱ̂ at which :func:`simulate_critical_radius` probes minimality.
+BELOW_ROOT = 1e-6
 #: Drift-bound slopes c of g(τ) = c·η_τ for :func:`simulate_optimal_stopping`.
 DRIFT_SLOPES = (0.0, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 
@@ -110,8 +113,9 @@ def simulate_rademacher_facts(key: PRNGKey, setting: SpectrumSetting) -> Array:
 
 
 class CriticalRadiusRun(NamedTuple):
-    """Per instance: ``|R̂(ϱ̂)/(cϱ̂²) − 1|``, ``R̂/(cϱ²) − 1`` at ``ϱ̂(1 − 10⁻⁶)`` (``> 0``: the
-    root is the smallest), and the relative growth of ``ϱ̂`` for ``σ × 1.5`` and ``C_H/1.5``."""
+    """Per instance: ``|R̂(ϱ̂)/(cϱ̂²) − 1|``, ``R̂/(cϱ²) − 1`` at ``ϱ = ϱ̂(1 − δ)``
+    (``δ`` = :data:`BELOW_ROOT`; ``> 0``: the root is the smallest), and the relative growth of
+    ``ϱ̂`` for ``σ × 1.5`` and ``C_H/1.5``."""
 
     residual: Array
     fails_below: Array
@@ -129,7 +133,7 @@ def simulate_critical_radius(key: PRNGKey, setting: SpectrumSetting) -> Critical
         c_h = jax.random.uniform(k_ch, minval=0.2, maxval=5.0)
         c = critical_radius_coefficient(sigma, c_h)
         rho = empirical_critical_radius(lam, sigma, c_h)
-        below = rho * (1 - 1e-6)
+        below = rho * (1 - BELOW_ROOT)
         return CriticalRadiusRun(
             jnp.abs(local_rademacher_complexity(lam, rho) / (c * rho**2) - 1),
             local_rademacher_complexity(lam, below) / (c * below**2) - 1,
@@ -175,12 +179,15 @@ def simulate_c_h_rescaling(key: PRNGKey, setting: SpectrumSetting) -> CHRescalin
 class StoppingTimesRun(NamedTuple):
     """Per instance: the step-by-step rule for ``C_H ∈ {0.5, 1, 2}`` and a decreasing schedule
     (``rule``, ``(instances, 4)``), the closed forms (``closed``), ``diff`` of the rule over
-    ``C_H`` (``c_h_monotone``) and whether every rule fired within its horizon."""
+    ``C_H`` (``c_h_monotone``), whether every rule fired within its horizon, and the largest
+    ``α_t λ̂_max`` over both schedules (``step_times_lambda_max``: the rule is defined for
+    non-increasing steps ``α_t ≤ min{1, 1/λ̂_max}``, Raskutti et al. 2014)."""
 
     rule: Array
     closed: Array
     c_h_monotone: Array
     fired: Array
+    step_times_lambda_max: Array
 
 
 def simulate_stopping_times(key: PRNGKey, setting: SpectrumSetting) -> StoppingTimesRun:
@@ -207,6 +214,7 @@ def simulate_stopping_times(key: PRNGKey, setting: SpectrumSetting) -> StoppingT
             jnp.concatenate([closed, decreasing_closed[None]]),
             jnp.diff(rule),
             (jnp.max(rule) < horizon) & (decreasing < 2 * horizon),
+            jnp.maximum(alpha, jnp.max(schedule)) * lam.max(),
         )
 
     return _instances(instance, key, setting, batch_size=4)

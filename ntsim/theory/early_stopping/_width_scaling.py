@@ -429,11 +429,17 @@ class InitLogitSetting:
 
 
 class InitLogits(NamedTuple):
-    """``max |S_h|`` at init, ``(W, S)``, under ``1/d`` and ``1/√d`` logit scaling."""
+    """``max |S_h|`` at init, ``(W, S)``, under ``1/d`` and ``1/√d`` logit scaling, and the
+    mean over heads, token pairs and inputs of ``S_h,ts² / E[S_h,ts² | h]`` under each
+    (``inverse_moment``, ``inverse_sqrt_moment``, ``(W, S)``): with ``W^Q, W^K ~ N(0, 1/n)``
+    (App. B.2, σ = 1) and ``d = n``, ``q_t·k_s`` given ``h`` has variance ``‖h_t‖²‖h_s‖²/n``,
+    so ``E[S² | h] = s²‖h_t‖²‖h_s‖²/n`` for eq. (3)'s scale ``s`` and each ratio has mean 1."""
 
     widths: Array
     inverse: Array
     inverse_sqrt: Array
+    inverse_moment: Array
+    inverse_sqrt_moment: Array
 
 
 def simulate_init_logits(key: PRNGKey, setting: InitLogitSetting) -> InitLogits:
@@ -442,7 +448,9 @@ def simulate_init_logits(key: PRNGKey, setting: InitLogitSetting) -> InitLogits:
     Per seed key: ``k_data, k_init = split(key)``; inputs from :func:`source_target_data`,
     ``θ_0`` from :func:`paper_attention_model` (SP), logits by :func:`attention_logits`
     under both scalings (the init does not depend on the scaling). Lemma 2, eq. (51):
-    ``q·k = O(√n)``, so ``1/d`` logits are ``O(n^{−1/2})`` and ``1/√d`` logits ``O(1)``.
+    ``q·k = O(√n)``, so ``1/d`` logits are ``O(n^{−1/2})`` and ``1/√d`` logits ``O(1)``. The
+    second moments (:class:`InitLogits`) normalise by ``h = xW_E`` read from ``θ_0`` and by
+    the scale ``s`` of eq. (3), not by :func:`attention_logits`'s own.
     """
     keys = jax.random.split(key, setting.num_seeds)
 
@@ -453,20 +461,20 @@ def simulate_init_logits(key: PRNGKey, setting: InitLogitSetting) -> InitLogits:
             k_data, k_init = jax.random.split(k)
             x = source_target_data(k_data, setting.data).x_source
             params = model.init(k_init, x[0])
-            return tuple(
-                jnp.max(
-                    jnp.abs(
-                        jax.vmap(lambda xi, s=s: attention_logits(params, xi, logit_scaling=s))(x)
-                    )
-                )
-                for s in ("1/d", "1/sqrt(d)")
-            )
+            h_sq = jnp.sum((x @ params["embed"]["w"]) ** 2, axis=-1)  # ‖h_t‖², (inputs, T)
+            pair = h_sq[:, None, :, None] * h_sq[:, None, None, :] / width  # E[(q·k)² | h]
+            maxima, moments = [], []
+            for name, s in (("1/d", 1 / width), ("1/sqrt(d)", 1 / math.sqrt(width))):
+                logits = jax.vmap(lambda xi, n=name: attention_logits(params, xi, logit_scaling=n))(
+                    x
+                )  # (inputs, H, T, T)
+                maxima.append(jnp.max(jnp.abs(logits)))
+                moments.append(jnp.mean(logits**2 / (s**2 * pair)))
+            return (*maxima, *moments)
 
         return jax.jit(jax.vmap(max_logits))(keys)
 
     per_width = [at_width(w) for w in setting.widths]
     return InitLogits(
-        jnp.asarray(setting.widths),
-        jnp.stack([p[0] for p in per_width]),
-        jnp.stack([p[1] for p in per_width]),
+        jnp.asarray(setting.widths), *(jnp.stack([p[i] for p in per_width]) for i in range(4))
     )

@@ -1,0 +1,55 @@
+"""The record of why a surviving mutant is not a blind spot (see :mod:`._survivors`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["EQUIVALENT", "LOOSER", "OUTSIDE", "TIGHTER", "Category", "SurvivorReason"]
+
+Category = Literal["equivalent in effect", "outside the claims"]
+
+
+@dataclass(frozen=True)
+class SurvivorReason:
+    """Why the survivors of ``function`` (``operator``, ``before``) are not blind spots.
+
+    Attributes:
+      function: qualified name as the matrix records it (``"lemma_a15_bound"``,
+        ``"Class.method"``).
+      category: ``"equivalent in effect"`` or ``"outside the claims"`` (the module doc of
+        :mod:`ntsim.mutation._survivors`).
+      why: one sentence a referee can check.
+      operator: only mutants of this operator (``"scale_x2"``…); None for any.
+      before: only mutants whose original expression contains this text; None for any.
+    """
+
+    function: str
+    category: Category
+    why: str
+    operator: str | None = None
+    before: str | None = None
+
+    def __post_init__(self):
+        if self.category not in ("equivalent in effect", "outside the claims"):
+            raise ValueError(f"SurvivorReason: unknown category {self.category!r}.")
+        if not self.why.strip():
+            raise ValueError(f"SurvivorReason for {self.function}: give the reason.")
+
+    def matches(self, outcome: Mapping) -> bool:
+        """Whether this reason covers the recorded mutant ``outcome``."""
+        return (
+            outcome["function"] == self.function
+            and (self.operator is None or outcome["operator"] == self.operator)
+            and (self.before is None or self.before in outcome["before"])
+        )
+
+
+EQUIVALENT = "equivalent in effect"
+OUTSIDE = "outside the claims"
+LOOSER = "a bound that holds still holds when it is made looser; the lemma states no tightness"
+TIGHTER = (
+    "the theorem states an upper bound, not its tightness, and these runs sit inside the "
+    "tighter bound too"
+)

@@ -1,0 +1,152 @@
+"""Why the early-stopping survivors with a reason are not blind spots (Sun & Raskutti 2026).
+
+Part of :data:`ntsim.mutation._survivors.REASONS` (the module doc there says what a reason
+must be). Each was checked against the mutant it covers.
+"""
+
+from __future__ import annotations
+
+from ntsim.mutation._survivor_reason import EQUIVALENT, OUTSIDE, TIGHTER, SurvivorReason
+
+__all__ = ["EARLY_STOPPING_REASONS"]
+
+EARLY_STOPPING_REASONS: tuple[SurvivorReason, ...] = (
+    SurvivorReason(
+        "simulate_mixed_init_blocks", EQUIVALENT,
+        "the backbone perturbation ξ ~ N(0, I/size) is symmetric and independent of θ_0, so "
+        "θ_0 − ξ has the law of θ_0 + ξ; eqs. (93), (95) are identities for any backbone",
+        operator="flip_sign", before="leaf + jax.random.normal",
+    ),
+    SurvivorReason(
+        "guarantee_bound", OUTSIDE,
+        TIGHTER + " (here Raskutti et al.'s 12C_H²ϱ̂² halved: the T̂ and hold-out errors are "
+        "at most 3% of the unhalved bound at quick scale, seeds 0–2)",
+        operator="scale_x0.5",
+    ),
+    SurvivorReason(
+        "power_law_critical_radius_squared", EQUIVALENT,
+        "top − 2 padding slots instead of top: for N ≤ top − 2 the padded root is that of the "
+        "exact power law with σ multiplied by (1 − 2/top)^{−1/2} ≈ 1 + 1/top, and at N = top "
+        "the spectrum also loses its two smallest eigenvalues (≈ top^{−2β}); eq. (30)'s rate "
+        "is claimed at every σ (a unit test pins the padding against an unpadded bisection)",
+        operator="flip_sign", before="top + 1.0",
+    ),
+    SurvivorReason(
+        "random_spectrum", EQUIVALENT,
+        "the spectrum scale s log-uniform on [2e-2, 20] instead of [1e-2, 10]: another draw "
+        "of the instance family; eqs. (10), (11), the rule T̂ and eq. (36) are claimed for "
+        "every non-negative spectrum",
+        operator="scale_x2", before="scale * jitter",
+    ),
+    SurvivorReason(
+        "random_spectrum", EQUIVALENT,
+        "the spectrum scale s log-uniform on [5e-3, 5] instead of [1e-2, 10]: another draw "
+        "of the instance family; eqs. (10), (11), the rule T̂ and eq. (36) are claimed for "
+        "every non-negative spectrum",
+        operator="scale_x0.5", before="scale * jitter",
+    ),
+    SurvivorReason(
+        "simulate_c_h_rescaling", OUTSIDE,
+        "the step α = 1/λ̂_min instead of 1/λ̂_max enters T̂ = ⌊1/(αϱ̂²)⌋ of both problems "
+        "alike: the C_H-exponent claims decide ϱ̂/ϱ̂_unit, which does not read α, and (the "
+        "corrected one) T̂ = T̂_unit, which holds at any step the two problems share",
+        operator="min_max", before="jnp.max(lam)",
+    ),
+    SurvivorReason(
+        "pretrain_attention", OUTSIDE,
+        "the pretraining step η_0/(n − 1) instead of η_0/n: Assumption 4.7 only asks that "
+        "θ_PT be trained from a Gaussian init, and the learning-curve and Cor 2 claims state "
+        "what fine-tuning from θ_PT does, not how θ_PT is reached",
+        operator="n_minus_one", before="eta0 / width",
+    ),
+    SurvivorReason(
+        "finetune_step", EQUIVALENT,
+        "the fine-tuning step η_0/(n − 1) instead of η_0/n (still capped at 0.9N/λ_max): the "
+        "trained network and the kernel prediction both use the returned step, so this is "
+        "Cor 2 at another step ε = O(1/n), and the claim checks ελ_max/N ≤ 1 on the run",
+        operator="n_minus_one", before="setting.eta0 / setting.width",
+    ),
+    SurvivorReason(
+        "trained_task_vectors", OUTSIDE,
+        "θ_PT + ½Στ_t instead of θ_PT + Στ_t only feeds the multi-task MSE, a diagnostic the "
+        "Cor 2 claim reports but does not decide on (no statement of the paper is about "
+        "adding these non-orthogonal tasks' vectors)",
+        operator="scale_x0.5", before="flat_pt + taus.sum(axis=0)",
+    ),
+    SurvivorReason(
+        "source_target_data", EQUIVALENT,
+        "the target 2f_src + Δ instead of f_src + Δ: another target task, less related to "
+        "the source; the width statements (Thm 3, Thm 5, Lemma 1) hold for any bounded "
+        "target (Assumption 4.4 holds for both), and the data are noise-free either way",
+        operator="scale_x2", before="f_src(x) + 0.5 * _teacher",
+    ),
+    # ---------------------------------------- the remade matrix's 13 blind spots (2026-11-27)
+    SurvivorReason(
+        "sobolev_target", EQUIVALENT,
+        "the target abs(x + 1/2) − 1/4 = x + 1/4 on [0, 1] is another member of the same "
+        "H-ball: its squared H-norm g(0)² + ∫g'² = 1/16 + 1 = 17/16 equals that of "
+        "abs(x − 1/2) − 1/4, and Raskutti et al.'s Thm 1 (the guarantee, and hold-out within "
+        "it) holds for every target of H-norm ≤ C_H; the interpolant-norm premise (≤ 17/16) "
+        "holds for it (checked by hand: within_guarantee holds under this mutant)",
+        operator="flip_sign", before="jnp.asarray(x) - 0.5",
+    ),
+    SurvivorReason(
+        "patience_stopping", EQUIVALENT,
+        "a wait counter stepped by ½ stops after 2p non-improving evaluations: hold-out with "
+        "patience 10 instead of 5, another member of the protocol the paper leaves open (“no "
+        "improvement over several iterations”, Sec 6.2); tests/theory/test_early_stopping.py::"
+        "test_patience_stopping_matches_a_plain_loop pins the count (it kills this mutant)",
+        operator="scale_x0.5", before="wait + (~stopped)",
+    ),
+    SurvivorReason(
+        "power_law_critical_radius_squared", EQUIVALENT,
+        "top + 1 padding slots instead of top (no eigenvalue lost, N ≤ top): the padded root "
+        "is that of the exact power law with σ multiplied by (1 + 1/top)^{−1/2} ≈ 1 − 5e-7; "
+        "eq. (30)'s rate is claimed at every σ (a unit test pins the padding against an "
+        "unpadded bisection and kills this mutant)",
+        operator="scale_x2", before="top + 1.0",
+    ),
+    SurvivorReason(
+        "width_normalised_ntk", EQUIVALENT,
+        "eq. (37)'s kernel over n − 1 instead of n is the kernel times n/(n − 1): the learning-"
+        "curve claims fit rates in N of hold-out-stopped kernel GD (a kernel factor is a step "
+        "factor, the hold-out rule picks its own stop, the kernel target's RMS normalisation "
+        "cancels it, the eigen-decay exponent is scale-free), and Cor 2's prediction then runs "
+        "at a step n/(n − 1) times the network's, an O(1/n) shift inside the O(1/n) finite-"
+        "width gap the claim measures; a unit test pins the 1/n against per-input gradients",
+        operator="n_minus_one", before="/ width",
+    ),
+    SurvivorReason(
+        "trained_task_vectors", OUTSIDE,
+        "(mse_pt − mse_mt)/(mse_pt + mse_ft) instead of /(mse_pt − mse_ft) only changes the "
+        "normalised multi-task performance, a diagnostic the Cor 2 claim reports but does not "
+        "decide on (no statement of the paper is about adding these non-orthogonal tasks' "
+        "vectors); the unit tests of the run kill this mutant",
+        operator="flip_sign", before="mse_pt - mse_ft",
+    ),
+    SurvivorReason(
+        "pretrain_source", EQUIVALENT,
+        "the pretraining step η_0/(n − 1) is η_0'/n with η_0' = η_0·n/(n − 1), within 7% of η_0 "
+        "at the quick widths (≥ 16) and → η_0 as n grows: Thms 3 and 5 and Lemmas 1, 5 are "
+        "stated for every η_0 < η_critical, and the factor tilts a log–log slope over the "
+        "widths 16–128 by at most ln(1.067/1.008)/ln 8 ≈ 0.03 per unit of elasticity in η_0",
+        operator="n_minus_one", before="setting.eta0 / width",
+    ),
+    SurvivorReason(
+        "relative_kernel_drift", EQUIVALENT,
+        "the relative drift halved at every width: eqs. (17), (99) bound the drift by C·n^{−1/2} "
+        "with an unknown constant, and both Thm 5 claims decide the fitted log–log slope in n, "
+        "which no constant factor moves (the normalisation by ‖K_PT‖_F is the project's); "
+        "tests/theory/test_early_stopping_width.py::test_relative_kernel_drift pins the formula "
+        "(it kills this mutant)",
+        operator="scale_x0.5", before="jnp.linalg.norm(k - ref) / jnp.linalg.norm(ref)",
+    ),
+    SurvivorReason(
+        "source_target_data", EQUIVALENT,
+        "the target with one of its terms halved (f_src + Δ/4, closer to the source, or "
+        "f_src/2 + Δ/2) instead of f_src + Δ/2: another target task; the width statements "
+        "(Thm 3, Thm 5, Lemma 1) hold for any bounded target (Assumption 4.4 holds for all), "
+        "and the data are noise-free either way",
+        operator="scale_x0.5", before="f_src(x) + 0.5 * _teacher",
+    ),
+)  # fmt: skip
