@@ -149,7 +149,7 @@ def markdown_matrix(matrix: Mapping[str, dict]) -> str:
             why = (
                 "**blind spot** (no reason given)"
                 if reason is None
-                else (f"*{reason.category}*: {reason.why}")
+                else (f"*{reason.category}*: {reason.why.replace('|', chr(92) + '|')}")
             )
             lines.append(f"| `{o['function']}` | {mutant} | {moved} | {tests} | {why} |")
         silent = [
