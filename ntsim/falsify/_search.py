@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Mapping
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -29,6 +29,9 @@ import numpy as np
 import optax
 
 from ntsim._types import Array, PRNGKey
+
+if TYPE_CHECKING:
+    from ntsim.claims import ClaimResult
 
 __all__ = ["SearchResult", "SearchSpace", "falsify", "random_search", "replay"]
 
@@ -298,7 +301,7 @@ def _result(space, method, start_value, start_ok, best, best_params, history, st
                         worst_params, worst_instance, steps, seconds)  # fmt: skip
 
 
-def replay(space: SearchSpace, instance: Mapping[str, np.ndarray]):
+def replay(space: SearchSpace, instance: Mapping[str, np.ndarray]) -> ClaimResult:
     """The claim's own ``check`` on one instance of ``space`` (a saved worst instance).
 
     Builds the claim's simulation output for ``instance`` with :attr:`SearchSpace.as_run` and
