@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 import typing
 from collections.abc import Sequence
 from typing import Any
@@ -151,10 +152,10 @@ def _element_type(annotation: Any) -> tuple[type | None, bool]:
 
 
 def _check_value(where: str, kind: type | None, value: Any, rule: _Rule) -> None:
-    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+    if kind is int and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
         raise ValueError(f"{where} must be an integer, got {value!r}.")
     if kind is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise ValueError(f"{where} must be a number, got {value!r}.")
         infinite_allowed = value == rule.high == math.inf and not _open_high(rule)
         if not math.isfinite(value) and not infinite_allowed:

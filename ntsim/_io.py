@@ -80,6 +80,22 @@ def to_jsonable(obj: Any) -> Any:
     return array.tolist()  # non-finite array entries are written as NaN/Infinity
 
 
+def read_json(path: str | os.PathLike) -> Any:
+    """The JSON document at ``path``.
+
+    Raises:
+      ValueError: naming the file, when it is not readable JSON (a corrupt or hand-edited
+        record), with what to do.
+    """
+    path = pathlib.Path(path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as error:
+        raise ValueError(
+            f"{path}: not readable JSON ({error}); restore it from git or move it away"
+        ) from None
+
+
 def write_json(path: str | os.PathLike, obj: Any) -> pathlib.Path:
     """Atomically write ``obj`` (made JSON-able by :func:`to_jsonable`) with indentation."""
     text = json.dumps(to_jsonable(obj), indent=1, allow_nan=True)

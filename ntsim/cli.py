@@ -205,7 +205,7 @@ def _verify(args, topic: str | None, ids: Sequence[str] = ()) -> tuple[int, int,
     from ntsim.claims import parse_seeds, run_claims, select_claims, write_verification
 
     claims = select_claims(topic, tuple(ids))
-    seeds = parse_seeds(args.seeds) if getattr(args, "seeds", None) else (args.seed,)
+    seeds = parse_seeds(args.seeds) if getattr(args, "seeds", None) is not None else (args.seed,)
     done = {}
     if getattr(args, "resume", False):
         from ntsim.claims import finished_rows
@@ -355,7 +355,11 @@ def _write_index(out: pathlib.Path) -> pathlib.Path:
             record = json.loads(path.read_text())
         except ValueError:
             continue
-        if "experiment" not in record:
+        if not isinstance(record, dict) or "experiment" not in record:
+            continue
+        missing = [k for k in ("scale", "seed", "wall_time_s") if k not in record]
+        if missing:  # an experiment record without its provenance: say so, never crash
+            _log(f"ntsim report: {path} lacks {', '.join(missing)}; not indexed")
             continue
         rows.append(
             f"| [{path.stem}]({path.relative_to(out).with_suffix('.png')}) | "
@@ -511,25 +515,29 @@ def run_script(module_name_or_file: str, argv: Sequence[str] | None = None) -> N
     raise SystemExit(main(["run", name, *args]))
 
 
-def check_output_dir(path: str | pathlib.Path, *, must_exist: bool = False) -> pathlib.Path:
+def check_output_dir(
+    path: str | pathlib.Path, *, must_exist: bool = False, option: str = "--out"
+) -> pathlib.Path:
     """``path`` as a directory this process can write, created if needed (unless
     ``must_exist``), checked before any computation.
 
     Raises:
       ValueError: naming the directory, why it cannot be used and what to do.
     """
+    if not str(path).strip():
+        raise ValueError(f"{option} '': empty path (give a directory, e.g. {option} figures)")
     path = pathlib.Path(path)
     if must_exist and not path.is_dir():
-        raise ValueError(f"--out {path}: no such directory (nothing to read there; give the "
+        raise ValueError(f"{option} {path}: no such directory (nothing to read there; give the "
                          "directory the figures were written to)")  # fmt: skip
     if path.exists() and not path.is_dir():
-        raise ValueError(f"--out {path}: exists and is not a directory")
+        raise ValueError(f"{option} {path}: exists and is not a directory")
     try:
         path.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=path, prefix=".ntsim-write-check-"):
             pass
     except OSError as error:
-        raise ValueError(f"--out {path}: cannot write there ({error.strerror or error}); "
+        raise ValueError(f"{option} {path}: cannot write there ({error.strerror or error}); "
                          "choose a writable directory") from None  # fmt: skip
     return path
 
@@ -537,10 +545,15 @@ def check_output_dir(path: str | pathlib.Path, *, must_exist: bool = False) -> p
 def _check_before_computing(args) -> None:
     if args.command == "run" and args.help:
         return
-    if args.command in ("run", "verify", "reproduce", "mutate"):
-        check_output_dir(args.out)
+    if args.command in ("run", "verify", "reproduce", "mutate", "falsify"):
+        if not (args.command == "falsify" and args.list):
+            check_output_dir(args.out)
     elif args.command == "report":
         check_output_dir(args.out, must_exist=True)
+        if not args.stale:
+            if args.topic is not None:
+                raise ValueError("--topic: only with --stale (report writes every topic's pages)")
+            check_output_dir(args.docs, option="--docs").joinpath("findings").mkdir(exist_ok=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -554,6 +567,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ntsim: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `ntsim list | head`: the reader left; not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except (ValueError, OSError) as error:  # what a user can cause: one line
         if args.debug:
             raise

@@ -107,7 +107,14 @@ def _convert(field_name: str, annotation: Any, text: str) -> Any:
     origin = typing.get_origin(annotation)
     if origin is tuple:
         (item_type, *_rest) = typing.get_args(annotation)
-        items = [item.strip() for item in text.split(",") if item.strip()]
+        items = [item.strip() for item in text.split(",")]
+        if len(items) > 1 and not items[-1]:
+            items.pop()  # a trailing comma: "1," is the tuple (1,)
+        if any(not item for item in items):
+            raise ValueError(
+                f"--set {field_name}={text}: an empty element (two commas, or nothing given); "
+                "write the tuple as 1,2,4"
+            )
         return tuple(_convert(field_name, item_type, item) for item in items)
     try:
         if annotation is bool:
@@ -121,15 +128,27 @@ def _convert(field_name: str, annotation: Any, text: str) -> Any:
                     f"--set {field_name}={text}: expected a finite number, got {text!r}."
                 )
             return value
-        if annotation in (int, str):
-            return annotation(text)
+        if annotation is int:
+            value = int(text)
+            if abs(value) >= 2**31:
+                raise ValueError(
+                    f"--set {field_name}={text}: {value} is too large (sizes and counts must fit "
+                    "in 32 bits)."
+                )
+            return value
+        if annotation is str:
+            return text
     except ValueError as error:
-        if "finite" in str(error):
+        if str(error).startswith("--set"):
             raise
         raise ValueError(
             f"--set {field_name}={text}: expected a value of type {annotation.__name__}."
         ) from None
-    raise TypeError(f"Config field {field_name} has unsupported type {annotation!r}.")
+    shown = getattr(annotation, "__name__", annotation)
+    raise ValueError(
+        f"--set {field_name}=...: {field_name} is a nested setting ({shown}) that --set cannot "
+        "change; build the Config in Python to change it."
+    )
 
 
 def parse_overrides(config_cls: type, assignments: Sequence[str]) -> dict[str, Any]:

@@ -55,6 +55,13 @@ def claim_key(seed: int, name: str):
     return jax.random.fold_in(jax.random.PRNGKey(seed), zlib.crc32(name.encode()))
 
 
+#: Master seeds are ``jax.random.PRNGKey`` seeds: unsigned 32-bit integers (a larger one
+#: would wrap to the key of a smaller one).
+MAX_SEED = 2**32 - 1
+#: More seeds than this in one ``--seeds`` is a typo, not a study.
+MAX_SEED_COUNT = 10_000
+
+
 def parse_seeds(text: str) -> tuple[int, ...]:
     """``"0:3"`` → ``(0, 1, 2)``; ``"0,3,7"`` → ``(0, 3, 7)``; ``"5"`` → ``(5,)``.
 
@@ -70,10 +77,17 @@ def parse_seeds(text: str) -> tuple[int, ...]:
     try:
         if ":" in text:
             start, stop = (int(v) for v in text.split(":"))
+            if stop - start > MAX_SEED_COUNT:
+                raise ValueError(
+                    f"--seeds: {text!r} selects {stop - start} seeds; at most {MAX_SEED_COUNT} "
+                    "at once"
+                )
             seeds = tuple(range(start, stop))
         else:
             seeds = tuple(int(v) for v in text.split(","))
-    except ValueError:
+    except ValueError as error:
+        if str(error).startswith("--seeds"):
+            raise
         raise ValueError(f"--seeds: cannot read {text!r} (use 0:3 or 0,3,7).") from None
     if not seeds:
         raise ValueError(
@@ -81,6 +95,10 @@ def parse_seeds(text: str) -> tuple[int, ...]:
         )
     if len(set(seeds)) != len(seeds) or min(seeds) < 0:
         raise ValueError(f"--seeds: seeds must be distinct and non-negative, got {seeds}.")
+    if max(seeds) > MAX_SEED:
+        raise ValueError(
+            f"--seeds: {max(seeds)} is out of range: seeds are PRNG seeds, 0 to {MAX_SEED}."
+        )
     return seeds
 
 

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import argparse
-import json
+import math
 import pathlib
 from collections.abc import Callable
 
+from ntsim import _io
+
 __all__ = ["add_falsify_parser", "run_falsify_command"]
+
+
+#: Upper limits on the search's size: beyond them a typo, not a search (memory grows with
+#: restarts, time with steps).
+MAX_RESTARTS = 65_536
+MAX_STEPS = 1_000_000
 
 
 def add_falsify_parser(sub, seed_type: Callable[[str], int]) -> argparse.ArgumentParser:
@@ -50,7 +58,7 @@ def _record_of(out: pathlib.Path, claim_id: str) -> dict | None:
     path = out / topic / "VERIFICATION.json"
     if not path.exists():
         return None
-    rows = json.loads(path.read_text(encoding="utf-8")).get("claims", [])
+    rows = _io.read_json(path).get("claims", [])
     return next((row for row in rows if row.get("id") == claim_id), None)
 
 
@@ -68,11 +76,21 @@ def run_falsify_command(args, log: Callable[[str], None]) -> int:
     if not ids:
         raise ValueError("falsify: name claim ids, or --all (`ntsim falsify --list` shows them)")
     spaces = [get_space(claim_id) for claim_id in ids]
-    for name in ("restarts", "steps"):
-        if getattr(args, name) < 1:
-            raise ValueError(f"falsify: --{name} must be >= 1, got {getattr(args, name)}")
-    if not args.learning_rate > 0:
-        raise ValueError(f"falsify: --learning-rate must be > 0, got {args.learning_rate}")
+    for name, most in (("restarts", MAX_RESTARTS), ("steps", MAX_STEPS)):
+        value = getattr(args, name)
+        if not 1 <= value <= most:
+            raise ValueError(f"falsify: --{name} must be in [1, {most}], got {value}")
+    if not 0 < args.learning_rate < math.inf:
+        raise ValueError(
+            f"falsify: --learning-rate must be a positive finite number, got {args.learning_rate}"
+        )
+    if args.budget is not None and not 0 < args.budget < math.inf:
+        raise ValueError(f"falsify: --budget must be positive seconds, got {args.budget}")
+    if not pathlib.Path(args.records).is_dir():
+        raise ValueError(
+            f"falsify: --records {args.records}: no such directory (where the claims' "
+            "VERIFICATION.json are; default figures/)"
+        )
     import jax
 
     out = pathlib.Path(args.out)

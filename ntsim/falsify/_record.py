@@ -16,6 +16,7 @@ import pathlib
 
 import numpy as np
 
+from ntsim import _io
 from ntsim.falsify._search import SearchResult, SearchSpace
 
 __all__ = [
@@ -49,7 +50,7 @@ def stale_entries(out: str | pathlib.Path) -> list[str]:
     from ntsim.falsify.spaces import SPACES
 
     path = pathlib.Path(out) / f"{TABLE}.json"
-    recorded = json.loads(path.read_text(encoding="utf-8"))["claims"] if path.exists() else {}
+    recorded = _io.read_json(path)["claims"] if path.exists() else {}
     why = [f"{name}: no longer declared" for name in recorded if name not in SPACES]
     for name, space in SPACES.items():
         entry = recorded.get(name)
@@ -121,7 +122,7 @@ def write_table(entries: list[dict], out: str | pathlib.Path) -> pathlib.Path:
     out = pathlib.Path(out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{TABLE}.json"
-    table = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"claims": {}}
+    table = _io.read_json(path) if path.exists() else {"claims": {}}
     for entry in entries:
         table["claims"][entry["space"]] = entry
     table["claims"] = dict(sorted(table["claims"].items()))

@@ -108,6 +108,12 @@ class SearchSpace:
         """
         instance = self.to_instance(params)
         lhs, rhs = self.sides(instance)
+        if jnp.shape(lhs) != () or jnp.shape(rhs) != ():
+            raise ValueError(
+                f"SearchSpace {self.name}: sides must return two scalars (lhs, rhs), got shapes "
+                f"{jnp.shape(lhs)} and {jnp.shape(rhs)}; reduce a 'for every' statement to its "
+                "worst element (e.g. the max of lhs/rhs)."
+            )
         value = jnp.log(lhs) - jnp.log(rhs)
         rhs_broken = jnp.isfinite(lhs) & (lhs > 0) & ~(rhs > 0)
         value = jnp.where(rhs_broken, jnp.inf, value)
@@ -226,8 +232,12 @@ def falsify(
     for name, value in (("restarts", restarts), ("steps", steps), ("record_every", record_every)):
         if not isinstance(value, int) or value < 1:
             raise ValueError(f"falsify: {name} must be a positive int, got {value!r}.")
-    if not learning_rate > 0:
-        raise ValueError(f"falsify: learning_rate must be > 0, got {learning_rate!r}.")
+    if not 0 < learning_rate < np.inf:
+        raise ValueError(
+            f"falsify: learning_rate must be positive and finite, got {learning_rate!r}."
+        )
+    if budget_seconds is not None and not 0 < budget_seconds < np.inf:
+        raise ValueError(f"falsify: budget_seconds must be positive, got {budget_seconds!r}.")
     start = time.perf_counter()
     with jax.enable_x64(space.x64):
         params = jax.vmap(space.draw)(jax.random.split(key, restarts))
@@ -290,8 +300,10 @@ def _result(space, method, start_value, start_ok, best, best_params, history, st
     best_ratio = np.where(np.isnan(best) | np.isneginf(best), np.nan, np.exp(best))  # +inf kept
     if not np.any(np.isfinite(best_ratio)):
         raise ValueError(
-            f"falsify {space.name}: no feasible instance was reached from any start; "
-            "check the space's feasible set and its random starts."
+            f"falsify {space.name}: no feasible instance was reached from any start: every "
+            "ratio was non-finite or rejected by `feasible`. Check that `sides` returns two "
+            "positive scalars (lhs > 0 and rhs > 0), that `to_instance` gives finite instances "
+            "from standard normal parameters, and that `feasible` admits some of them."
         )
     worst = int(np.nanargmax(best_ratio))
     worst_params = jax.tree.map(lambda a: jnp.asarray(a[worst]), best_params)

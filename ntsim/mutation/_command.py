@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
+import math
 import pathlib
 from collections.abc import Callable
+
+from ntsim import _io
 
 #: Where the committed kill matrix lives (relative to the repository root, where ntsim runs).
 DEFAULT_OUT = pathlib.Path("figures")
@@ -82,7 +84,7 @@ def _recorded_entry(out: pathlib.Path, topic: str, claim_seed: int) -> dict | No
     path = out / "MUTATION.json"
     if not path.exists():
         return None
-    entry = json.loads(path.read_text(encoding="utf-8"))["topics"].get(topic)
+    entry = _io.read_json(path)["topics"].get(topic)
     if not entry or entry["claim_seed"] != claim_seed or entry.get("scale") != "quick":
         return None
     return entry
@@ -114,6 +116,10 @@ def run_mutate_command(args, log: Callable[[str], None]) -> int:
     """``ntsim mutate``: run the matrix (or replay the controls) for ``args``."""
     from ntsim.mutation import kept_outcomes, mutate_topic, plan_topic, site_key, write_matrix
 
+    if not args.jobs >= 1:
+        raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
+    if not 0 < args.timeout < math.inf:
+        raise ValueError(f"--timeout must be positive seconds, got {args.timeout}")
     if args.controls:
         return _replay_controls(args)
     if args.rewrite:

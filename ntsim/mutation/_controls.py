@@ -12,11 +12,11 @@ of those kinds with no recorded kill has no control, and the matrix lists it as 
 
 from __future__ import annotations
 
-import json
 import pathlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ntsim import _io
 from ntsim.mutation._matrix import ClaimServer, classify
 
 __all__ = ["CONTROL_KINDS", "NegativeControl", "controls_from_matrix", "run_control"]
@@ -72,7 +72,7 @@ def controls_from_matrix(
     closest to the claim's own formula), ties broken by module, function and site.
     """
     kinds = set(kinds)
-    matrix = json.loads(pathlib.Path(path).read_text(encoding="utf-8"))["topics"]
+    matrix = _io.read_json(pathlib.Path(path))["topics"]
     controls: dict[str, NegativeControl] = {}
     ranks: dict[str, tuple] = {}
     for entry in matrix.values():

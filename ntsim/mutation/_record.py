@@ -14,6 +14,7 @@ import json
 import pathlib
 from collections.abc import Mapping, Sequence
 
+from ntsim import _io
 from ntsim.mutation._survivors import reason_for
 
 __all__ = ["blind_spots", "markdown_matrix", "stale_matrix", "summarise_topic", "write_matrix"]
@@ -186,7 +187,7 @@ def write_matrix(out: pathlib.Path, entries: Sequence[dict]) -> tuple[pathlib.Pa
     json_path, md_path = out / "MUTATION.json", out / "MUTATION.md"
     matrix = {}
     if json_path.exists():
-        matrix = json.loads(json_path.read_text(encoding="utf-8")).get("topics", {})
+        matrix = _io.read_json(json_path).get("topics", {})
     for entry in entries:
         matrix[entry["topic"]] = entry
     json_path.write_text(
@@ -209,7 +210,7 @@ def stale_matrix(out: pathlib.Path, topic: str | None = None) -> list[dict]:
     path = pathlib.Path(out) / "MUTATION.json"
     if not path.exists():
         return []
-    recorded = json.loads(path.read_text(encoding="utf-8")).get("topics", {})
+    recorded = _io.read_json(path).get("topics", {})
     topics = sorted({c.topic for c in REGISTRY} if topic is None else {topic})
     stale = []
     for name in topics:
