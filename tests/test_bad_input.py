@@ -282,3 +282,122 @@ def test_seeds_beyond_the_prng_range_would_alias_smaller_ones():
     assert (
         jax.random.key_data(jax.random.key(2**32)) == jax.random.key_data(jax.random.key(0))
     ).all()
+
+
+# --- ntsim.transformers (not on any claim's path) --------------------------------------------
+
+
+def _tiny_bert():
+    import jax.numpy as jnp
+
+    from ntsim.transformers import BertConfig
+
+    config = BertConfig(
+        vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+        intermediate_size=32, max_position_embeddings=16,
+    )  # fmt: skip
+    return config, jnp.ones((2, 8), jnp.int32)
+
+
+def test_token_ids_outside_the_vocabulary_are_refused_not_nan():
+    import jax
+
+    from ntsim.transformers import BertClassifier
+
+    config, ids = _tiny_bert()
+    model = BertClassifier(config)
+    params = model.init(jax.random.PRNGKey(0), ids)["params"]
+    for bad in (ids + 100, ids - 2):
+        with pytest.raises(ValueError, match=r"token ids must lie in \[0, vocab_size − 1\]"):
+            model.apply({"params": params}, bad)
+
+
+def test_a_classifier_needs_a_label():
+    import jax
+
+    from ntsim.transformers import BertClassifier
+
+    config, ids = _tiny_bert()
+    with pytest.raises(ValueError, match="num_labels must be a positive integer, got 0"):
+        BertClassifier(config, num_labels=0).init(jax.random.PRNGKey(0), ids)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "words"),
+    [
+        ("heads", 0, "heads must be a positive integer"),
+        ("heads", 2.5, "heads must be a positive integer"),
+        ("surt_steps", 0, "surt_steps must be a positive integer"),
+        ("mixout_p", 1.0, "mixout_p must be [0, 1)"),
+        ("mixout_p", -0.1, "mixout_p must be [0, 1)"),
+        ("mask_rate", 0.0, "mask_rate must be (0, 1)"),
+        ("lnsr_sigma", float("nan"), "lnsr_sigma must be ≥ 0"),
+        ("mmr_weight", -1.0, "mmr_weight must be ≥ 0"),
+        ("surt_learning_rate", 0.0, "surt_learning_rate must be > 0"),
+    ],
+)
+def test_method_settings_refuse_what_the_methods_cannot_use(field, value, words):
+    from ntsim.transformers import MethodSettings
+
+    with pytest.raises(ValueError) as error:
+        MethodSettings(**{field: value})
+    assert words in str(error.value)
+
+
+@pytest.mark.parametrize("max_length", [0, 1, 2.5, True])
+def test_a_tokenizer_needs_room_for_its_special_tokens(max_length):
+    from ntsim.transformers import load_tokenizer
+
+    with pytest.raises(ValueError, match="max_length must be an integer ≥ 2"):
+        load_tokenizer(max_length=max_length)
+
+
+def _finetune_args(tmp_path, **change):
+    import jax
+    import jax.numpy as jnp
+    import optax
+
+    from ntsim.transformers import adamw
+
+    def loss_fn(params, batch, key):
+        logits = batch["x"] @ params["w"]
+        return optax.softmax_cross_entropy_with_integer_labels(logits, batch["label"]).mean()
+
+    data = {"x": jnp.ones((6, 3)), "label": jnp.asarray([0, 1, 0, 1, 0, 1])}
+    args = dict(
+        loss_fn=loss_fn, params0={"w": jnp.zeros((3, 2))}, train_data=data,
+        optimizer=adamw(1e-2), num_steps=2, batch_size=2, keys=jax.random.PRNGKey(0),
+    )  # fmt: skip
+    args.update(change)
+    return args
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ({"keys": [1, 2, 3]}, "keys must be one PRNG key"),
+        ({"train_data": {"x": [[1.0] * 3] * 6, "label": [0, 1, -1, 1, 0, 1]}}, "negative label"),
+        ({"state_path": "{tmp}/missing/state.npz"}, "not writable"),
+    ],
+)
+def test_finetune_refuses_bad_input_before_training(change, words, tmp_path):
+    import jax.numpy as jnp
+
+    from ntsim.transformers import finetune
+
+    change = {k: (str(v).replace("{tmp}", str(tmp_path)) if k == "state_path" else v)
+              for k, v in change.items()}  # fmt: skip
+    if "keys" in change:
+        change["keys"] = jnp.asarray(change["keys"], jnp.uint32)
+    if "train_data" in change:
+        change["train_data"] = {k: jnp.asarray(v) for k, v in change["train_data"].items()}
+    with pytest.raises(ValueError, match=words):
+        finetune(**_finetune_args(tmp_path, **change))
+
+
+@pytest.mark.parametrize("learning_rate", [float("nan"), float("inf"), 0.0, -1e-3])
+def test_adamw_needs_a_positive_finite_step(learning_rate):
+    from ntsim.transformers import adamw
+
+    with pytest.raises(ValueError, match="learning_rate must be positive and finite"):
+        adamw(learning_rate)

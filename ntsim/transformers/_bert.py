@@ -178,6 +178,14 @@ class BertEncoder(nn.Module):
                 f"BertEncoder: length {length} exceeds max_position_embeddings "
                 f"{c.max_position_embeddings}."
             )
+        if not isinstance(input_ids, jax.core.Tracer) and input_ids.size:
+            low, high = int(jnp.min(input_ids)), int(jnp.max(input_ids))
+            if low < 0 or high >= c.vocab_size:  # the embedding lookup would give NaN
+                raise ValueError(
+                    f"BertEncoder: token ids must lie in [0, vocab_size − 1] = "
+                    f"[0, {c.vocab_size - 1}], got [{low}, {high}] (a tokenizer of another "
+                    "vocabulary?)."
+                )
         if attention_mask is None:
             attention_mask = jnp.ones_like(input_ids)
         if token_type_ids is None:
@@ -240,6 +248,14 @@ class BertClassifier(nn.Module):
         token_type_ids: Array | None = None,
         deterministic: bool = True,
     ) -> Array:
+        if (
+            isinstance(self.num_labels, bool)
+            or not isinstance(self.num_labels, int)
+            or (self.num_labels < 1)
+        ):
+            raise ValueError(
+                f"BertClassifier.num_labels must be a positive integer, got {self.num_labels!r}."
+            )
         if self.pooling not in _POOLINGS:
             raise ValueError(
                 f"BertClassifier.pooling must be one of {_POOLINGS}, got {self.pooling!r}."

@@ -226,6 +226,11 @@ def load_pretrained(name: str = "minilm-l3") -> tuple[BertConfig, Params]:
 def load_tokenizer(max_length: int = 128):
     """The MiniLM WordPiece tokenizer (``tokenizers``; lower-cased, ``[CLS] … [SEP]``),
     padding and truncating to ``max_length``."""
+    if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 2:
+        raise ValueError(
+            f"load_tokenizer: max_length must be an integer ≥ 2 ([CLS] and [SEP] take two), "
+            f"got {max_length!r}."
+        )
     from tokenizers import Tokenizer
 
     tokenizer = Tokenizer.from_file(str(_l6_directory() / "tokenizer.json"))

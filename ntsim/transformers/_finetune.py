@@ -128,6 +128,8 @@ def adamw(
       True
     """
     check_nonnegative("adamw", "weight_decay", weight_decay)
+    if not callable(learning_rate):
+        check_positive("adamw", "learning_rate", learning_rate)
     parts = [] if max_grad_norm is None else [optax.clip_by_global_norm(max_grad_norm)]
     parts.append(optax.adamw(learning_rate, weight_decay=weight_decay))
     if peak is not None:
@@ -360,7 +362,32 @@ def finetune(
     if batch_size > n:
         raise ValueError(f"{where}: batch_size {batch_size} exceeds the {n} training examples.")
     keys = jnp.asarray(keys) if not _is_key(keys) else keys
-    seeded = (jax.random.key_data(keys) if _is_key(keys) else keys).ndim == 2
+    key_data = jax.random.key_data(keys) if _is_key(keys) else keys
+    if (
+        _is_key(keys)
+        and keys.ndim > 1
+        or not _is_key(keys)
+        and (key_data.ndim not in (1, 2) or key_data.shape[-1] != 2)
+    ):
+        raise ValueError(
+            f"{where}: keys must be one PRNG key (jax.random.PRNGKey(s), shape (2,)) or a "
+            f"batch of them (shape (seeds, 2)), got shape {tuple(jnp.shape(keys))}."
+        )
+    seeded = key_data.ndim == 2
+    labels = train_data.get("label") if isinstance(train_data, dict) else None
+    if labels is not None and jnp.issubdtype(jnp.asarray(labels).dtype, jnp.integer):
+        if int(jnp.min(jnp.asarray(labels))) < 0:
+            raise ValueError(
+                f"{where}: train_data['label'] holds a negative label "
+                f"({int(jnp.min(jnp.asarray(labels)))}); class labels are 0, 1, …, K − 1."
+            )
+    if state_path is not None:
+        folder = pathlib.Path(state_path).parent
+        if not folder.is_dir() or not os.access(folder, os.W_OK):
+            raise ValueError(
+                f"{where}: state_path {state_path}: its directory {folder} is missing or not "
+                "writable (checked before training, so no run is lost)."
+            )
     steps_per_epoch = n // batch_size
     sign = -1.0 if higher_is_better else 1.0
     train_data = jax.tree.map(jnp.asarray, train_data)

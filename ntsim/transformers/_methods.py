@@ -26,6 +26,7 @@ Dropout (the checkpoint's rates) is on during training in every method.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 
 import flax.linen as nn
@@ -66,6 +67,26 @@ class MethodSettings:
     surt_steps: int = 100
     surt_learning_rate: float = 5e-5
     mask_rate: float = 0.15  # BERT's masked-LM rate
+
+    def __post_init__(self):
+        for name in ("heads", "surt_steps"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(
+                    f"MethodSettings.{name} must be a positive integer, got {value!r}."
+                )
+        rules = {
+            "mixout_p": (0.0, 1.0, "[0, 1)"), "mask_rate": (0.0, 1.0, "(0, 1)"),
+            "lnsr_sigma": (0.0, None, "≥ 0"), "lnsr_weight": (0.0, None, "≥ 0"),
+            "mmr_weight": (0.0, None, "≥ 0"), "surt_learning_rate": (0.0, None, "> 0"),
+        }  # fmt: skip
+        for name, (low, high, text) in rules.items():
+            value = getattr(self, name)
+            bad = not isinstance(value, (int, float)) or not math.isfinite(value) or value < low
+            bad = bad or (high is not None and value >= high)
+            bad = bad or (text.startswith(("(", ">")) and value == low)
+            if bad:
+                raise ValueError(f"MethodSettings.{name} must be {text}, got {value!r}.")
 
 
 def num_heads(method: str, settings: MethodSettings) -> int:
