@@ -124,7 +124,7 @@ def entry_class(entry: dict) -> str:
     if entry["verdict"] == "inconclusive":
         return "inconclusive"
     side = "printed" if entry["reading"]["kind"] == "printed" else "other"
-    return f"{side}_{entry['verdict']}"
+    return f"{side}_{entry.get('verdict_by_search', entry['verdict'])}"
 
 
 def _flags(entry: dict) -> list[str]:
@@ -156,6 +156,12 @@ def _fmt(value, spec=".3g") -> str:
     return "-" if value is None else format(value, spec)
 
 
+def _verdict(entry: dict) -> str:
+    if entry.get("verdict_by_search"):
+        return f"**{entry['verdict_by_search']} by search** (recorded {entry['verdict']})"
+    return entry["verdict"]
+
+
 def _row(entry: dict) -> str:
     reading = entry["reading"]["kind"] if entry.get("reading") else "-"
     status = "✓" if entry["as_expected"] and not search_flag(entry) else "✗ UNEXPECTED"
@@ -168,7 +174,7 @@ def _row(entry: dict) -> str:
         f"{seeds} ({per_seed}) | {entry.get('num_instances', '-')} | "
         f"{_fmt(entry.get('worst_margin'))} | {_fmt(entry.get('headroom'))} | "
         f"{searched_cell(entry)} | {tolerance} | "
-        f"{entry['verdict']} (expected {entry['expect']}) {status} | "
+        f"{_verdict(entry)} (expected {entry['expect']}) {status} | "
         f"{'; '.join(_flags(entry)) or '-'} | {entry['seconds']:.1f} | "
         f"`{str(entry['commit'])[:8]}` |"
     )

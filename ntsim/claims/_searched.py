@@ -50,12 +50,16 @@ def search_summaries(out_dir: str | pathlib.Path) -> dict[str, list[dict]]:
 
 def attach_searches(entries: list[dict], summaries: dict[str, list[dict]]) -> list[dict]:
     """``entries`` (verification rows) with ``search`` set from ``summaries`` (dropped from
-    rows of claims that have none)."""
+    rows of claims that have none). A row recorded as holding whose search found a violation
+    gains ``verdict_by_search = "refuted"``: it is counted and shown as refuted until the
+    claim is re-recorded with the counterexample (or the bug the search found is fixed)."""
     rows = []
     for entry in entries:
-        row = {k: v for k, v in entry.items() if k != "search"}
+        row = {k: v for k, v in entry.items() if k not in ("search", "verdict_by_search")}
         if entry["id"] in summaries:
             row["search"] = summaries[entry["id"]]
+            if row.get("verdict") == "holds" and violated_by_search(row):
+                row["verdict_by_search"] = "refuted"  # the search found a counterexample
         rows.append(row)
     return rows
 

@@ -442,8 +442,12 @@ def test_rows_carry_the_search_and_a_search_violation_of_a_holding_claim_is_unex
     assert row["search"][0]["violated"] and _report_flags(row)[-1].startswith("VIOLATED")
     table = (tmp_path / "demo" / "VERIFICATION.md").read_text()
     assert "3 (0.5) ✗" in table and "✗ UNEXPECTED" in table
+    assert row["verdict_by_search"] == "refuted"
+    assert "**refuted by search** (recorded holds)" in table
+    index = json.loads((tmp_path / "VERIFICATION.json").read_text())
+    assert index["classes"]["printed_refuted"] == 1 and index["classes"]["printed_holds"] == 0
     # and goes when the search table no longer holds the claim
     (tmp_path / "FALSIFICATION.json").write_text(json.dumps({"claims": {}}))
     refresh_searches(tmp_path)
     (row,) = json.loads((tmp_path / "demo" / "VERIFICATION.json").read_text())["claims"]
-    assert "search" not in row
+    assert "search" not in row and "verdict_by_search" not in row
