@@ -15,8 +15,9 @@ last.
 
 from __future__ import annotations
 
-import json
 import pathlib
+
+from ntsim import _io
 
 __all__ = [
     "attach_searches",
@@ -38,9 +39,9 @@ def search_summaries(out_dir: str | pathlib.Path) -> dict[str, list[dict]]:
     if not path.exists():
         return {}
     try:
-        spaces = json.loads(path.read_text(encoding="utf-8"))["claims"]
-    except (ValueError, KeyError, TypeError) as error:
-        raise ValueError(f"{path}: not a readable falsification table ({error}).") from None
+        spaces = _io.read_json(path)["claims"]
+    except (KeyError, TypeError) as error:
+        raise ValueError(f"{path}: not a falsification table (no {error}).") from None
     by_claim: dict[str, list[dict]] = {}
     for name, entry in sorted(spaces.items()):
         summary = {"space": name, **{key: entry.get(key) for key in _KEYS}}
