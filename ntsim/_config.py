@@ -32,7 +32,7 @@ import typing
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["Validated", "allowed_text", "param", "validate_fields"]
+__all__ = ["Validated", "allowed_text", "field_rule", "param", "validate_fields"]
 
 _KEY = "ntsim"
 
@@ -93,7 +93,8 @@ def param(
     return dataclasses.field(default=default, metadata={_KEY: rule})
 
 
-def _rule(field: dataclasses.Field) -> _Rule | None:
+def field_rule(field: dataclasses.Field) -> _Rule | None:
+    """The :func:`param` declaration of ``field`` (``None`` for a field declared without)."""
     return field.metadata.get(_KEY)
 
 
@@ -119,7 +120,7 @@ def _interval(rule: _Rule) -> str:
 
 def allowed_text(field: dataclasses.Field) -> str:
     """The field's rule in words (``""`` for a field not declared with :func:`param`)."""
-    rule = _rule(field)
+    rule = field_rule(field)
     if rule is None:
         return ""
     if rule.allowed:
@@ -187,7 +188,7 @@ def validate_fields(config: Any) -> None:
     """
     cls = type(config).__name__
     for field in dataclasses.fields(config):
-        rule = _rule(field)
+        rule = field_rule(field)
         if rule is None:
             continue
         kind, is_tuple = _element_type(field.type)

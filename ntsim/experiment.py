@@ -43,7 +43,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from ntsim import _io
-from ntsim._config import Validated, allowed_text, param, validate_fields
+from ntsim._config import Validated, allowed_text, field_rule, param, validate_fields
 from ntsim._scales import SCALES
 from ntsim._validation import check_choice, check_int_fields
 
@@ -312,7 +312,7 @@ def _field_comments(config_cls: type) -> dict[str, str]:
         documented.update({name: text for name, text in _class_comments(cls).items() if text})
         found.update({name: text for name, text in documented.items() if text})
     for field in dataclasses.fields(config_cls):  # a param() declaration says it itself
-        rule = field.metadata.get("ntsim")
+        rule = field_rule(field)
         if rule is not None:
             found[field.name] = rule.meaning
     return found
@@ -349,7 +349,7 @@ def describe_experiment(name: str) -> str:
     shaped = False
     for f in dataclasses.fields(module.Config):
         values = [_shown_value(getattr(c, f.name)) for c in (quick, full)]
-        rule = f.metadata.get("ntsim")
+        rule = field_rule(f)
         meaning = comments.get(f.name, "")
         label = f.name + (" *" if rule is not None and rule.shape else "")
         shaped |= label.endswith("*")

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from ntsim._config import _element_type, allowed_text
+from ntsim._config import _element_type, allowed_text, field_rule
 from ntsim.experiment import (
     Validated,
     describe_experiment,
@@ -127,10 +127,6 @@ def test_the_extensions_admit_their_edges_and_read_in_help():
 # -- every experiment: each declared field rejects what its rule excludes --------------------
 
 
-def _rule(field: dataclasses.Field):
-    return field.metadata.get("ntsim")
-
-
 def _declared_fields() -> list[tuple[str, str]]:
     """``(experiment, field)`` for every field of every experiment's Config declared with
     :func:`param` (loads the experiments at collection: their configs are plain data)."""
@@ -138,7 +134,7 @@ def _declared_fields() -> list[tuple[str, str]]:
         (name, field.name)
         for name in list_experiments()
         for field in dataclasses.fields(load_experiment(name).Config)
-        if _rule(field) is not None
+        if field_rule(field) is not None
     ]
 
 
@@ -170,7 +166,7 @@ def test_every_declared_field_rejects_what_its_rule_excludes(name, field_name):
     the quick and full scales construct."""
     module = load_experiment(name)
     (field,) = [f for f in dataclasses.fields(module.Config) if f.name == field_name]
-    rule, (kind, is_tuple) = _rule(field), _element_type(field.type)
+    rule, (kind, is_tuple) = field_rule(field), _element_type(field.type)
     for scale in ("quick", "full"):
         config = dataclasses.replace(module.SCALES[scale])  # validates again
         assert getattr(config, field_name) == getattr(module.SCALES[scale], field_name)
@@ -204,7 +200,7 @@ def test_every_field_declared_in_experiments_uses_param(name):
     for field in dataclasses.fields(config_cls):
         owner = next(c for c in config_cls.__mro__ if field.name in inspect.get_annotations(c))
         if owner.__module__.startswith("experiments."):
-            assert _rule(field) is not None, f"{name}: {field.name} is not declared with param"
+            assert field_rule(field) is not None, f"{name}: {field.name} is not declared with param"
 
 
 @pytest.mark.parametrize("name", list_experiments())
@@ -215,7 +211,7 @@ def test_run_help_shows_an_allowed_value_for_every_field_with_a_rule(name):
     column = header.index("allowed")
     rows = {line.split()[0]: line for line in lines[lines.index(header) + 1 :] if line.strip()}
     for field in dataclasses.fields(load_experiment(name).Config):
-        rule = _rule(field)
+        rule = field_rule(field)
         ruled = rule is not None and (
             rule.low is not None or rule.high is not None or rule.choices is not None
             or rule.increasing or rule.allowed
