@@ -109,7 +109,7 @@ def test_summary_statistics():
 def test_config_validation():
     with pytest.raises(ValueError, match="offset \\+ margin < radius"):
         exp.Config(radii=(0.25,))
-    with pytest.raises(ValueError, match="positive integer"):
+    with pytest.raises(ValueError, match="Config.num_steps must be ≥ 1, got 0"):
         exp.Config(num_steps=0)
     with pytest.raises(ValueError, match="implementation must be one of"):
         exp.Config(implementation="gpu")
