@@ -16,6 +16,8 @@ from ntsim.cli import main
 
 # (argv after `ntsim`, words that must appear in the one-line error). `{out}` is a fresh
 # writable directory, `{file}` an existing plain file.
+_VERIFY_ONE = ["verify", "--id", "linear_teachers.thm4_1.closed_form"]
+
 CLI_CASES = [
     # ntsim run
     (["run", "nosuch/experiment", "--out", "{out}"], ["nosuch/experiment"]),
@@ -98,76 +100,20 @@ CLI_CASES = [
     # ntsim verify
     (["verify", "--id", "nosuch.claim", "--out", "{out}"], ["nosuch.claim"]),
     (["verify", "--topic", "nosuch", "--out", "{out}"], ["nosuch"]),
-    (
-        [
-            "verify",
-            "--id",
-            "linear_teachers.thm4_1.closed_form",
-            "--seeds",
-            "3:1",
-            "--out",
-            "{out}",
-        ],
-        ["--seeds", "selects no seed"],
+    *(
+        ([*_VERIFY_ONE, "--seeds", seeds, "--out", "{out}"], ["--seeds", words])
+        for seeds, words in [
+            ("3:1", "selects no seed"),
+            ("a", "cannot read"),
+            ("", "cannot read"),
+            ("1,1", "distinct"),
+            ("99999999999999999999", "out of range"),
+            ("4294967294:4294967298", "out of range"),  # past 2³² − 1: would alias seeds 0, 1
+            ("0:100000000", "at most"),
+        ]
     ),
     (
-        ["verify", "--id", "linear_teachers.thm4_1.closed_form", "--seeds", "a", "--out", "{out}"],
-        ["--seeds", "cannot read"],
-    ),
-    (
-        ["verify", "--id", "linear_teachers.thm4_1.closed_form", "--seeds", "", "--out", "{out}"],
-        ["--seeds", "cannot read"],
-    ),
-    (
-        [
-            "verify",
-            "--id",
-            "linear_teachers.thm4_1.closed_form",
-            "--seeds",
-            "1,1",
-            "--out",
-            "{out}",
-        ],
-        ["--seeds", "distinct"],
-    ),
-    (
-        [
-            "verify",
-            "--id",
-            "linear_teachers.thm4_1.closed_form",
-            "--seeds",
-            "99999999999999999999",
-            "--out",
-            "{out}",
-        ],
-        ["--seeds", "out of range"],
-    ),  # fmt: skip
-    (
-        [
-            "verify",
-            "--id",
-            "linear_teachers.thm4_1.closed_form",
-            "--seeds",
-            "4294967294:4294967298",
-            "--out",
-            "{out}",
-        ],
-        ["--seeds", "out of range"],
-    ),  # fmt: skip
-    (
-        [
-            "verify",
-            "--id",
-            "linear_teachers.thm4_1.closed_form",
-            "--seeds",
-            "0:100000000",
-            "--out",
-            "{out}",
-        ],
-        ["--seeds", "at most"],
-    ),  # fmt: skip
-    (
-        ["verify", "--id", "linear_teachers.thm4_1.closed_form", "--out", "{file}"],
+        [*_VERIFY_ONE, "--out", "{file}"],
         ["--out", "not a directory"],
     ),
     # ntsim report
