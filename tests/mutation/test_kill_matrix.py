@@ -37,6 +37,10 @@ PENDING_TOPICS: dict[str, str] = {
     "stability": "claims strengthened on 2026-11-27 (branch stability-blind-spots: SVM anchors, "
     "step-size and B premises, the slowest-eigenvector anchor); the committed entry was made "
     "at the older claims until the stability records and matrix are remade",
+    "linearization": "claims strengthened; matrix pending re-record (branch lin-kill: the "
+    "closed-form anchor of thm4.containment on the linear worst case at exactly λ_o, the S = 0 "
+    "equality cases of thm7.step_printed); the committed entry was made at the older claims "
+    "until the linearization records and matrix are remade",
 }
 
 #: Topics below the floor, with the rate they are at (the test fails if a topic drops
@@ -103,6 +107,11 @@ PENDING_BLIND_SPOTS: dict[str, int] = {
     # verdict of a strengthened claim when applied by hand at quick scale — pending the
     # re-record.
     "early_stopping": 5,
+    # The matrix of 2026-11 (15 survivors, all with reasons then): thm4_lambda_o ×2 and
+    # thm7_step_bounds without λ_min(K) change a verdict of a strengthened claim when applied
+    # by hand at quick scale (thm4.containment, thm7.step_printed: holds → refuted), so their
+    # reasons went — pending the re-record.
+    "linearization": 2,
 }
 
 
@@ -133,6 +142,14 @@ PENDING_UNPINNED: dict[str, str] = {
             "_sobolev.sobolev_kernel",  # the ‖f*‖_H ≤ C_H premise of the Sobolev claims
             "_stopping_checks.simulate_stopping_times",  # α_t λ̂_max ≤ 1 (closed_form)
             "_width_scaling.attention_logits",  # the eq. (3) moment anchor (logit_scaling)
+        )
+    },
+    **{
+        f"ntsim.theory.linearization.{name}": "a strengthened claim kills its survivor when "
+        "applied by hand (quick scale): pending the re-record of the linearization matrix"
+        for name in (
+            "_bounds.thm4_lambda_o",  # the closed form of thm4.containment at exactly λ_o
+            "_spectral.thm7_step_bounds",  # the S = 0 equality cases of thm7.step_printed
         )
     },
 }
