@@ -79,20 +79,10 @@ REASONS: tuple[SurvivorReason, ...] = (
         operator="scale_x0.5",
     ),
     SurvivorReason(
-        "thm4_lambda_o", OUTSIDE,
-        "a λ_o twice as large shortens the promised stay (1/λ)ln(1/(1 − λ/λ_o)) and enlarges "
-        "the λ needed for containment: a weaker statement, which still holds",
-        operator="scale_x2",
-    ),
-    SurvivorReason(
         "simulate_exit_time", OUTSIDE,
         "a residual norm r0 computed from 2f0 is larger, so λ_o = 2r0L/r is larger and the "
         "promised stay shorter: a weaker statement, which still holds",
         operator="scale_x2", before="run.train[0] - inst.y",
-    ),
-    SurvivorReason(
-        "thm7_step_bounds", OUTSIDE, LOOSER + " (the printed upper bound with λ_min(K) → 0)",
-        operator="drop_term", before="jnp.maximum(evals_k[0], 0) + sigma",
     ),
     SurvivorReason(
         "sample_ball", EQUIVALENT,

@@ -29,7 +29,12 @@ CHECKED_KINDS = ("identity", "bound", "rate", "trend", "ordering")
 KILL_RATE_FLOOR = 0.85
 
 #: Topics the committed matrix does not hold yet (or holds partially), with why.
-PENDING_TOPICS: dict[str, str] = {}
+PENDING_TOPICS: dict[str, str] = {
+    "linearization": "claims strengthened; matrix pending re-record (branch lin-kill: the "
+    "closed-form anchor of thm4.containment on the linear worst case at exactly λ_o, the S = 0 "
+    "equality cases of thm7.step_printed); the committed entry was made at the older claims "
+    "until the linearization records and matrix are remade",
+}
 
 #: Topics below the floor, with the rate they are at (the test fails if a topic drops
 #: below it, or rises above the floor while still listed).
@@ -88,6 +93,11 @@ PENDING_BLIND_SPOTS: dict[str, int] = {
     # 467 (the logit-moment anchor's expected value: a factor n/(n − 1) inside its chosen
     # ±0.1) and source_target_data's flipped teacher sign (moves the width-scaling claims).
     "early_stopping": 4,
+    # The matrix of 2026-11 (15 survivors, all with reasons then): thm4_lambda_o ×2 and
+    # thm7_step_bounds without λ_min(K) change a verdict of a strengthened claim when applied
+    # by hand at quick scale (thm4.containment, thm7.step_printed: holds → refuted), so their
+    # reasons went — pending the re-record.
+    "linearization": 2,
 }
 
 
@@ -115,6 +125,14 @@ PENDING_UNPINNED: dict[str, str] = {
             "_synthetic_tasks.subspace_inputs",
             "_width_scaling.simulate_init_logits",
             "_width_scaling.source_target_data",
+        )
+    },
+    **{
+        f"ntsim.theory.linearization.{name}": "a strengthened claim kills its survivor when "
+        "applied by hand (quick scale): pending the re-record of the linearization matrix"
+        for name in (
+            "_bounds.thm4_lambda_o",  # the closed form of thm4.containment at exactly λ_o
+            "_spectral.thm7_step_bounds",  # the S = 0 equality cases of thm7.step_printed
         )
     },
 }

@@ -318,9 +318,33 @@ def check_thm7(run: lz.Thm7Run):
     )  # fmt: skip
 
 
+def _thm7_step_equality_cases(kernel, norms, sigma):
+    """log R(θ∪θ̂)^{1/2} − log(corrected bound) at S = 0 (η = 0) with the targets along K's
+    eigenvector of λ_min (the corrected upper bound is attained) and of λ_max (the lower one
+    is), eigenvectors by numpy, ‖targets‖ = ``norms``."""
+    import jax
+
+    _, vectors = np.linalg.eigh(np.asarray(kernel))
+    no_extra = np.zeros_like(np.asarray(kernel))
+    gaps = []
+    for column, side in ((0, "upper"), (-1, "lower")):
+        targets = vectors[:, :, column] * np.asarray(norms)[:, None]
+        b = jax.vmap(lambda k, s, y, sig: lz.thm7_step_bounds(k, s, y, sig, printed=False))(
+            kernel, no_extra, targets, sigma
+        )
+        gaps.append(np.log(np.asarray(b.value)) - np.log(np.asarray(getattr(b, side))))
+    return np.concatenate(gaps)
+
+
 def check_thm7_step_printed(run: lz.Thm7Run):
     """The proof's bound on R(θ∪θ̂)^{1/2} with the slide's λ_min (and with λ_max) in the last
-    denominator."""
+    denominator; the corrected bounds' equality cases as an anchor.
+
+    The proof's steps are exact at S = 0 (η = 0): R(θ)^{1/2} = ‖σ(K + σI)^{-1}ỹ‖ equals
+    σ‖ỹ‖/(λ_min(K) + σ) = σ‖ỹ‖κ(K + σI)/λ_max(K + σI) when ỹ lies along K's eigenvector of
+    λ_min, and σ‖ỹ‖/λ_max(K + σI) along that of λ_max (the Thm 5 equality cases). A bound
+    that holds but has lost a term of κ or of λ_max(K + σI) is no longer attained there.
+    """
     import jax
 
     def steps(k, s, y, sig):
@@ -330,12 +354,21 @@ def check_thm7_step_printed(run: lz.Thm7Run):
     step, corrected = jax.vmap(steps)(run.kernel, run.extra, run.y, run.sigma)
     upper, lower = _log_bounds(step.lower, step.value, step.upper)
     upper_corr, _ = _log_bounds(corrected.lower, corrected.value, corrected.upper)
+    norms = np.linalg.norm(np.asarray(run.y), axis=1)
+    equality = _thm7_step_equality_cases(run.kernel, norms, run.sigma)
+    attained = compare(
+        equality, 0.0, relation="equal", atol=EQUALITY_CASE.value, tolerance=EQUALITY_CASE,
+        num_instances=norms.shape[0],
+    )  # fmt: skip
     return all_of(
-        upper, upper_corr, lower,
+        upper, upper_corr, lower, attained,
         diagnostics={"printed/corrected upper bound, max": float(
-            np.max(step.upper / corrected.upper))},
+            np.max(step.upper / corrected.upper)),
+                     "max |log R^{1/2} − log bound| at S = 0": float(np.max(np.abs(equality)))},
         notes="Same instances as thm7.ratio_bound. The slide's λ_min gives a weaker upper bound "
-        "(larger by κ(K + σI)), so the printed step holds whenever the corrected one does.",
+        "(larger by κ(K + σI)), so the printed step holds whenever the corrected one does. "
+        "Last part: the corrected bounds at S = 0 with ‖ỹ‖ = ‖y*‖ along numpy's eigenvectors "
+        "of K (λ_min: upper, λ_max: lower) are attained to round-off.",
     )  # fmt: skip
 
 
@@ -488,7 +521,8 @@ CLAIMS = (
         id="linearization.thm7.step_printed",
         paper=f"{PAPER}, Thm 7 proof step as printed (λ_min denominator)",
         statement="σ‖y*‖/((1+η)λ_max(K+σI)) ≤ R(θ∪θ̂)^{1/2} ≤ σ‖y*‖κ/((1−η)λ_min(K+σI)), and "
-        "the same with λ_max in the last denominator.",
+        "the same with λ_max in the last denominator; that corrected pair is attained at S = 0 "
+        "with y* along K's eigenvector of λ_min (upper) or λ_max (lower).",
         kind="bound",
         reading=proof(
             "“σ‖y*‖/((1 + η)λ_max(K + σI)) ≤ R(θ ∪ θ̂)^{1/2} ≤ σ‖y*‖κ(K + σI)/((1 − "
