@@ -397,7 +397,7 @@ CLAIMS: tuple[Claim, ...] = (
                between=(0.99, 1.0), min_violation=_radius_violation_band()[0],
                max_violation=_radius_violation_band()[1], relative=True)),
     _claim("thm2_2.bound_corrected_small_radius", _THM, "the corrected bound (∝ R) holds at "
-           "R = 1e-3, μ/β = 0.5", "bound",
+           f"R = 1e-3, μ/β = {_SMALL_R_RATIO}", "bound",
            derived("eq. (3) with the off-by-one corrected and L = βR, on the printed claim's "
                    "runs"), SMALL_R, check_corrected_small_radius),
     _claim("thm2_2.scaling_n", "Thm 2.2 (Sec 2.2 discussion)", "(derived) mean "
