@@ -30,6 +30,10 @@ KILL_RATE_FLOOR = 0.85
 
 #: Topics the committed matrix does not hold yet (or holds partially), with why.
 PENDING_TOPICS: dict[str, str] = {
+    "stability": "claims strengthened on 2026-11-27 after the second matrix (Thm 2.2's "
+    "first-step floor, Cor 2.5's equality case, Lemma A.2.2's third argument attained, ξ ≥ 1 "
+    "and ‖x_j‖ ≤ B premises); the committed entry was made at the older claims until the "
+    "stability matrix is remade",
     "linearization": "claims strengthened; matrix pending re-record (branch lin-kill: the "
     "closed-form anchor of thm4.containment on the linear worst case at exactly λ_o, the S = 0 "
     "equality cases of thm7.step_printed); the committed entry was made at the older claims "
@@ -84,15 +88,13 @@ PENDING_BLIND_SPOTS: dict[str, int] = {
     # constant), _task_gap ×½ (moves Cor 6.2/6.3's loose bounds) and
     # deterministic_equivalent_crossing ×2 (killed by a unit test only).
     "linear_teachers": 3,
-    # Remade 2026-11-27 at the blind-spot claims: the 9 survivors killed by hand are killed;
-    # the new sample drew 9 without a reason, not investigated yet (see figures/MUTATION.md).
-    "stability": 9,
-    # Remade 2026-11-27 after the blind-spot work (its five kills confirmed): the new sample
-    # drew 4 survivors without a reason, not investigated yet: subspace_inputs' transpose
-    # (moves cor2.trained_cosine_matches_kernel), simulate_init_logits' n − 1 at lines 465 and
-    # 467 (the logit-moment anchor's expected value: a factor n/(n − 1) inside its chosen
-    # ±0.1) and source_target_data's flipped teacher sign (moves the width-scaling claims).
-    "early_stopping": 4,
+    # The second matrix (2026-11-27) drew 9 survivors without a reason: 3 have reasons now
+    # (a margin normaliser, a symmetric redraw, the lax.map chunk), 5 are killed by hand at
+    # quick scale by strengthened claims (tests/claims/test_stability_anchors.py: the sup→min
+    # of simulate_lipschitz_scaling, cor2_5_gap_corrected ×2, head_xi ×½, lemma_a2_2_sides
+    # without v₂, simulate_loo_bound's min‖x‖) — pending the matrix remake — and
+    # simulate_svm_gaps' n + 1 (the paper-setting S^i normaliser) is still a blind spot.
+    "stability": 6,
     # The matrix of 2026-11 (15 survivors, all with reasons then): thm4_lambda_o ×2 and
     # thm7_step_bounds without λ_min(K) change a verdict of a strengthened claim when applied
     # by hand at quick scale (thm4.containment, thm7.step_printed: holds → refuted), so their
@@ -108,23 +110,12 @@ PENDING_UNPINNED: dict[str, str] = {
     f"{_LT}._bounds.realised_deviation": "thm4_2.implied_constant (the n = d group only)",
     f"{_LT}._relu._task_gap": "cor6_2.bound, cor6_3.risk_main_term (loose bounds)",
     **{
-        f"ntsim.theory.stability.{name}": "remade 2026-11-27: its survivor is not investigated yet"
+        f"ntsim.theory.stability.{name}": "a strengthened claim kills its survivor when "
+        "applied by hand (quick scale): pending the remake of the stability matrix"
         for name in (
-            "_full_finetuning_runs.simulate_lipschitz_scaling",
-            "_full_finetuning_runs.simulate_pointwise_lemma",
-            "_head_tuning.cor2_5_gap_corrected",
-            "_head_tuning_runs.simulate_loo_bound",
-            "_svm_runs.simulate_lemma_a2_1",
-            "_synthetic.chunk_divisor",
-        )
-    },
-    **{
-        f"ntsim.theory.early_stopping.{name}": "remade 2026-11-27: its survivor is not "
-        "investigated yet"
-        for name in (
-            "_synthetic_tasks.subspace_inputs",
-            "_width_scaling.simulate_init_logits",
-            "_width_scaling.source_target_data",
+            "_full_finetuning_runs.simulate_lipschitz_scaling",  # the first-step floor
+            "_head_tuning.cor2_5_gap_corrected",  # Cor 2.5's equality case
+            "_head_tuning_runs.simulate_loo_bound",  # the ‖x_j‖ ≤ B premise
         )
     },
     **{
