@@ -85,8 +85,11 @@ from ntsim.transformers._text_data import (
     fetch_text_data,
     load_text_dataset,
 )
+from ntsim.transformers._text_splits import BINARY_DATASETS, binary_sentiment_split
 
 __all__ = [
+    "BINARY_DATASETS",
+    "binary_sentiment_split",
     "ADAPTER_CONFIG_PATTERN",
     "AdapterLayout",
     "AdapterModel",

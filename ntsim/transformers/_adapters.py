@@ -125,9 +125,12 @@ class AdapterModel(NamedTuple):
         ``b = 0``; ``A ~ N(0, 1/fan_in)`` with the columns beyond the configuration's rank
         zeroed (all-zero when the block is off), ``B = 0``, ``Δ = 0``. One key gives the same
         head and the same nested ``A`` columns to every configuration.
-      scores: ``scores(adapters, selection, batch, key=None) -> (B,)`` logits; dropout on
-        when ``key`` is given. ``batch`` has ``input_ids`` and ``attention_mask``.
-      merge: ``merge(adapters, selection) -> encoder`` parameters.
+      scores: ``scores(adapters, selection, batch, key=None, encoder=None) -> (B,)`` logits;
+        dropout on when ``key`` is given. ``batch`` has ``input_ids`` and
+        ``attention_mask``. ``encoder``: the pretrained encoder (default ``encoder0``); pass
+        it explicitly inside ``jax.jit`` so that ~90 MB of weights are an argument, not a
+        constant compiled into the program.
+      merge: ``merge(adapters, selection, encoder=None) -> encoder`` parameters.
       qv_targets, ffn_targets: the adapted kernels' paths in the encoder.
       last_block: the name of the last block (``"layer_<L−1>"``).
       layout: the :class:`AdapterLayout`.
@@ -136,7 +139,7 @@ class AdapterModel(NamedTuple):
     probe: Callable[[PRNGKey], tuple[Params, Selection]]
     init: Callable[[PRNGKey, str], tuple[Params, Selection]]
     scores: Callable[..., Array]
-    merge: Callable[[Params, Selection], Params]
+    merge: Callable[..., Params]
     qv_targets: tuple[tuple[Any, ...], ...]
     ffn_targets: tuple[tuple[Any, ...], ...]
     last_block: str
@@ -208,10 +211,11 @@ def adapter_model(
         one = jnp.asarray(1.0)
         return adapters, Selection(one, one, one)
 
-    def merge(adapters: Params, selection: Selection) -> Params:
-        encoder = dict(encoder0)
+    def merge(adapters: Params, selection: Selection, encoder: Params | None = None) -> Params:
+        base = encoder0 if encoder is None else encoder
+        encoder = dict(base)
         encoder[last_block] = jax.tree.map(
-            lambda w, d: w + selection.last_layer * d, encoder0[last_block], adapters["last"]
+            lambda w, d: w + selection.last_layer * d, base[last_block], adapters["last"]
         )
         blocks = ((qv_targets, adapters["qv"], selection.qv_scale),
                   (ffn_targets, adapters["ffn"], selection.ffn_scale))  # fmt: skip
@@ -220,8 +224,11 @@ def adapter_model(
                 encoder = set_path(encoder, path, get_path(encoder, path) + scale * f["a"] @ f["b"])
         return encoder
 
-    def scores(adapters: Params, selection: Selection, batch: PyTree, key=None) -> Array:
-        features = pooled_features(config, merge(adapters, selection), batch, key=key)
+    def scores(
+        adapters: Params, selection: Selection, batch: PyTree, key=None, encoder=None
+    ) -> Array:
+        merged = merge(adapters, selection, encoder)
+        features = pooled_features(config, merged, batch, key=key)
         return features @ adapters["head"]["kernel"] + adapters["head"]["bias"]
 
     return AdapterModel(probe, init, scores, merge, qv_targets, ffn_targets, last_block, layout)

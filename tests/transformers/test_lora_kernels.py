@@ -142,6 +142,7 @@ def test_lora_b_block_equals_the_closed_form_through_the_weight_gradient(setup):
                                    atol=RTOL * np.abs(expected).max())  # fmt: skip
 
 
+@pytest.mark.slow  # a tiny-BERT AdamW compilation
 def test_rank_r_adapter_stays_rank_r_and_off_blocks_stay_zero_under_adamw(setup):
     model, _, batch = setup
     batch = {**batch, "label": jnp.array([0.0, 1.0, 1.0, 0.0, 1.0])}
