@@ -15,7 +15,7 @@ from ntsim.claims._decisions import AtLeast, Tolerance, compare, estimate_in
 from ntsim.claims.linearization._common import PAPER
 from ntsim.theory import linearization as lz
 
-__all__ = ["CLAIMS", "MINILM_KAPPA", "MINILM_LAMBDA"]
+__all__ = ["CLAIMS", "MINILM_KAPPA", "MINILM_LAMBDA", "PENDING_FULL_SCALE"]
 
 MINILM_KAPPA = Simulation("linearization.minilm_kappa", lz.simulate_minilm_kappa,
                           lz.MINILM_KAPPA_SCALES)  # fmt: skip
@@ -93,8 +93,15 @@ def check_gap_below_unregularised(run: lz.MiniLMLambdaRun):
     )  # fmt: skip
 
 
+#: The κ claims, one per kernel × regime, not registered yet: at quick scale (8 points) the
+#: bootstrap interval is about [−1, 1] wide and the verdict changes with the seed (seed 0:
+#: GD ρ = +0.86 [+0.32, 1], holds; seed 1: ρ = −0.45 [−0.93, +0.31], inconclusive), so no
+#: expected verdict can be registered from it. Their ``expect`` is set, and they join
+#: ``CLAIMS``, once the full-scale run (16 points) is recorded.
+PENDING_FULL_SCALE = tuple(_kappa_claim(k, r) for k in lz.MINILM_KERNELS
+                           for r in lz.MINILM_REGIMES)  # fmt: skip
+
 CLAIMS = (
-    *(_kappa_claim(k, r) for k in lz.MINILM_KERNELS for r in lz.MINILM_REGIMES),
     Claim(
         id="linearization.minilm_lambda.distance_decreasing",
         paper=f"{PAPER}, table 'Does the regularizer in fact make the model linear?', on MiniLM",

@@ -77,16 +77,21 @@ class MiniLMKappaSetting(TrainingSetup):
       sigma: the ridge of ``κ(K + σI)``.
       gd_steps: full-batch GD steps of the MSE regime.
       step_fraction: ``η = step_fraction · n/λ_max(K)`` (max over seeds) per configuration.
+      seeds_at_once: seeds per stacked run (each with every configuration); must divide
+        ``seeds``. Memory grows with it (L6, full-batch GD on 64 sentences: ~4 GB per 8 runs).
     """
 
     configs: tuple[str, ...] = MINILM_CONFIGS
     sigma: float = 0.01
-    gd_steps: int = 100
+    gd_steps: int = 30
     step_fraction: float = 0.5
+    seeds_at_once: int = 1
 
     def __post_init__(self):
         super().__post_init__()
-        check_int_fields(self, ("gd_steps",))
+        check_int_fields(self, ("gd_steps", "seeds_at_once"))
+        if self.seeds % self.seeds_at_once:
+            raise ValueError("MiniLMKappaSetting.seeds_at_once must divide seeds.")
         if len(self.configs) < 3 or len(set(self.configs)) != len(self.configs):
             raise ValueError("MiniLMKappaSetting.configs needs at least 3 distinct entries.")
         if self.sigma < 0 or not 0 < self.step_fraction < 1:
@@ -261,26 +266,35 @@ def simulate_minilm_kappa(key: PRNGKey, setting: MiniLMKappaSetting) -> MiniLMKa
         out["lambda_min"][d] = eigenvalues[d, :, :, -1]
         etas = s.step_fraction * s.train_size / eigenvalues[d, :, :, 0].max(axis=1)
         learning_rate_gd[d] = etas
-        # every (seed, configuration) in one stacked run per regime: row j·C + c
-        adapters0, selection = stack([model.init(k, c) for k in seed_keys for c in s.configs])
+        # (seed, configuration) rows j·C + c, stacked seeds_at_once seeds per finetune call
+        inits = [model.init(k, c) for k in seed_keys for c in s.configs]
         both = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), train, test)
         signed = 2.0 * y_train - 1.0
-        grid = (s.seeds, len(s.configs))
-        for regime, weights in (("adamw", None), ("gd", np.tile(etas, s.seeds))):
-            fit = fit_stacked(model, adapters0, selection, train, jax.random.fold_in(key, 2000 + d),
-                              regime="adamw_ce" if regime == "adamw" else "gd_mse",
-                              setup=s, weights=weights, gd_steps=s.gd_steps)  # fmt: skip
-            per_segment = len(fit.records["loss"]) / len(fit.segment_seconds)
-            seconds[regime].extend(np.asarray(fit.segment_seconds[1:]) / per_segment)
-            z = np.asarray(scores(fit.params, selection, encoder0, both))
+        group = s.seeds_at_once * len(s.configs)
+        for regime in ("adamw", "gd"):
+            z, curves = [], []
+            for start in range(0, len(inits), group):
+                adapters0, selection = stack(inits[start : start + group])
+                fit = fit_stacked(model, adapters0, selection, train,
+                                  jax.random.fold_in(key, 2000 + d),
+                                  regime="adamw_ce" if regime == "adamw" else "gd_mse",
+                                  setup=s, weights=None if regime == "adamw" else
+                                  np.tile(etas, s.seeds_at_once),
+                                  gd_steps=s.gd_steps)  # fmt: skip
+                per_segment = len(fit.records["loss"]) / len(fit.segment_seconds)
+                seconds[regime].extend(np.asarray(fit.segment_seconds[1:]) / per_segment)
+                z.append(np.asarray(scores(fit.params, selection, encoder0, both)))
+                curves.append(np.asarray(fit.records["per_config"]).T)
+            z, curve = np.concatenate(z), np.concatenate(curves)
             z_train, z_test = z[:, : s.train_size], z[:, s.train_size :]
             if regime == "adamw":
                 loss = np.mean(np.logaddexp(0.0, -signed * z_train), axis=1)
             else:
                 loss = np.mean((z_train - signed) ** 2, axis=1)
             accuracy = np.mean((z_test > 0) == (y_test > 0.5), axis=1)
-            curve = np.asarray(fit.records["per_config"]).T.reshape(*grid, -1)
-            (curves_adamw if regime == "adamw" else curves_gd)[d] = curve.transpose(1, 0, 2)
+            grid = (s.seeds, len(s.configs))
+            curve = curve.reshape(*grid, -1).transpose(1, 0, 2)
+            (curves_adamw if regime == "adamw" else curves_gd)[d] = curve
             out[f"train_loss_{regime}"][d] = loss.reshape(grid).T
             out[f"accuracy_{regime}"][d] = accuracy.reshape(grid).T
     step_seconds = [float(np.median(seconds[r])) if seconds[r] else float("nan")
@@ -305,7 +319,8 @@ def simulate_minilm_kappa(key: PRNGKey, setting: MiniLMKappaSetting) -> MiniLMKa
 MINILM_KAPPA_SCALES = {
     "quick": MiniLMKappaSetting(checkpoint="minilm-l3", train_size=8, test_size=32,
                                 max_length=16, seeds=2, epochs=2, batch_size=4, gd_steps=4,
-                                configs=("head", "lora_qv1", "lora_qv8", "last_layer")),
+                                configs=("head", "lora_qv1", "lora_qv8", "last_layer"),
+                                seeds_at_once=2),
     "full": MiniLMKappaSetting(),
 }  # fmt: skip
 

@@ -164,11 +164,14 @@ def fit_stacked(
 
 def stacked_scores_fn(model):
     """``scores(adapters, selection, encoder, data) -> (C, N)`` logits of stacked
-    configurations, dropout off; jitted once, the encoder an argument (not a constant)."""
+    configurations, dropout off; jitted once, the encoder an argument (not a constant). The
+    runs are evaluated one after another (``lax.map``): all of them at once would hold
+    ``C × N`` sentences' activations."""
 
     @jax.jit
     def scores(adapters, selection, encoder, data):
-        return jax.vmap(lambda a, s: model.scores(a, s, data, encoder=encoder))(adapters, selection)
+        one = lambda args: model.scores(*args, data, encoder=encoder)  # noqa: E731
+        return jax.lax.map(one, (adapters, selection))
 
     return scores
 
