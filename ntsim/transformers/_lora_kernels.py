@@ -89,7 +89,8 @@ def block_kernels(jac1: Params, jac2: Params | None = None, *, kind: str = "ntk"
     kernel of all the leaves together.
 
     Args:
-      jac1, jac2: pytrees of per-example gradients, leaves ``(N, ...)``; ``jac2=None`` is ``jac1``.
+      jac1: a pytree of per-example gradients, leaves ``(N1, ...)``.
+      jac2: the same for the second argument, leaves ``(N2, ...)``; ``None`` is ``jac1``.
       kind: ``"ntk"`` (``J₁J₂ᵀ``) or ``"sign"`` (``J₁ sign(J₂)ᵀ``).
 
     Examples:
@@ -134,6 +135,12 @@ def lora_rank_kernel(row_kernels: Array, rank: int, scale: Array, *, kind: str =
     """The kernel of rank-``rank`` LoRA with scale ``s = α/r``: ``s^p Σ_{k<r} rows[k]``,
     ``p = 2`` for the NTK and ``p = 1`` for the sign kernel (module doc).
 
+    Args:
+      row_kernels: :func:`lora_row_kernels` ``(R, N1, N2)``.
+      rank: ``r`` in ``[1, R]``.
+      scale: ``s = α/r``.
+      kind: ``"ntk"`` or ``"sign"``.
+
     Examples:
       >>> import jax.numpy as jnp
       >>> rows = jnp.stack([jnp.eye(2), 2 * jnp.eye(2), 4 * jnp.eye(2)])
@@ -151,6 +158,9 @@ def lora_rank_kernel(row_kernels: Array, rank: int, scale: Array, *, kind: str =
 
 def participation_ratio(eigenvalues: Array) -> Array:
     """Effective rank ``(Σλ)²/Σλ²`` of a spectrum (``1`` for one direction, ``n`` for ``cI``).
+
+    Args:
+      eigenvalues: the spectrum (non-negative).
 
     Examples:
       >>> import jax.numpy as jnp

@@ -84,7 +84,11 @@ class TrainingSetup:
 
 
 def stack(trees):
-    """Stack pytrees of one structure along a new leading axis."""
+    """Stack pytrees of one structure along a new leading axis.
+
+    Args:
+      trees: a sequence of pytrees with the same structure and leaf shapes.
+    """
     return jax.tree.map(lambda *leaves: jnp.stack(leaves), *trees)
 
 
@@ -109,15 +113,17 @@ def fit_stacked(
 
     Args:
       model: :func:`ntsim.transformers.adapter_model`.
-      adapters0, selection: stacked ``θ_0`` and :class:`~ntsim.transformers.Selection`
-        (leading axis ``C``).
+      adapters0: stacked ``θ_0`` (leading axis ``C``).
+      selection: stacked :class:`~ntsim.transformers.Selection` (leading axis ``C``).
       train: ``{"input_ids", "attention_mask", "label"}`` with labels in ``{0, 1}``.
       key: the run's key (minibatch order, dropout).
       regime: ``"adamw_ce"`` (minibatch AdamW on the logistic loss, dropout on, the setup's
         schedule) or ``"gd_mse"`` (full-batch GD on ``(1/n)Σ(f − y)²`` to ``y = ±1``,
         dropout off, ``gd_steps`` steps of size ``weights[c]``).
+      setup: the :class:`TrainingSetup` (AdamW's epochs, batch size, learning rate).
       weights: ``w_c`` (GD: the step ``η_c``); default ones.
       proximal: ``λ_c ≥ 0``; default zeros.
+      gd_steps: GD steps (``"gd_mse"`` only).
 
     Returns:
       :class:`ntsim.transformers.FinetuneResult`; ``records["per_config"]`` is each
@@ -183,6 +189,12 @@ def linearization_gap(apply, params0, params, data):
 
     both at the same ``θ`` (the slides' table compares ``f_{θ_t}`` with ``f̄_{θ_t}``), via
     :func:`ntsim.core.linearize` (one ``jax.jvp``, no Jacobian formed).
+
+    Args:
+      apply: ``apply(params, data) -> outputs``.
+      params0: the expansion point ``θ_0``.
+      params: where both are evaluated.
+      data: the inputs ``apply`` takes.
 
     Examples:
       >>> import jax.numpy as jnp
