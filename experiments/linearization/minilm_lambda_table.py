@@ -1,6 +1,6 @@
 """Does the regulariser make a real model linear? The slides' λ table on MiniLM + LoRA.
 
-What is computed: :func:`ntsim.theory.linearization.simulate_minilm_lambda` — MiniLM (L3 at
+What is computed: :func:`ntsim.theory.linearization.minilm.simulate_minilm_lambda` — MiniLM (L3 at
 quick scale, L6 at full) with the head plus LoRA on query/value, fine-tuned by AdamW +
 cross-entropy with the proximal term (λ/2)‖θ − θ_0‖² for every λ of the grid and every seed
 (one stacked run per dataset), then per (dataset, λ, seed): ‖θ_T − θ_0‖, the gap between the
@@ -22,7 +22,7 @@ import numpy as np
 
 from experiments.linearization.lambda_table import PAPER_LAMBDAS, PAPER_TABLE
 from ntsim.core import spearman
-from ntsim.theory import linearization as lz
+from ntsim.theory.linearization import minilm as lz
 
 #: The experiment's configuration is the simulation's setting.
 Config = lz.MiniLMLambdaSetting

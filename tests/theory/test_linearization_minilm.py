@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from ntsim.theory import linearization as lz
+from ntsim.theory.linearization import minilm as lz
 from ntsim.transformers import (
     AdapterLayout,
     BertConfig,

@@ -1,8 +1,8 @@
 """Claims of the linearization paper on a real checkpoint (MiniLM + PEFT configurations).
 
-The κ claims read :func:`ntsim.theory.linearization.simulate_minilm_kappa` with the settings
+The κ claims read :func:`ntsim.theory.linearization.minilm.simulate_minilm_kappa` with the settings
 the figure ``linearization/minilm_kappa`` draws; the λ claims read
-:func:`ntsim.theory.linearization.simulate_minilm_lambda` with those of
+:func:`ntsim.theory.linearization.minilm.simulate_minilm_lambda` with those of
 ``linearization/minilm_lambda_table``.
 """
 
@@ -13,7 +13,7 @@ import numpy as np
 from ntsim.claims._contract import Claim, Simulation, derived, figure
 from ntsim.claims._decisions import AtLeast, Tolerance, compare, estimate_in
 from ntsim.claims.linearization._common import PAPER
-from ntsim.theory import linearization as lz
+from ntsim.theory.linearization import minilm as lz
 
 __all__ = ["CLAIMS", "MINILM_KAPPA", "MINILM_LAMBDA", "PENDING_FULL_SCALE"]
 

@@ -16,11 +16,6 @@ Setting (the paper's "Setting"): a scalar model
 * :mod:`._sweeps` — the paper's experiments as functions: the linearity-vs-λ table
   (:func:`linearity_vs_lambda`) and fits of PEFT configurations (:func:`fit_config`).
 * :mod:`._kappa` — the κ-predicts-fine-tuning experiment (:func:`simulate_kappa`).
-* :mod:`._minilm` — the same on a real checkpoint, MiniLM with PEFT configurations
-  (:func:`simulate_minilm_kappa`); :mod:`._minilm_training` — several configurations
-  fine-tuned as one stacked run (:func:`fit_stacked`) and the linearisation gap
-  (:func:`linearization_gap`); :mod:`._minilm_lambda` — the slides' λ table on MiniLM +
-  LoRA (:func:`simulate_minilm_lambda`). Flax is imported inside their functions only.
 * :mod:`._simulations` — the simulations the claims read (``simulate_*`` with frozen
   ``*Setting`` sizes): random network and linear instances, kernels, dynamics;
   :mod:`._ball_simulations` — distances, the gap and r-ball, the KRR reduction.
@@ -110,29 +105,6 @@ from ntsim.theory.linearization._lipschitz import (
     sample_ball,
     spectral_norm,
 )
-from ntsim.theory.linearization._minilm import (
-    MINILM_CONFIGS,
-    MINILM_KAPPA_SCALES,
-    MINILM_KERNELS,
-    MINILM_REGIMES,
-    MiniLMKappaRun,
-    MiniLMKappaSetting,
-    minilm_kappa_loss_correlation,
-    simulate_minilm_kappa,
-)
-from ntsim.theory.linearization._minilm_lambda import (
-    MINILM_LAMBDA_SCALES,
-    MiniLMLambdaRun,
-    MiniLMLambdaSetting,
-    simulate_minilm_lambda,
-)
-from ntsim.theory.linearization._minilm_training import (
-    TrainingSetup,
-    fit_stacked,
-    linearization_gap,
-    stack,
-    stacked_scores_fn,
-)
 from ntsim.theory.linearization._peft import (
     PeftModel,
     SyntheticTasks,
@@ -200,23 +172,6 @@ from ntsim.theory.linearization._sweeps import (
 )
 
 __all__ = [
-    "MINILM_LAMBDA_SCALES",
-    "MiniLMLambdaRun",
-    "MiniLMLambdaSetting",
-    "simulate_minilm_lambda",
-    "MINILM_CONFIGS",
-    "MINILM_KAPPA_SCALES",
-    "MINILM_KERNELS",
-    "MINILM_REGIMES",
-    "MiniLMKappaRun",
-    "MiniLMKappaSetting",
-    "TrainingSetup",
-    "fit_stacked",
-    "linearization_gap",
-    "minilm_kappa_loss_correlation",
-    "simulate_minilm_kappa",
-    "stack",
-    "stacked_scores_fn",
     "KAPPA_SCALES",
     "PREDICTORS",
     "loss_rank_correlations",

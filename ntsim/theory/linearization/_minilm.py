@@ -26,7 +26,7 @@ The seed draws the head and the LoRA ``A`` factors (nested across ranks), so ``Î
 its kernels differ per seed; the data subsets, the minibatch order and the dropout masks
 are drawn once per dataset from the run's key and shared by every (seed, configuration).
 All of them train together as one stacked run per (dataset, regime)
-(:func:`ntsim.theory.linearization._minilm_training.fit_stacked`): one compiled step
+(:func:`ntsim.theory.linearization.minilm.fit_stacked`): one compiled step
 serves every configuration, seed and dataset.
 
 Flax is imported inside the functions only (``import ntsim`` never imports it).

@@ -8,7 +8,7 @@ behaves more like a linear model". Here: MiniLM with the head plus LoRA on query
 (:func:`ntsim.transformers.adapter_model`) is fine-tuned by AdamW + cross-entropy with the
 proximal term ``(λ/2)‖θ − θ_0‖²`` over the trainable parameters (λ on the minibatch-mean
 loss scale; the slides do not give theirs), every λ and seed stacked in one run
-(:func:`~ntsim.theory.linearization._minilm_training.fit_stacked`). Per (dataset, λ, seed):
+(:func:`~ntsim.theory.linearization.minilm.fit_stacked`). Per (dataset, λ, seed):
 
 * ``distance`` — ``‖θ_T − θ_0‖₂`` over the trainable parameters (head and LoRA factors);
 * ``gap_train``, ``gap_test`` — ``‖f(θ_T, x) − f̄(θ_T, x)‖₂`` over the training and test
