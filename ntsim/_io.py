@@ -15,8 +15,10 @@ import json
 import os
 import pathlib
 import platform
+import signal
 import subprocess
 import tempfile
+import threading
 from typing import Any
 
 import numpy as np
@@ -24,6 +26,8 @@ import numpy as np
 __all__ = [
     "atomic_write_bytes",
     "atomic_write_text",
+    "catch_interrupts",
+    "interrupt_requested",
     "git_commit",
     "run_metadata",
     "save_figure",
@@ -41,9 +45,43 @@ def _umask() -> int:
     return mask
 
 
+_INTERRUPTED = threading.Event()
+
+
+def _on_interrupt(signum, frame):
+    _INTERRUPTED.set()
+    raise KeyboardInterrupt
+
+
+def catch_interrupts() -> None:
+    """Make a Ctrl-C stick: remember it, then raise :class:`KeyboardInterrupt` as Python does.
+
+    Python raises the interrupt wherever the main thread is; inside a garbage-collector
+    callback (JAX registers one) it is printed as "Exception ignored" and lost, and the run
+    went on to write its outputs and exit 0. With this handler installed (the command line
+    does), the interrupt is also remembered: :func:`atomic_write_bytes` refuses to write
+    after it, and the command line exits 130 even if the exception itself was swallowed.
+    Call from the main thread only.
+    """
+    _INTERRUPTED.clear()
+    signal.signal(signal.SIGINT, _on_interrupt)
+
+
+def interrupt_requested() -> bool:
+    """True after a Ctrl-C caught by :func:`catch_interrupts`."""
+    return _INTERRUPTED.is_set()
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> pathlib.Path:
     """Write ``data`` to ``path`` atomically (temp file in the same directory, then rename),
-    readable as any new file is (``0o666`` less the umask), not only by its owner."""
+    readable as any new file is (``0o666`` less the umask), not only by its owner.
+
+    Raises:
+      KeyboardInterrupt: a Ctrl-C was caught (:func:`catch_interrupts`) and swallowed
+        somewhere: an interrupted run writes nothing more.
+    """
+    if _INTERRUPTED.is_set():
+        raise KeyboardInterrupt
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -128,7 +166,11 @@ def write_figure_and_record(
     figure.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
     text = json.dumps(to_jsonable(record), indent=1, allow_nan=True) + "\n"
     png = atomic_write_bytes(png_path, buffer.getvalue())
-    return png, atomic_write_text(json_path, text)
+    try:
+        return png, atomic_write_text(json_path, text)
+    except KeyboardInterrupt:  # between the two renames: take the PNG back
+        pathlib.Path(png).unlink(missing_ok=True)
+        raise
 
 
 def git_commit(directory: str | os.PathLike | None = None) -> str:

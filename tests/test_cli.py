@@ -193,6 +193,34 @@ def test_internal_errors_say_they_are_bugs_and_debug_shows_the_traceback(monkeyp
         cli.main(["--debug", "list"])
 
 
+def test_a_swallowed_interrupt_still_stops_the_run(monkeypatch, tmp_path, capsys):
+    """Python loses a KeyboardInterrupt raised inside a gc callback ("Exception ignored");
+    the command line remembers the Ctrl-C, so nothing is written after it and it exits 130."""
+    import signal
+
+    from ntsim import _io
+
+    written = []
+
+    def swallowed(args):
+        try:
+            signal.getsignal(signal.SIGINT)(signal.SIGINT, None)  # the handler cli installed
+        except KeyboardInterrupt:
+            pass  # what a gc callback does with it
+        with pytest.raises(KeyboardInterrupt):  # no write after a Ctrl-C
+            _io.atomic_write_text(tmp_path / "late.json", "{}")
+        written.extend(tmp_path.iterdir())
+        return 0
+
+    monkeypatch.setitem(cli._COMMANDS, "list", swallowed)
+    before = signal.getsignal(signal.SIGINT)
+    assert cli.main(["list"]) == 130
+    assert "ntsim: interrupted" in capsys.readouterr().err
+    assert written == [] and signal.getsignal(signal.SIGINT) is before  # handler restored
+    monkeypatch.setitem(cli._COMMANDS, "list", lambda args: 0)
+    assert cli.main(["list"]) == 0  # the next run starts without the old Ctrl-C
+
+
 def test_interrupt_exits_130(monkeypatch, capsys):
     def interrupted(args):
         raise KeyboardInterrupt

@@ -14,6 +14,7 @@ import pytest
 
 from ntsim.claims import get_claim
 from ntsim.theory import stability as st
+from ntsim.theory.stability import _svm_runs
 
 
 def _decide(claim_id: str, run):
@@ -65,6 +66,36 @@ def test_lemma_a2_2_anchor_sees_a_looser_hinge_bound():
     assert _decide(claim_id, planted).outcome == "refuted"
 
 
+def test_lemma_a2_2_third_argument_anchor_sees_a_dropped_v2(monkeypatch):
+    """‖v₁‖ for ‖v₁ − v₂‖ in the max's third argument keeps a true (looser) bound, since
+    |f₁ − f₂| ≤ max(f₁, f₂) needs only the first two; only an instance where the third is
+    attained (v₂ = v₁, b₂ on the kink) shows it."""
+    claim_id = "stability.lemma_a2_2.hinge_difference"
+    correct = st.lemma_a2_2_sides
+
+    def dropped_v2(v1, b1, v2, b2, x, y):
+        sides = correct(v1, b1, v2, b2, x, y)
+        nx = np.linalg.norm(np.asarray(x), axis=-1)
+        third = np.linalg.norm(np.asarray(v1), axis=-1) * nx + np.abs(b1) + np.abs(b2)
+        return sides._replace(rhs=np.maximum(np.asarray(sides.rhs), third))
+
+    monkeypatch.setattr(_svm_runs.ht, "lemma_a2_2_sides", dropped_v2)
+    run = _small(st.simulate_lemma_a2_2, st.RandomPointsSetting(400))
+    assert _decide(claim_id, run).outcome == "refuted"
+
+
+def test_cor2_5_gap_is_attained_and_sees_a_doubled_bound(monkeypatch):
+    """With every point inside the margin the λ-SVM is in closed form and its leave-one-out
+    gap equals L_i/(2λn); the bound doubled (the printed L/(λn)) still holds everywhere."""
+    claim_id = "stability.cor2_5.lambda_svm_gap"
+    setting = st.SvmGapSetting(datasets=16, points=20, dim=3, lams=(1e-2, 1.0))
+    run = _small(st.simulate_svm_gaps, setting)
+    assert np.asarray(run.inside_margin)[:, -1].all()  # λ = 1: every point inside
+    assert _decide(claim_id, run).outcome == "holds"
+    monkeypatch.setattr(st, "cor2_5_gap_corrected", st.cor2_5_gap_printed)
+    assert _decide(claim_id, run).outcome == "refuted"
+
+
 def _gap_run(radius_from_min: bool):
     rng = np.random.default_rng(0)
     norms = rng.uniform(0.2, 1.0, (30, 8))  # 30 datasets of 8 points
@@ -73,6 +104,7 @@ def _gap_run(radius_from_min: bool):
     return st.SvmGapRun(
         lams=lams, gap=np.full((30, 3), 1e-3), lipschitz=np.sqrt(norms.max(1) ** 2 + 1.0),
         radius=radius, gamma=np.full(30, 0.1), points=8, kkt=np.asarray(1e-10),
+        removed_lipschitz=np.sqrt(norms[:, 0] ** 2 + 1.0), inside_margin=np.zeros((30, 3), bool),
     )  # fmt: skip
 
 
@@ -112,7 +144,7 @@ def _loo_run():
         steps=steps, lhs=lhs, rhs=e_s + e_si + svm_direction[:, None], e_sum=e_s + e_si,
         nu=np.full(10, 0.2), lam=np.full(10, 1e-3), gamma=np.full(10, 0.1),
         radius=np.ones(10), svm_gap=np.full(10, 0.5), svm_direction=svm_direction,
-        kkt=np.asarray(1e-10), points=40,
+        kkt=np.asarray(1e-10), points=40, norms=rng.uniform(0.2, 1.0, (10, 40)),
     )  # fmt: skip
 
 
@@ -124,6 +156,13 @@ def test_telescoping_sees_a_term_missing_from_its_right_side():
     planted = run._replace(rhs=e_s + run.svm_direction[:, None])
     assert np.all(planted.lhs <= planted.rhs)  # the inequality alone still holds
     assert _decide(claim_id, planted).outcome == "refuted"
+
+
+def test_thm2_4_bound_is_inconclusive_when_b_does_not_bound_every_point():
+    claim_id = "stability.thm2_4.bound"
+    run = _loo_run()
+    planted = _decide(claim_id, run._replace(radius=np.asarray(run.norms).min(1)))
+    assert planted.outcome == "inconclusive" and "‖x_j‖ ≤ B" in planted.notes
 
 
 def test_thm2_4_bound_sees_a_fit_of_c_that_skips_a_checked_step(monkeypatch):
@@ -208,3 +247,34 @@ def test_lemma_a1_1_anchor_sees_a_wrong_rate():
     t = np.arange(np.asarray(run.slow_error).shape[1])
     planted = run._replace(slow_bound=(1 - eta_mu[:, None] / 2) ** (t / 2))
     assert _decide(claim_id, planted).outcome == "refuted"
+
+
+# ------------------------------------------------------------- Thm 2.2 and Cor 3.1
+
+
+def test_lipschitz_scaling_floor_sees_a_sup_taken_as_a_min():
+    """sup_T‖Δ_T‖ ≥ ‖Δ_1‖ ≥ ημR/n; the min over T is 0 (Δ_0 = 0), a flat curve that passes
+    the paired-increase test (its CI is [0, 0]) and the retuned invariant (0 = 0)."""
+    claim_id = "stability.thm2_2.scaling_lipschitz"
+    setting = st.LipschitzScalingSetting(instances=40, num_steps=50)
+    run = _small(st.simulate_lipschitz_scaling, setting)
+    assert _decide(claim_id, run).outcome == "holds"
+    zeros = np.zeros_like(np.asarray(run.fixed))
+    planted = run._replace(fixed=zeros, retuned=zeros)
+    assert _decide(claim_id, planted).outcome == "refuted"
+
+
+def test_mhloss_bound_is_inconclusive_for_a_xi_below_one():
+    """ξ = H max|p_h|/|Σ p_h| ≥ 1 (triangle inequality): half of it is not ξ."""
+    claim_id = "stability.cor3_1.mhloss_bound"
+    rng = np.random.default_rng(2)
+    shape = (20, 4, 2)  # datasets, steps, head counts
+    run = st.MultiHeadRun(
+        steps=np.array([1, 10, 100, 1000]), e_bar=rng.uniform(0.1, 0.2, shape),
+        xi=rng.uniform(1.0, 1.5, shape), e_max=rng.uniform(0.2, 0.3, shape),
+        conv_lhs=np.zeros(shape), conv_rhs=np.ones(shape), kkt=np.asarray(1e-10),
+        heads=(50, 100),
+    )  # fmt: skip
+    assert _decide(claim_id, run).outcome in ("holds", "refuted")
+    planted = _decide(claim_id, run._replace(xi=0.5 * run.xi))
+    assert planted.outcome == "inconclusive" and "ξ ≥ 1" in planted.notes

@@ -262,10 +262,21 @@ def check_scaling_lipschitz(run: ff.LipschitzScalingRun):
         )
     invariant = compare(retuned, retuned[:, -1:], relation="equal", rtol=_EXACT_LINEAR.value,
                         tolerance=_EXACT_LINEAR, num_instances=fixed.shape[0])  # fmt: skip
-    return all_of(*parts, invariant, diagnostics={
+    # Anchor: after one step w_1 − w^i_1 = (η/n) H_i (w_0 − w_*), and every eigenvalue of H_i
+    # is at least μ = (μ/β)·cβ, so sup_T‖Δ_T‖ ≥ ‖Δ_1‖ ≥ η μ R/n at each scale c.
+    scales = np.asarray(run.scales)
+    mu = run.mu_over_beta * scales
+    floor = compare(
+        np.concatenate([fixed, retuned], axis=1),
+        np.concatenate([mu * 1.0, mu / scales]) * run.radius / run.n,
+        relation="lower_bound", atol=ROUND_OFF.value, tolerance=ROUND_OFF,
+        num_instances=fixed.shape[0],
+    )  # fmt: skip
+    return all_of(*parts, invariant, floor, diagnostics={
         "c": run.scales, "n·mean sup (η = 1/β fixed)": fixed.mean(0) * 10,
     }, notes="η = 1/β fixed: the mean sup‖Δ‖ grows with c (95% CIs of paired differences); "
-       "η = 1/(cβ) retuned: the path is unchanged, so only L/β matters.")  # fmt: skip
+       "η = 1/(cβ) retuned: the path is unchanged, so only L/β matters. Anchor: "
+       "sup‖Δ‖ ≥ ‖Δ_1‖ ≥ ημR/n (the first step, in closed form).")  # fmt: skip
 
 
 # ---------------------------------------------------------------------------- lemmas
@@ -386,7 +397,7 @@ CLAIMS: tuple[Claim, ...] = (
                between=(0.99, 1.0), min_violation=_radius_violation_band()[0],
                max_violation=_radius_violation_band()[1], relative=True)),
     _claim("thm2_2.bound_corrected_small_radius", _THM, "the corrected bound (∝ R) holds at "
-           "R = 1e-3, μ/β = 0.5", "bound",
+           f"R = 1e-3, μ/β = {_SMALL_R_RATIO}", "bound",
            derived("eq. (3) with the off-by-one corrected and L = βR, on the printed claim's "
                    "runs"), SMALL_R, check_corrected_small_radius),
     _claim("thm2_2.scaling_n", "Thm 2.2 (Sec 2.2 discussion)", "(derived) mean "

@@ -194,26 +194,32 @@ class LipschitzScalingSetting:
 
 
 class LipschitzScalingRun(NamedTuple):
-    """``scales`` ``(C,)``; ``fixed`` and ``retuned`` ``(instances, C)`` ``sup_T‖Δ_T‖``."""
+    """``scales`` ``(C,)``; ``fixed`` and ``retuned`` ``(instances, C)`` ``sup_T‖Δ_T‖``;
+    the instances' constants ``n``, ``μ/β`` and ``R`` (for the first-step floor)."""
 
     scales: np.ndarray
     fixed: jax.Array
     retuned: jax.Array
+    n: int
+    mu_over_beta: float
+    radius: float
 
 
 def simulate_lipschitz_scaling(key, setting: LipschitzScalingSetting) -> LipschitzScalingRun:
     """``sup_T‖Δ_T‖`` per instance and curvature scale, ``η`` fixed and retuned."""
     s = setting
 
+    mu_over_beta, radius = 0.5, 1.0
+
     def one(k, c, retuned):
-        inst = ff.quadratic_instance(k, s.n, s.d, mu=0.5 * c, beta=c, radius=1.0)
+        inst = ff.quadratic_instance(k, s.n, s.d, mu=mu_over_beta * c, beta=c, radius=radius)
         eta = jnp.where(retuned, 1.0 / c, 1.0)
         return ff.loo_trajectory(inst, 0, learning_rate=eta, num_steps=s.num_steps).distance.max()
 
     over_c = jax.jit(jax.vmap(jax.vmap(one, (None, 0, None)), (0, None, None)))
     keys, scales = jax.random.split(key, s.instances), jnp.asarray(s.scales)
     return LipschitzScalingRun(np.asarray(s.scales), over_c(keys, scales, False),
-                               over_c(keys, scales, True))  # fmt: skip
+                               over_c(keys, scales, True), s.n, mu_over_beta, radius)  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -257,7 +257,8 @@ class LooBoundRun(NamedTuple):
         one, ``1/(2n max α)``.
       gamma: ``(N,)`` ``1/‖v̂_S‖``; radius: ``(N,)`` ``max‖x_i‖``; svm_gap: ``(N,)``
         ``‖ŵ_{S^i} − ŵ_S‖``; svm_direction: ``(N,)`` ``‖ŵ_{S^i}/‖ŵ_{S^i}‖ − ŵ_S/‖ŵ_S‖‖``;
-        kkt: the worst KKT residual; points: ``n``.
+        kkt: the worst KKT residual; points: ``n``; norms: ``(N, n)`` every ``‖x_j‖`` (for
+        the hypothesis ``‖x_j‖ ≤ B``).
     """
 
     steps: jax.Array
@@ -272,6 +273,7 @@ class LooBoundRun(NamedTuple):
     svm_direction: jax.Array
     kkt: jax.Array
     points: int
+    norms: jax.Array
 
 
 def simulate_loo_bound(key, setting: LooBoundSetting) -> LooBoundRun:
@@ -303,11 +305,12 @@ def simulate_loo_bound(key, setting: LooBoundSetting) -> LooBoundRun:
             jnp.linalg.norm(head_si - head_s),
             ht.direction_error(head_si, head_s),
             _worst_kkt(both),
+            jnp.sqrt(jnp.sum(data.x**2, axis=1)),
         )
 
     out = sweep(one, jax.random.split(key, s.datasets), chunk_size=s.chunk)
-    *fields, kkt = out
-    return LooBoundRun(jnp.asarray(steps), *fields, jnp.max(kkt), n)
+    *fields, kkt, norms = out
+    return LooBoundRun(jnp.asarray(steps), *fields, jnp.max(kkt), n, norms)
 
 
 # ------------------------------------------------------------------- Cor 3.1 and A.4.1

@@ -246,7 +246,9 @@ class SvmGapSetting:
 class SvmGapRun(NamedTuple):
     """``lams`` ``(L,)``; ``gap`` ``(N, L)`` ``‖ŵ_{S^i} − ŵ_S‖``; per dataset ``(N,)``:
     ``lipschitz`` ``max‖x̃_i‖``, ``radius`` ``max‖x_i‖``, ``gamma`` the hard-margin (b free)
-    margin; ``points`` ``n``; ``kkt``."""
+    margin; ``points`` ``n``; ``kkt``; ``removed_lipschitz`` ``(N,)`` ``‖x̃_i‖`` of the removed
+    point; ``inside_margin`` ``(N, L)``: every training point of ``S`` and of ``S^i`` has
+    ``y_j ŵᵀx̃_j < 0.99`` (all hinges in their linear piece)."""
 
     lams: np.ndarray
     gap: jax.Array
@@ -255,6 +257,8 @@ class SvmGapRun(NamedTuple):
     gamma: jax.Array
     points: int
     kkt: jax.Array
+    removed_lipschitz: jax.Array
+    inside_margin: jax.Array
 
 
 def simulate_svm_gaps(key, setting: SvmGapSetting) -> SvmGapRun:
@@ -266,7 +270,8 @@ def simulate_svm_gaps(key, setting: SvmGapSetting) -> SvmGapRun:
     def one(k):
         k_data, k_i = jax.random.split(k)
         data = _dataset(k_data, n, s.dim, s.margin, s.radius, s.offset)
-        mask = jnp.arange(n) != jax.random.randint(k_i, (), 0, n)
+        removed = jax.random.randint(k_i, (), 0, n)
+        mask = jnp.arange(n) != removed
         # S (normaliser n) and S^i (normaliser n or n − 1) in one vmapped solve: one compiled
         # solver instead of two
         masks = jnp.stack([jnp.ones((n,), bool), mask])
@@ -277,9 +282,13 @@ def simulate_svm_gaps(key, setting: SvmGapSetting) -> SvmGapRun:
                 data.x, data.y, regularization=lam, penalize_bias=s.penalize_bias,
                 sample_mask=m, normalizer=c))(masks, normalizers)  # fmt: skip
             head_s, head_si = ht.svm_head(both.weights, both.bias)
-            return jnp.linalg.norm(head_si - head_s), _worst_kkt(both)
+            margins = data.y * (both.weights @ data.x.T - both.bias[:, None])  # (2, n)
+            # strictly inside: 1% below the margin (the interior-point solution of a point
+            # on the margin can sit 1e-4 inside it, and its subgradient is not 1)
+            inside = jnp.all(jnp.where(masks, margins < 1.0 - 1e-2, True))
+            return jnp.linalg.norm(head_si - head_s), _worst_kkt(both), inside
 
-        gaps, kkts = jax.vmap(solve)(jnp.asarray(s.lams))
+        gaps, kkts, inside = jax.vmap(solve)(jnp.asarray(s.lams))
         hard = hard_margin_svm(data.x, data.y, penalize_bias=False)
         return (
             gaps,
@@ -287,10 +296,15 @@ def simulate_svm_gaps(key, setting: SvmGapSetting) -> SvmGapRun:
             jnp.max(jnp.linalg.norm(data.x, axis=1)),
             1.0 / jnp.linalg.norm(hard.weights),
             jnp.maximum(jnp.max(kkts), _worst_kkt(hard)),
+            jnp.sqrt(jnp.sum(data.x[removed] ** 2) + 1.0),
+            inside,
         )
 
-    gap, lipschitz, radius, gamma, kkt = sweep(one, jax.random.split(key, s.datasets))
-    return SvmGapRun(np.asarray(s.lams), gap, lipschitz, radius, gamma, n, jnp.max(kkt))
+    gap, lipschitz, radius, gamma, kkt, removed_lipschitz, inside = sweep(
+        one, jax.random.split(key, s.datasets)
+    )
+    return SvmGapRun(np.asarray(s.lams), gap, lipschitz, radius, gamma, n, jnp.max(kkt),
+                     removed_lipschitz, inside)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -304,7 +318,7 @@ class LemmaSidesRun(NamedTuple):
     """``lhs``, ``rhs`` ``(count,)`` of a pointwise inequality on random instances, and the
     same sides on *anchor* instances where both are known in closed form
     (``anchor_lhs``, ``anchor_rhs`` from the library; ``exact_lhs``, ``exact_rhs`` the
-    closed forms; ``(count // 8,)``)."""
+    closed forms; one entry per anchor instance)."""
 
     lhs: jax.Array
     rhs: jax.Array
@@ -341,7 +355,10 @@ def simulate_lemma_a2_2(key, setting: RandomPointsSetting) -> LemmaSidesRun:
     ``v₁ = −yα u``, ``b₁ = y s``, ``v₂ = yβ u``, ``b₂ = −y(1 − β‖x‖)`` (``α‖x‖ ≥ 1``,
     ``s ≥ 0``, ``0 < β‖x‖ < 1``): ``f(v₁, b₁) = 1 + α‖x‖ + s``, ``f(v₂, b₂) = 0`` (on the
     hinge's kink), and the three arguments of the max are ``1 + α‖x‖ + s``, ``2`` and
-    ``(α + β)‖x‖ + s + 1 − β‖x‖``, so both sides equal ``1 + α‖x‖ + s``.
+    ``(α + β)‖x‖ + s + 1 − β‖x‖``, so both sides equal ``1 + α‖x‖ + s``. And the bound
+    attained by its third argument: ``v₂ = v₁``, ``b₂ = −y(1 + α‖x‖)`` (``f(v₂, b₂) = 0``, on
+    the kink) and ``s ≥ 1 + α‖x‖``, where the arguments are ``1 + α‖x‖ + s``,
+    ``2 + 2α‖x‖`` and ``|b₁| + |b₂| = 1 + α‖x‖ + s``: both sides equal ``1 + α‖x‖ + s``.
     """
     count = setting.count
     ks = jax.random.split(key, 6)
@@ -356,7 +373,7 @@ def simulate_lemma_a2_2(key, setting: RandomPointsSetting) -> LemmaSidesRun:
     reach = 1.0 + jax.random.exponential(ka[0], (anchors,), x.dtype)  # α‖x‖ ≥ 1
     s = jnp.abs(2 * jax.random.normal(ka[1], (anchors,), x.dtype))
     kink = jax.random.uniform(ka[2], (anchors,), x.dtype, 0.05, 0.95)  # β‖x‖
-    anchor = ht.lemma_a2_2_sides(
+    kinked = ht.lemma_a2_2_sides(
         -(ya * reach / nx)[:, None] * u,
         ya * s,
         (ya * kink / nx)[:, None] * u,
@@ -364,8 +381,17 @@ def simulate_lemma_a2_2(key, setting: RandomPointsSetting) -> LemmaSidesRun:
         xa,
         ya,
     )
-    exact = 1.0 + reach + s
-    return LemmaSidesRun(*ht.lemma_a2_2_sides(v1, b1, v2, b2, x, y), *anchor, exact, exact)
+    # the third argument attained: same weights, b₂ on the kink, |b₁| = s ≥ 1 + α‖x‖
+    same_weights = -(ya * (reach - 1.0) / nx)[:, None] * u  # α‖x‖ = reach − 1 ≥ 0
+    s_third = reach + s  # = 1 + α‖x‖ + |2z| ≥ 1 + α‖x‖
+    third = ht.lemma_a2_2_sides(
+        same_weights, ya * s_third, same_weights, -ya * reach, xa, ya
+    )  # fmt: skip
+    anchor_lhs = jnp.concatenate([kinked.lhs, third.lhs])
+    anchor_rhs = jnp.concatenate([kinked.rhs, third.rhs])
+    exact = jnp.concatenate([1.0 + reach + s, reach + s_third])
+    return LemmaSidesRun(*ht.lemma_a2_2_sides(v1, b1, v2, b2, x, y), anchor_lhs, anchor_rhs,
+                         exact, exact)  # fmt: skip
 
 
 class MaxTermsRun(NamedTuple):
