@@ -68,16 +68,23 @@ def _kappa_claim(kernel: str, regime: str) -> Claim:
     )
 
 
+#: "Strictly decreasing" beyond float32 round-off: a norm of ~1e5 float32 entries carries
+#: ~1e-6 relative error, so a relative decrease below 1e-5 is not resolved (the quick runs
+#: decrease by 20–70% per step of the grid).
+_STRICT = 1e-5
+
+
 def check_distance_decreasing(run: lz.MiniLMLambdaRun):
     """‖θ_T − θ_0‖ strictly decreasing in λ, every (dataset, seed)."""
     distance = np.asarray(run.distance)  # (D, L, S), λ increasing
-    steps = np.diff(distance, axis=1)  # must be < 0
+    relative = np.diff(distance, axis=1) / distance[:, :-1]  # must be < −_STRICT
     return compare(
-        steps.max(axis=1).ravel(), 0.0, relation="upper_bound", num_instances=steps[:, 0].size,
+        relative.max(axis=1).ravel(), -_STRICT, relation="upper_bound",
+        num_instances=relative[:, 0].size,
         diagnostics={"λ": np.asarray(run.lambdas), "mean ‖θ_T − θ_0‖ per λ":
                      np.round(distance.mean(axis=(0, 2)), 4)},
-        notes="largest increase of ‖θ_T − θ_0‖ between consecutive λ, per (dataset, seed); "
-        "≤ 0 is decreasing (a tie at 0 would not be strict: none is observed).",
+        notes="largest relative change of ‖θ_T − θ_0‖ between consecutive λ, per (dataset, "
+        f"seed); strictly decreasing means below −{_STRICT:g} (float32 round-off).",
     )  # fmt: skip
 
 
@@ -85,11 +92,12 @@ def check_gap_below_unregularised(run: lz.MiniLMLambdaRun):
     """The train linearisation gap at the largest λ is below the gap at λ = 0."""
     gap = np.asarray(run.gap_train)  # (D, L, S)
     return compare(
-        gap[:, -1].ravel(), gap[:, 0].ravel(), relation="upper_bound",
+        (gap[:, -1] / gap[:, 0]).ravel(), 1.0, relation="upper_bound",
         diagnostics={"λ": np.asarray(run.lambdas),
-                     "mean train gap per λ": np.round(gap.mean(axis=(0, 2)), 4)},
-        notes="‖f(θ_T) − f̄(θ_T)‖ on the training sentences at the largest λ against λ = 0, "
-        "per (dataset, seed).",
+                     "mean train gap per λ": np.round(gap.mean(axis=(0, 2)), 6)},
+        notes="‖f(θ_T) − f̄(θ_T)‖ on the training sentences at the largest λ over the same at "
+        "λ = 0, per (dataset, seed) (a gap identically 0 — no fine-tuning, or a linearisation "
+        "that returns the model — is 0/0: an error, not a verdict).",
     )  # fmt: skip
 
 
