@@ -38,6 +38,8 @@ SLOW_AT_QUICK = {
     "linear_teachers/fig3_freezing",
     "linear_teachers/relu_kernel_vs_network",
     "linear_teachers/table1_digits_bound_correlation",
+    "linearization/minilm_kappa",  # BERT compilations; its pieces: tests/theory, transformers
+    "linearization/minilm_lambda_table",
     "stability/methods_std_sweeps",
     "stability/minilm_stability",  # six BERT compilations; its losses: tests/transformers
     "stability/synthetic_loo_stability",

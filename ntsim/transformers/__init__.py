@@ -17,9 +17,21 @@ Importing this subpackage imports Flax (``pip install 'ntsim[flax]'``, which ``m
   resumable checkpoints;
 * Fu et al.'s stabilising methods on the encoder (:func:`method_loss`: FineTune, MixOut,
   LNSR, MHLoss, MMR; :func:`surt_retrain`: SURT's masked-LM re-training);
-* the empirical NTK w.r.t. a parameter subset, streamed in tiles (:func:`subset_ntk_fn`).
+* the empirical NTK w.r.t. a parameter subset, streamed in tiles (:func:`subset_ntk_fn`);
+* every PEFT configuration (head, LoRA on query/value or the FFN, the last block) as one
+  parameter structure with the choice as data (:func:`adapter_model`), and the NTK and sign
+  kernel of each at ``θ_0`` from one set of per-example gradients (:func:`block_kernels`,
+  :func:`lora_row_kernels`: LoRA's closed-form ``B``-block).
 """
 
+from ntsim.transformers._adapters import (
+    ADAPTER_CONFIG_PATTERN,
+    AdapterLayout,
+    AdapterModel,
+    Selection,
+    adapter_model,
+    parse_adapter_config,
+)
 from ntsim.transformers._bert import BertClassifier, BertConfig, BertEncoder, mean_pool
 from ntsim.transformers._checkpoints import (
     CHECKPOINTS,
@@ -38,6 +50,14 @@ from ntsim.transformers._finetune import (
     save_finetune_state,
 )
 from ntsim.transformers._gpt import GPTConfig, GPTDecoder
+from ntsim.transformers._lora_kernels import (
+    KERNEL_KINDS,
+    block_kernels,
+    lora_rank_kernel,
+    lora_row_kernels,
+    participation_ratio,
+    per_example_gradients,
+)
 from ntsim.transformers._methods import (
     METHODS,
     MethodSettings,
@@ -65,8 +85,23 @@ from ntsim.transformers._text_data import (
     fetch_text_data,
     load_text_dataset,
 )
+from ntsim.transformers._text_splits import BINARY_DATASETS, binary_sentiment_split
 
 __all__ = [
+    "BINARY_DATASETS",
+    "binary_sentiment_split",
+    "ADAPTER_CONFIG_PATTERN",
+    "AdapterLayout",
+    "AdapterModel",
+    "KERNEL_KINDS",
+    "Selection",
+    "adapter_model",
+    "block_kernels",
+    "lora_rank_kernel",
+    "lora_row_kernels",
+    "parse_adapter_config",
+    "participation_ratio",
+    "per_example_gradients",
     "METHODS",
     "MethodSettings",
     "init_heads",

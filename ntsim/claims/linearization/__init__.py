@@ -5,13 +5,21 @@ regularised dynamics (:mod:`._dynamics`: split step, Lemma 3, Thm 1), distances 
 (:mod:`._distance`: Lemma 1, Thm 2, the λ table), the linearisation gap and the r-ball
 (:mod:`._gap`: Thms 3, 4), the KRR reduction and spectral bounds (:mod:`._spectral`:
 Thms 5–7), kernel structure (:mod:`._kernels`: NTK additivity, LoRA NTK at init), the
-condition-number experiment (:mod:`._kappa`). The
+condition-number experiment (:mod:`._kappa`), the λ table on MiniLM (:mod:`._minilm`). The
 simulations they read are ``simulate_*`` functions of :mod:`ntsim.theory.linearization`.
 """
 
 from __future__ import annotations
 
-from ntsim.claims.linearization import _distance, _dynamics, _gap, _kappa, _kernels, _spectral
+from ntsim.claims.linearization import (
+    _distance,
+    _dynamics,
+    _gap,
+    _kappa,
+    _kernels,
+    _minilm,
+    _spectral,
+)
 
 __all__ = ["CLAIMS"]
 
@@ -22,4 +30,5 @@ CLAIMS = (
     *_spectral.CLAIMS,
     *_kernels.CLAIMS,
     *_kappa.CLAIMS,
+    *_minilm.CLAIMS,
 )
