@@ -44,7 +44,7 @@ class Config(Validated):
     validation_size: int = param(32, "split giving the plug-ins σ̂, Ĉ_H", low=1, shape=True)
     test_size: int = param(64, "split scoring every step", low=1, shape=True)
     max_length: int = param(32, "tokens per sentence", low=2, shape=True)
-    seeds: int = param(3, "draws of sentences and head", low=1)
+    seeds: int = param(5, "draws of sentences and head", low=1)
     max_steps: int = param(200, "GD horizon", low=1, shape=True)
     eval_every: int = param(10, "test MSE read every this many steps", low=1, shape=True,
                             allowed="divides max_steps")  # fmt: skip

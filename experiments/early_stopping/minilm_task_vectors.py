@@ -46,7 +46,7 @@ class Config(Validated):
     train_size: int = param(64, "training sentences per task", low=1, shape=True)
     test_size: int = param(128, "test sentences per task", low=1, shape=True)
     max_length: int = param(32, "tokens per sentence", low=2, shape=True)
-    seeds: int = param(3, "draws of sentences and head", low=1)
+    seeds: int = param(5, "draws of sentences and head", low=1)
     steps: int = param(100, "GD steps per task", low=1, shape=True)
     step_fraction: float = param(0.5, "α = step_fraction/max_i λ̂_max(Θ_ii/N)", low=0, high=1,
                                  open="low")  # fmt: skip

@@ -270,7 +270,7 @@ class MiniLMStoppingSetting:
     validation_size: int = 32
     test_size: int = 64
     max_length: int = 32
-    seeds: int = 3
+    seeds: int = 5
     max_steps: int = 200
     eval_every: int = 10
     step_fraction: float = 0.5
@@ -398,7 +398,7 @@ class MiniLMTaskVectorSetting:
     train_size: int = 64
     test_size: int = 128
     max_length: int = 32
-    seeds: int = 3
+    seeds: int = 5
     steps: int = 100
     step_fraction: float = 0.5
     ntk_batch: int = 16
