@@ -77,12 +77,16 @@ def run(config: Config, key) -> dict:
         key, setting, memo=disk_memo(config.run_cache, setting, key)
     )
     results = {name: np.asarray(value).tolist() for name, value in out._asdict().items()}
+    if not config.finetune:  # NaN placeholders: not JSON numbers
+        results.pop("finetune_curve")
+        results.pop("finetune_step")
     results.update(checkpoint=config.checkpoint, dataset=config.dataset, seeds=config.seeds,
                    finetune=config.finetune)  # fmt: skip
     for i, size in enumerate(config.sizes):
+        tuned = out.finetune_step[:, i].tolist() if config.finetune else "not run"
         print(f"N = {size}: T̂ = {out.stopping_time[:, i].tolist()}, test-optimal step "
-              f"linearised {out.linearised_step[:, i].tolist()}, fine-tuned "
-              f"{out.finetune_step[:, i].tolist()}", flush=True)  # fmt: skip
+              f"linearised {out.linearised_step[:, i].tolist()}, fine-tuned {tuned}",
+              flush=True)  # fmt: skip
     return results
 
 
@@ -95,7 +99,7 @@ def plot(results: dict):
     sizes = results["sizes"]
     colors = plt.cm.viridis(np.linspace(0, 0.85, len(sizes)))
     lin = np.asarray(results["linearised_curve"])  # (S, A, E)
-    ft = np.asarray(results["finetune_curve"])
+    ft = np.asarray(results.get("finetune_curve", np.nan))
     rule = np.asarray(results["stopping_time"], float)  # (S, A)
     for i, size in enumerate(sizes):
         ax.plot(steps, lin[:, i].mean(0), color=colors[i], label=f"N = {size}: linearised GD")
