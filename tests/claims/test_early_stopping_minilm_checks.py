@@ -45,26 +45,3 @@ def test_rule_check_holds_when_the_rule_stops_first_and_is_refuted_when_it_stops
     late = _stopping([[100, 200], [150, 90], [200, 120]], [[1, 2], [0, 3], [2, 1]])
     assert claims.check_rule_stops_early(early).outcome == "holds"
     assert claims.check_rule_stops_early(late).outcome == "refuted"
-
-
-def _task_vectors(measured, predicted) -> minilm.MiniLMTaskVectors:
-    def full(upper):  # (S, 3) upper triangle -> (S, 3, 3) symmetric, 1 on the diagonal
-        out = np.tile(np.eye(3), (len(upper), 1, 1))
-        i, j = np.triu_indices(3, 1)
-        out[:, i, j] = out[:, j, i] = upper
-        return out
-
-    ones = np.ones((len(measured), 3))
-    return minilm.MiniLMTaskVectors(full(np.asarray(measured)), full(np.asarray(predicted)),
-                                    ones, ones, ones, ones, ones, ones[:, 0])  # fmt: skip
-
-
-def test_cosine_check_rejects_a_predictor_that_only_says_orthogonal():
-    measured = [[0.06, -0.04, 0.05], [-0.05, 0.07, 0.03], [0.04, 0.05, -0.06]]
-    close = [[0.055, -0.045, 0.05], [-0.05, 0.065, 0.035], [0.045, 0.05, -0.055]]
-    assert claims.check_cosine_from_kernel(_task_vectors(measured, close)).outcome == "holds"
-    zero = np.zeros((3, 3))
-    # |gap| ≤ 0.1 still holds for the zero predictor; Σ|gap|/Σ|cos| = 1 > 1/2 refutes it
-    assert claims.check_cosine_from_kernel(_task_vectors(measured, zero)).outcome == "refuted"
-    far = [[0.5, 0.4, -0.3], [0.4, -0.5, 0.3], [-0.4, 0.5, 0.4]]
-    assert claims.check_cosine_from_kernel(_task_vectors(measured, far)).outcome == "refuted"

@@ -6,11 +6,14 @@ full scale), the same ones the ``early_stopping/minilm_*`` figures draw:
 
 * eq. (29)'s condition ``β > 1/2`` on the decay of the NTK at ``θ_PT`` (Sec 7.1's fit);
 * Sec 6.1's "stop early": the plug-in kernel rule ``T̂`` stops no later than the step the
-  test set prefers for linearised GD;
-* Cor 2 on the real network: the cosine of two fine-tuned task vectors is the one the NTK at
-  ``θ_PT`` predicts for the same GD run.
+  test set prefers for linearised GD.
 
 Each is decided on a 95% Student-t interval over independent draws (sentences and head).
+Cor 2 on the real network (the ``early_stopping/minilm_task_vectors`` figure) has no claim
+yet: at quick scale the measured cosines are ~0.06 and within ~0.01 of the kernel's
+prediction, but ``|gap| ≤ 0.1`` alone cannot tell the kernel from the orthogonal predictor,
+and the relative criterion Σ|gap|/Σ|cos| ≤ 1/2 was inconclusive at master seed 1 (its
+bootstrap CI reached 1.34 with 9 pairs); the full-scale cosines should settle which to use.
 """
 
 from __future__ import annotations
@@ -18,11 +21,11 @@ from __future__ import annotations
 import numpy as np
 
 from ntsim.claims._contract import Claim, Simulation, derived, printed
-from ntsim.claims._decisions import AtLeast, AtMost, Tolerance, all_of, estimate_in
-from ntsim.core import bootstrap_ci, mean_ci
+from ntsim.claims._decisions import AtLeast, AtMost, all_of, estimate_in
+from ntsim.core import mean_ci
 from ntsim.theory.early_stopping import minilm
 
-__all__ = ["CLAIMS", "MINILM_DECAY", "MINILM_STOPPING", "MINILM_TASK_VECTORS"]
+__all__ = ["CLAIMS", "MINILM_DECAY", "MINILM_STOPPING"]
 
 _PAPER = "Sun & Raskutti 2026"
 
@@ -41,14 +44,15 @@ MINILM_STOPPING = Simulation(
     "early_stopping.minilm.stopping_rule",
     minilm.simulate_minilm_stopping_rule,
     {
-        # linearised GD only (the claim reads no fine-tuning): 4 seeds × 3 sizes = 12 pairs
+        # linearised GD only (the claim reads no fine-tuning), so seeds are cheap: 8 seeds × 3
+        # sizes = 24 pairs (at 4 seeds, master seed 1 was inconclusive: its CI straddled 0)
         "quick": minilm.MiniLMStoppingSetting(
             checkpoint="minilm-l3",
             sizes=(8, 16, 32),
             validation_size=16,
             test_size=32,
             max_length=16,
-            seeds=4,
+            seeds=8,
             max_steps=200,
             eval_every=10,
             ntk_batch=8,
@@ -56,38 +60,6 @@ MINILM_STOPPING = Simulation(
         ),  # fmt: skip
         "full": minilm.MiniLMStoppingSetting(),
     },
-)
-MINILM_TASK_VECTORS = Simulation(
-    "early_stopping.minilm.task_vectors",
-    minilm.simulate_minilm_task_vectors,
-    {
-        "quick": minilm.MiniLMTaskVectorSetting(
-            checkpoint="minilm-l3",
-            train_size=12,
-            test_size=24,
-            max_length=12,
-            seeds=2,
-            steps=20,
-            ntk_batch=12,
-        ),  # fmt: skip
-        "full": minilm.MiniLMTaskVectorSetting(),
-    },
-)
-
-COSINE_GAP = Tolerance(
-    "chosen",
-    0.1,
-    "|cos_measured − cos_predicted| averaged over task pairs and seeds: small against the "
-    "spread of cosines that distinguishes orthogonal (≈ 0) from aligned task vectors",
-    observed="quick (minilm-l3, 12 sentences per task, 20 GD steps): mean 0.012, CI "
-    "[0.011, 0.013], max 0.015; an earlier probe at 16 sentences, 30 steps: max 0.05",
-)
-EXPLAINS = Tolerance(
-    "chosen",
-    0.5,
-    "Σ|cos_measured − cos_predicted| / Σ|cos_measured| over pairs and seeds: the kernel "
-    "explains at least half of the cosines' departure from orthogonality",
-    observed="quick (2 seeds × 3 pairs): 0.012/0.059 ≈ 0.2 (Spearman ρ 0.71 on those 6 points)",
 )
 
 
@@ -142,39 +114,6 @@ def check_rule_stops_early(run: minilm.MiniLMStopping):
     )
 
 
-def check_cosine_from_kernel(run: minilm.MiniLMTaskVectors):
-    """Cor 2's cosines track the measured ones: mean |gap| ≤ 0.1 and Σ|gap|/Σ|cos| ≤ 1/2."""
-    m = run.measured_cosine.shape[-1]
-    upper = np.triu_indices(m, 1)
-    measured = run.measured_cosine[:, upper[0], upper[1]]
-    predicted = run.predicted_cosine[:, upper[0], upper[1]]
-    gap = np.abs(measured - predicted)
-    per_seed = gap.mean(axis=1)
-    mean, ci = mean_ci(per_seed)
-    close = estimate_in(float(mean), ci, AtMost(COSINE_GAP.value), num_instances=per_seed.size,
-                        tolerance=COSINE_GAP)  # fmt: skip
-    flat_gap, flat_cos = gap.ravel(), np.abs(measured).ravel()
-    ratio, ratio_ci = bootstrap_ci(lambda i: flat_gap[i].sum() / flat_cos[i].sum(), flat_gap.size)
-    explains = estimate_in(ratio, ratio_ci, AtMost(EXPLAINS.value), num_instances=flat_gap.size,
-                           tolerance=EXPLAINS)  # fmt: skip
-    return all_of(
-        close,
-        explains,
-        diagnostics={
-            "mean |measured − predicted|": float(mean),
-            "largest |gap|": float(gap.max()),
-            "Σ|gap| / Σ|measured cos|": ratio,
-            "mean |measured cos|": float(flat_cos.mean()),
-            "mean normalised accuracy per task": run.normalised_accuracy.mean(axis=0),
-        },
-        notes="Over task pairs i < j and seeds: (a) per seed the mean |cos(τ_i, τ_j) − Cor 2's "
-        "prediction|, 95% Student-t CI over seeds, must stay ≤ 0.1; (b) the prediction must "
-        "explain most of the cosines' departure from 0: Σ|gap|/Σ|cos|, 95% bootstrap CI over "
-        "the pairs × seeds, ≤ 1/2 (the orthogonal predictor of Assumption 5.1 scores 1), so "
-        "(a) cannot pass just because the cosines are small.",
-    )
-
-
 CLAIMS = (
     Claim(
         id="early_stopping.minilm.beta_above_half",
@@ -215,25 +154,5 @@ CLAIMS = (
         min_instances=8,
         slow_at_quick=True,
         experiment="early_stopping/minilm_stopping_rule",
-    ),
-    Claim(
-        id="early_stopping.minilm.cosine_from_kernel",
-        paper=f"{_PAPER}, Sec 5.2, Cor 2, eqs. (107)–(109); Sec 7.2",
-        statement="Task vectors of MiniLM fine-tuned separately by GD on three tasks have "
-        "the cosines that Cor 2's linearised model predicts from the NTK blocks at θ_PT for "
-        "the same GD run: mean |cos_measured − cos_predicted| ≤ 0.1, and the gaps sum to at "
-        "most half the measured |cos| (the kernel explains most of the departure from 0).",
-        kind="bound",
-        reading=derived(
-            "Cor 2 fixes ⟨τ_1, τ_2⟩ = c_1ᵀJ_1J_2ᵀc_2 in the linearised model at large width; "
-            "the project checks that the real network's task vectors follow it, which is "
-            "what lets the NTK at θ_PT tell in advance whether task addition interferes "
-            "(Sec 7.2 measures the cosines only after fine-tuning)"
-        ),
-        uses=MINILM_TASK_VECTORS,
-        check=check_cosine_from_kernel,
-        min_instances=2,
-        slow_at_quick=True,
-        experiment="early_stopping/minilm_task_vectors",
     ),
 )
