@@ -33,6 +33,10 @@ SLOW_AT_QUICK = {
     "early_stopping/ntk_eigen_decay",
     "early_stopping/learning_curves",
     "early_stopping/task_vectors",
+    # MiniLM-L3: one NTK and one GD compilation each (~25–80 s on 2 shared cores)
+    "early_stopping/minilm_ntk_decay",
+    "early_stopping/minilm_stopping_rule",
+    "early_stopping/minilm_task_vectors",
     "linear_teachers/fig1_covariance_alignment",
     "linear_teachers/fig2_depth_and_scale",
     "linear_teachers/fig3_freezing",

@@ -38,6 +38,9 @@ PENDING_TOPICS: dict[str, str] = {
     "closed-form anchor of thm4.containment on the linear worst case at exactly λ_o, the S = 0 "
     "equality cases of thm7.step_printed); the committed entry was made at the older claims "
     "until the linearization records and matrix are remade",
+    "early_stopping": "two MiniLM claims added (early_stopping.minilm.*, branch "
+    "minilm-early-stopping); the committed entry was made before them, until the matrix is "
+    "remade with the MiniLM simulations at quick scale",
 }
 
 #: Topics below the floor, with the rate they are at (the test fails if a topic drops

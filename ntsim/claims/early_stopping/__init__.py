@@ -6,7 +6,7 @@ the early stopping ↔ ridge correspondence (:mod:`._ridge`), hold-out early sto
 (:mod:`._holdout`), task vectors and the mixed-init NTK blocks (:mod:`._task_vectors`),
 the width scaling of the attention model (:mod:`._width_scaling`), and the attention model's
 trained task vectors, Lemma 5's random-init expansion and learning-curve rate
-(:mod:`._finite_width`).
+(:mod:`._finite_width`), and Sec 7 on a real checkpoint, MiniLM (:mod:`._minilm`).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from ntsim.claims.early_stopping import (
     _finite_width,
     _holdout,
     _kernel_gd,
+    _minilm,
     _ridge,
     _stopping_rule,
     _task_vectors,
@@ -31,4 +32,5 @@ CLAIMS = (
     *_task_vectors.CLAIMS,
     *_width_scaling.CLAIMS,
     *_finite_width.CLAIMS,
+    *_minilm.CLAIMS,
 )

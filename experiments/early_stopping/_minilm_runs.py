@@ -1,0 +1,45 @@
+"""Resumable per-unit run caches for the MiniLM experiments of this topic.
+
+The MiniLM simulations of :mod:`ntsim.theory.early_stopping` call ``memo(name, compute)``
+once per unit (a draw of sentences, a seed); :func:`disk_memo` keeps each finished unit as a
+small JSON file named by the unit and a digest of everything that determines its numbers
+(the setting and the experiment key), written atomically, so an interrupted full-scale run
+resumes where it stopped and a changed setting never reads another setting's units.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+from collections.abc import Callable
+
+import numpy as np
+
+
+def disk_memo(folder: str, setting, key) -> Callable[[str, Callable[[], dict]], dict]:
+    """``memo(name, compute)`` keeping units under ``folder`` (``""``: compute every time)."""
+    if not folder:
+        return lambda name, compute: compute()
+    digest = hashlib.sha256(
+        json.dumps(
+            [type(setting).__name__, dataclasses.asdict(setting), np.asarray(key).tolist()],
+            sort_keys=True,
+            default=str,
+        ).encode()
+    ).hexdigest()[:24]
+
+    def memo(name: str, compute: Callable[[], dict]) -> dict:
+        path = os.path.join(folder, f"{name}_{digest}.json")
+        if os.path.exists(path):
+            with open(path) as file:
+                return json.load(file)
+        unit = compute()
+        os.makedirs(folder, exist_ok=True)
+        with open(path + ".tmp", "w") as file:
+            json.dump(unit, file)
+        os.replace(path + ".tmp", path)
+        return unit
+
+    return memo

@@ -1,0 +1,176 @@
+r"""The MiniLM setting of the real-checkpoint tests of Sun & Raskutti 2026 (Sec 7 on MiniLM).
+
+The paper's Sec 7 fine-tunes GPT-Neo with a scalar head; here the shipped MiniLM sentence
+encoders (``minilm-l3``, ``minilm-l6``) play that role. The model is
+
+.. math:: f(θ, x) = wᵀ\,\bar h_{θ_E}(x) + b, \qquad θ = (θ_E, w, b),
+
+the encoder's masked mean-pooled output ``\bar h`` (dropout off) read out by one linear
+head ``w ~ N(0, I/d)``, ``b = 0`` drawn from the run's key; ``θ_PT`` is the pretrained
+encoder with that head. Labels are ``y ∈ {−1, +1}`` and training is full-batch GD on
+``(1/2N) Σ_i (f(θ, x_i) − y_i)²``, the loss and dynamics of Secs 3.3–3.5 (eq. (5):
+``K = 𝕂/N`` with ``𝕂 = Θ = J Jᵀ``, the NTK of all parameters at ``θ_PT``).
+
+Tasks (:data:`MINILM_TASKS`), all from the text data shipped with the project:
+
+* ``"rotten_tomatoes"`` — review snippets, fresh (+1) vs rotten (−1);
+* ``"tweets"`` — tweets, positive (+1) vs negative (−1), neutral ones left out;
+* ``"long_sentence"`` — the Rotten Tomatoes snippets again, labelled by their own length:
+  +1 when the snippet has more whitespace-separated words than the corpus median. A task
+  whose label is a property of the input alone, unrelated to sentiment.
+
+Flax is imported only inside the functions (``import ntsim`` never imports it).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ntsim._types import Array, Params, PRNGKey
+
+__all__ = [
+    "MINILM_TASKS",
+    "MiniLMScalarModel",
+    "draw_task_splits",
+    "minilm_scalar_model",
+    "task_corpus",
+]
+
+#: The fine-tuning tasks built from the shipped text data (module doc).
+MINILM_TASKS = ("rotten_tomatoes", "tweets", "long_sentence")
+
+
+@functools.lru_cache(maxsize=4)
+def task_corpus(task: str) -> tuple[tuple[str, ...], np.ndarray]:
+    """``(texts, labels ±1)`` of one task over its whole corpus (module doc).
+
+    Raises:
+      ValueError: an unknown task.
+    """
+    if task not in MINILM_TASKS:
+        raise ValueError(f"task_corpus: task must be one of {MINILM_TASKS}, got {task!r}.")
+    from ntsim.transformers import load_text_dataset
+
+    source = "tweets" if task == "tweets" else "rotten_tomatoes"
+    texts, labels = load_text_dataset(source)
+    labels = np.asarray(labels)
+    if task == "tweets":  # negative (0) vs positive (2); neutral (1) left out
+        keep = labels != 1
+        texts = [t for t, k in zip(texts, keep, strict=True) if k]
+        labels = labels[keep] == 2
+    elif task == "long_sentence":
+        words = np.array([len(t.split()) for t in texts])
+        labels = words > np.median(words)
+    return tuple(texts), np.where(np.asarray(labels, bool), 1.0, -1.0).astype(np.float32)
+
+
+def draw_task_splits(
+    key: PRNGKey, task: str, sizes: tuple[int, ...], max_length: int
+) -> list[dict[str, Array]]:
+    """Disjoint random splits of a task's corpus, tokenised: one batch per entry of ``sizes``.
+
+    Each batch is ``{"input_ids", "attention_mask": (n, max_length) int32, "y": (n,) ±1}``.
+
+    Raises:
+      ValueError: ``sum(sizes)`` exceeds the corpus.
+    """
+    from ntsim.transformers import load_tokenizer, tokenize
+
+    texts, labels = task_corpus(task)
+    if sum(sizes) > len(texts):
+        raise ValueError(
+            f"draw_task_splits: the splits need {sum(sizes)} examples, {task!r} has {len(texts)}."
+        )
+    order = np.asarray(jax.random.permutation(key, len(texts)))
+    tokenizer = load_tokenizer(max_length)
+    out, start = [], 0
+    for size in sizes:
+        index = order[start : start + size]
+        start += size
+        tokens = tokenize(tokenizer, [texts[i] for i in index])
+        out.append(
+            {
+                "input_ids": jnp.asarray(tokens["input_ids"]),
+                "attention_mask": jnp.asarray(tokens["attention_mask"]),
+                "y": jnp.asarray(labels[index]),
+            }
+        )
+    return out
+
+
+class MiniLMScalarModel(NamedTuple):
+    """A MiniLM encoder with a scalar head (module doc).
+
+    Attributes:
+      params: ``θ_PT = {"encoder": pretrained, "head": {"kernel": (d, 1), "bias": (1,)}}``.
+      score: ``score(params, batch) -> (n,)``: ``f(θ, x)`` on a batch, dropout off.
+      ntk: ``ntk(params, batch1, batch2=None) -> (n1, n2)``: the empirical NTK ``Θ`` w.r.t.
+        ALL parameters, through :func:`ntsim.transformers.subset_ntk_fn` with an all-True
+        mask, streamed in ``ntk_batch``-sentence tiles with the structured rule.
+      num_params: the number of parameters.
+    """
+
+    params: Params
+    score: Callable[[Params, dict], Array]
+    ntk: Callable[..., Array]
+    num_params: int
+
+
+@functools.lru_cache(maxsize=2)
+def _checkpoint(name: str):
+    from ntsim.transformers import load_pretrained
+
+    return load_pretrained(name)
+
+
+@functools.lru_cache(maxsize=4)
+def _compiled_functions(checkpoint: str, ntk_batch: int):
+    """``score`` and ``ntk`` of one checkpoint, built once per process so that every seed's
+    head reuses the same compiled programs (the head is an argument, not a constant)."""
+    from ntsim.transformers import init_heads, param_mask, pooled_features, subset_ntk_fn
+
+    config, encoder = _checkpoint(checkpoint)
+
+    def score(p: Params, batch: dict) -> Array:
+        features = pooled_features(config, p["encoder"], batch)
+        return (features @ p["head"]["kernel"] + p["head"]["bias"])[:, 0]
+
+    def one_example(p: Params, example: Array) -> Array:  # (2T,) ids then mask -> (1,)
+        length = example.shape[0] // 2
+        batch = {"input_ids": example[None, :length], "attention_mask": example[None, length:]}
+        return score(p, batch)
+
+    like = {"encoder": encoder, "head": init_heads(jax.random.PRNGKey(0), config.hidden_size, 1)}
+    ntk_fn = subset_ntk_fn(
+        one_example, param_mask(like, "*"), batch_size=ntk_batch, implementation="structured"
+    )
+
+    def stacked(batch: dict) -> Array:
+        return jnp.concatenate([batch["input_ids"], batch["attention_mask"]], axis=1)
+
+    def ntk(p: Params, batch1: dict, batch2: dict | None = None) -> Array:
+        return ntk_fn(stacked(batch1), None if batch2 is None else stacked(batch2), p)
+
+    return jax.jit(score), ntk
+
+
+def minilm_scalar_model(checkpoint: str, key: PRNGKey, *, ntk_batch: int = 16) -> MiniLMScalarModel:
+    """``θ_PT`` (the checkpoint with a head drawn from ``key``), ``f`` and its NTK.
+
+    Args:
+      checkpoint: ``"minilm-l3"`` or ``"minilm-l6"``.
+      key: draws the head ``w ~ N(0, I/d)``.
+      ntk_batch: sentences per NTK tile (memory holds two tiles' Jacobian pieces).
+    """
+    from ntsim.transformers import count_params, init_heads
+
+    config, encoder = _checkpoint(checkpoint)
+    params = {"encoder": encoder, "head": init_heads(key, config.hidden_size, 1)}
+    score, ntk = _compiled_functions(checkpoint, ntk_batch)
+    return MiniLMScalarModel(params, score, ntk, count_params(params))
