@@ -73,4 +73,3 @@ def test_memory_benchmark_reads_its_own_peak_not_its_parents():
     assert own < 0.2  # a bare interpreter: tens of MB
     if sys.platform == "linux":  # the mechanism the benchmark used to measure
         assert inherited > 0.39
-
