@@ -85,6 +85,7 @@ def main() -> None:
         "seconds_including_compilation": seconds,
         "peak_rss_gb": peak,
         "peak_rss_gb_with_check": own_peak_rss_gb(),
+        "ru_maxrss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,  # ≥ parent
         "kernel_shape": list(kernel.shape),
         "min_eigenvalue_over_max": float(eigenvalues[0] / eigenvalues[-1]),
         "symmetry_error": float(jnp.max(jnp.abs(kernel - kernel.T)) / jnp.max(kernel)),
