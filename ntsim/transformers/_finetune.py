@@ -20,8 +20,9 @@ program over the seeds axis), ``"loop"`` (the single-seed program once per seed 
 segment) or ``"auto"`` (the default: loop on the CPU, vmap on an accelerator). The results
 agree to round-off either way. Measured on 2 CPU cores (``make bench``), the vmapped
 MiniLM step was *slower* than the loop (0.6x at 4 seeds of L3, 0.8x at 5 seeds of L6):
-XLA:CPU runs batched matmuls no faster than one at a time and the vmapped program holds
-every seed's activations at once; an accelerator gains from the larger matmuls.
+the CPU gains nothing from the larger batched matmuls, and the loop holds one seed's
+activations at a time. An accelerator is expected to gain from them (not yet measured:
+``python -m benchmarks.run`` reports the ratio on whatever backend it runs).
 
 **One compiled step per shape.** The learning rate (``adamw(peak=...)``), the proximal
 ``λ`` and every array the loss and evaluation functions close over (e.g. the weights of

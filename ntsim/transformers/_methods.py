@@ -25,13 +25,16 @@ Dropout (the checkpoint's rates) is on during training in every method.
 **One compiled step for every method.** A method is data, not code: :func:`method_terms`
 gives the weights of its extra terms (MixOut's ``p``, LNSR's ``σ`` and ``β``, MMR's ``α``;
 zero = off) as arrays, and :func:`method_loss` builds the same loss for every method with
-each extra term behind a ``lax.cond`` on its weight (when traced; an eager call runs
-the chosen branch). The arrays are closed over, so
-:func:`ntsim.transformers.finetune` passes them to its compiled segment as arguments
-(it hoists closed-over arrays): FineTune, MixOut, LNSR, MMR and SURT's fine-tuning stage,
-and any of their hyperparameters, lower to one XLA program per shape (MHLoss's ``H`` heads
-are a shape). A term that is off costs only filling its slot of the backward pass's
-saved values with zeros (JAX differentiates a ``cond`` by saving both branches' residuals).
+each extra term behind a ``lax.cond`` on its weight (when traced; an eager call runs the
+chosen branch). The arrays are closed over, so :func:`ntsim.transformers.finetune` passes
+them to its compiled segment as arguments (it hoists closed-over arrays): FineTune,
+MixOut, LNSR, MMR and SURT's fine-tuning stage, with any of their hyperparameters, lower
+to one XLA program per shape (MHLoss's ``H`` heads are a shape). The price is a program
+about twice the size (it holds LNSR's second pass and MixOut's masks) and, measured on
+MiniLM-L6, a step ~10% slower for the methods whose terms are off: JAX differentiates a
+``cond`` by saving both branches' residuals, so the untaken branch's are filled with
+zeros. Where compilation is not the cost (long runs), ``method_loss(..., shared=False)``
+gives a method its own lean program (the same numbers).
 """
 
 from __future__ import annotations
