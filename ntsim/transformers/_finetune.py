@@ -19,10 +19,11 @@ dropout masks and head inits). ``seed_batching`` says how they run: ``"vmap"`` (
 program over the seeds axis), ``"loop"`` (the single-seed program once per seed and
 segment) or ``"auto"`` (the default: loop on the CPU, vmap on an accelerator). The results
 agree to round-off either way. Measured on 2 CPU cores (``make bench``), the vmapped
-MiniLM step was *slower* than the loop (0.6x at 4 seeds of L3, 0.8x at 5 seeds of L6):
-the CPU gains nothing from the larger batched matmuls, and the loop holds one seed's
-activations at a time. An accelerator is expected to gain from them (not yet measured:
-``python -m benchmarks.run`` reports the ratio on whatever backend it runs).
+MiniLM step was *slower* than the loop (0.6x at 4 seeds of L3, 0.8x at 5 seeds of L6; a
+re-run on busier cores: the loop 1.3x faster on L3, about even on L6): the CPU gains little
+from the larger batched matmuls, and the loop holds one seed's activations at a time. An
+accelerator is expected to gain from them (not yet measured: ``python -m benchmarks.run``
+reports the ratio on whatever backend it runs).
 
 **One compiled step per shape.** The learning rate (``adamw(peak=...)``), the proximal
 ``λ`` and every array the loss and evaluation functions close over (e.g. the weights of
