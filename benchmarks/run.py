@@ -33,7 +33,7 @@ import sys
 import jax
 import jax.numpy as jnp
 
-from benchmarks import finetune, ntk, sweeps
+from benchmarks import finetune, memory, ntk, sweeps
 from benchmarks._timing import Row, time_call
 from ntsim import _io
 from ntsim.core import gradient_descent, linear, mse_loss, sweep
@@ -78,7 +78,9 @@ def bench_memory() -> list[Row]:
             ntsim_s=record["seconds_including_compilation"],
             peak_memory_gb=record["peak_rss_gb"],
             notes=f"{record['parameters'] / 1e6:.1f}M parameters; 8x8 block vs Jacobian "
-            f"contraction rel. error {record['relative_error_vs_jacobian_contraction_8x8']:.1e}",
+            f"contraction rel. error {record['relative_error_vs_jacobian_contraction_8x8']:.1e}; "
+            f"{record['peak_rss_gb_with_check']:.1f} GB with that check; this (parent) process "
+            f"peaked at {memory.own_peak_rss_gb():.1f} GB before",
         )
     ]
 

@@ -48,3 +48,28 @@ def test_compare_rows_report_ratios_and_agreement():
     ]
     assert rows[1].ratio == 1.0 / rows[1].ntsim_s
     assert float(rows[0].notes.split()[-1]) < 1e-5  # "max rel. diff ..."
+
+
+def test_memory_benchmark_reads_its_own_peak_not_its_parents():
+    """The MiniLM NTK "regression" (4.7 → 8.7 GB) was the measurement: a child's
+    ``ru_maxrss`` starts at its parent's peak on Linux, and ``make bench`` runs the memory
+    case as a child of the process that had just fine-tuned MiniLM-L6. A parent that has
+    touched 400 MB starts a child that allocates nothing."""
+    import subprocess
+
+    from benchmarks.memory import own_peak_rss_gb
+
+    held = np.ones(400 * 2**20 // 8)  # touched: 400 MB resident in this process
+    assert own_peak_rss_gb() > 0.39
+    probe = (
+        "import resource; from benchmarks.memory import own_peak_rss_gb; "
+        "print(own_peak_rss_gb(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20)"
+    )
+    root = pathlib.Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True, cwd=root).stdout  # fmt: skip
+    own, inherited = map(float, out.split())
+    del held
+    assert own < 0.2  # a bare interpreter: tens of MB
+    if sys.platform == "linux":  # the mechanism the benchmark used to measure
+        assert inherited > 0.39

@@ -13,10 +13,11 @@ Importing this subpackage imports Flax (``pip install 'ntsim[flax]'``, which ``m
   modes full / head-only / selected layers / LoRA are masks; LoRA on any Dense kernel is
   :func:`ntsim.core.lora` with :func:`lora_targets` (default: query and value);
 * an optax fine-tuning loop (:func:`finetune`, :func:`adamw`, :func:`learning_rate_schedule`)
-  with per-step recorders, a proximal term, early stopping, seeds as an axis and atomic,
-  resumable checkpoints;
+  with per-step recorders, a proximal term, early stopping, seeds as an axis (vmapped or
+  looped, per backend) and atomic, resumable checkpoints;
 * Fu et al.'s stabilising methods on the encoder (:func:`method_loss`: FineTune, MixOut,
-  LNSR, MHLoss, MMR; :func:`surt_retrain`: SURT's masked-LM re-training);
+  LNSR, MHLoss, MMR, one loss whose terms are data (:func:`method_terms`);
+  :func:`surt_retrain`: SURT's masked-LM re-training);
 * the empirical NTK w.r.t. a parameter subset, streamed in tiles (:func:`subset_ntk_fn`);
 * every PEFT configuration (head, LoRA on query/value or the FFN, the last block) as one
   parameter structure with the choice as data (:func:`adapter_model`), and the NTK and sign
@@ -47,6 +48,7 @@ from ntsim.transformers._finetune import (
     finetune,
     learning_rate_schedule,
     load_finetune_state,
+    resolve_seed_batching,
     save_finetune_state,
 )
 from ntsim.transformers._gpt import GPTConfig, GPTDecoder
@@ -61,13 +63,16 @@ from ntsim.transformers._lora_kernels import (
 from ntsim.transformers._methods import (
     METHODS,
     MethodSettings,
+    MethodTerms,
     init_heads,
     mask_tokens,
     method_loss,
+    method_terms,
     num_heads,
     pooled_features,
     predict_scores,
     surt_retrain,
+    terms_loss,
 )
 from ntsim.transformers._ntk import subset_ntk_fn
 from ntsim.transformers._params import (
@@ -104,13 +109,16 @@ __all__ = [
     "per_example_gradients",
     "METHODS",
     "MethodSettings",
+    "MethodTerms",
     "init_heads",
     "mask_tokens",
     "method_loss",
+    "method_terms",
     "num_heads",
     "pooled_features",
     "predict_scores",
     "surt_retrain",
+    "terms_loss",
     "TEXT_DATASETS",
     "data_dir",
     "fetch_text_data",
@@ -138,6 +146,7 @@ __all__ = [
     "merge_params",
     "param_mask",
     "path_string",
+    "resolve_seed_batching",
     "save_finetune_state",
     "split_params",
     "subset_ntk_fn",

@@ -14,8 +14,22 @@ decay (:func:`learning_rate_schedule`), and frozen leaves receiving exactly zero
 Structure (all pure JAX): one step is ``(state, batch) → state``; ``eval_every`` steps are
 one ``lax.scan``; the driver loops over those segments in Python, which is where the dev
 evaluation, early stopping, progress bar and checkpoints happen. **Seeds are an axis**:
-pass ``keys`` of shape ``(S, 2)`` and every segment is ``vmap``-ed over the ``S`` runs
-(same data, different minibatch orders, dropout masks and head inits).
+pass ``keys`` of shape ``(S, 2)`` for ``S`` runs (same data, different minibatch orders,
+dropout masks and head inits). ``seed_batching`` says how they run: ``"vmap"`` (one
+program over the seeds axis), ``"loop"`` (the single-seed program once per seed and
+segment) or ``"auto"`` (the default: loop on the CPU, vmap on an accelerator). The results
+agree to round-off either way. Measured on 2 CPU cores (``make bench``), the vmapped
+MiniLM step was *slower* than the loop (0.6x at 4 seeds of L3, 0.8x at 5 seeds of L6; a
+re-run on busier cores: the loop 1.3x faster on L3, about even on L6): the CPU gains little
+from the larger batched matmuls, and the loop holds one seed's activations at a time. An
+accelerator is expected to gain from them (not yet measured: ``python -m benchmarks.run``
+reports the ratio on whatever backend it runs).
+
+**One compiled step per shape.** The learning rate (``adamw(peak=...)``), the proximal
+``λ`` and every array the loss and evaluation functions close over (e.g. the weights of
+:func:`ntsim.transformers.method_terms`) are arguments of the compiled segment, not
+constants: runs that differ only in such values reuse one XLA program (within a process,
+and across processes through JAX's persistent compilation cache).
 
 Per-step records: ``loss`` (the minibatch objective without the proximal term), every
 metric the loss function returns, and ``distance`` = ``‖θ_M − θ_{0,M}‖`` before the step.
@@ -35,10 +49,9 @@ from __future__ import annotations
 
 import os
 import pathlib
-import tempfile
 import time
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -46,8 +59,14 @@ import numpy as np
 import optax
 
 from ntsim._types import Array, Params, PRNGKey, PyTree
-from ntsim._validation import check_choice, check_nonnegative, check_positive, check_positive_int
-from ntsim.transformers._params import path_string
+from ntsim._validation import check_choice, check_nonnegative, check_positive_int
+from ntsim.transformers._finetune_state import (
+    FinetuneState,
+    is_key,
+    load_finetune_state,
+    save_finetune_state,
+)
+from ntsim.transformers._optim import adamw, learning_rate_schedule
 
 __all__ = [
     "FinetuneResult",
@@ -56,104 +75,15 @@ __all__ = [
     "finetune",
     "learning_rate_schedule",
     "load_finetune_state",
+    "resolve_seed_batching",
     "save_finetune_state",
 ]
 
-SCHEDULES = ("cosine", "linear", "constant")
+SEED_BATCHINGS = ("auto", "vmap", "loop")
 
 #: ``loss_fn(params, batch, key) -> (loss, metrics)``: mean loss over the minibatch and a
 #: dict of scalar metrics (e.g. accuracy); ``key`` drives dropout/MixOut/noise.
 LossFn = Callable[[Params, PyTree, PRNGKey], tuple[Array, dict[str, Array]]]
-
-
-def learning_rate_schedule(
-    peak: float, *, total_steps: int, warmup_steps: int = 0, decay: str = "cosine"
-) -> optax.Schedule:
-    """Linear warm-up from 0 to ``peak`` over ``warmup_steps``, then ``decay`` to 0 at
-    ``total_steps`` (``"cosine"``, ``"linear"``) or stay at ``peak`` (``"constant"``).
-
-    Examples:
-      >>> s = learning_rate_schedule(1.0, total_steps=10, warmup_steps=2, decay="linear")
-      >>> [round(float(s(t)), 3) for t in (0, 1, 2, 6, 10)]
-      [0.0, 0.5, 1.0, 0.5, 0.0]
-    """
-    where = "learning_rate_schedule"
-    check_positive(where, "peak", peak)
-    total_steps = check_positive_int(where, "total_steps", total_steps)
-    check_choice(where, "decay", decay, SCHEDULES)
-    if not 0 <= warmup_steps <= total_steps:
-        raise ValueError(f"{where}: need 0 <= warmup_steps <= total_steps, got {warmup_steps}.")
-    warmup = optax.linear_schedule(0.0, peak, max(warmup_steps, 1))
-    rest = max(total_steps - warmup_steps, 1)
-    tail = {
-        "cosine": optax.cosine_decay_schedule(peak, rest),
-        "linear": optax.linear_schedule(peak, 0.0, rest),
-        "constant": optax.constant_schedule(peak),
-    }[decay]
-    if warmup_steps == 0:
-        return tail
-    return optax.join_schedules([warmup, tail], [warmup_steps])
-
-
-def adamw(
-    learning_rate: float | optax.Schedule,
-    *,
-    mask: PyTree[bool] | None = None,
-    weight_decay: float = 0.01,
-    max_grad_norm: float | None = 1.0,
-    peak: float | None = None,
-) -> optax.GradientTransformation:
-    """AdamW with optional global-norm clipping, updating only the ``mask``-ed leaves.
-
-    Frozen leaves (``mask`` False) get zero updates and keep no Adam moments
-    (``optax.multi_transform`` with ``optax.set_to_zero``).
-
-    ``peak``: when given, the step size is ``peak · learning_rate(t)`` with ``peak`` held
-    in the optimiser state (``optax.inject_hyperparams``) instead of compiled into the
-    program, so runs that differ only in the peak learning rate (a learning-rate sweep)
-    lower to the same XLA program and compile once (the persistent compilation cache
-    shares it between runs). ``learning_rate`` is then the schedule's shape, e.g.
-    :func:`learning_rate_schedule` with peak 1. AdamW's update ``−η_t(m̂/(√v̂ + ε) + wθ)``
-    is linear in ``η_t``, so both spellings are the same optimiser.
-
-    Examples:
-      >>> import jax.numpy as jnp
-      >>> params = {"w": jnp.ones(3)}
-      >>> grads = {"w": jnp.asarray([1.0, -2.0, 0.5])}
-      >>> def first_update(optimizer):
-      ...     return optimizer.update(grads, optimizer.init(params), params)[0]["w"]
-      >>> baked = first_update(adamw(1e-3, max_grad_norm=None))
-      >>> data = first_update(adamw(1.0, max_grad_norm=None, peak=1e-3))
-      >>> bool(jnp.allclose(baked, data, rtol=1e-6))
-      True
-    """
-    check_nonnegative("adamw", "weight_decay", weight_decay)
-    if not callable(learning_rate):
-        check_positive("adamw", "learning_rate", learning_rate)
-    parts = [] if max_grad_norm is None else [optax.clip_by_global_norm(max_grad_norm)]
-    parts.append(optax.adamw(learning_rate, weight_decay=weight_decay))
-    if peak is not None:
-        check_positive("adamw", "peak", peak)
-        parts.append(optax.inject_hyperparams(optax.scale)(step_size=peak))
-    inner = optax.chain(*parts)
-    if mask is None:
-        return inner
-    labels = jax.tree.map(lambda m: "train" if m else "freeze", mask)
-    return optax.multi_transform({"train": inner, "freeze": optax.set_to_zero()}, labels)
-
-
-class FinetuneState(NamedTuple):
-    """Everything a run carries between segments (one run; a seeds axis leads every leaf)."""
-
-    params: Params
-    anchor: Params  # θ_0 of this run (the proximal anchor)
-    opt_state: Any
-    best_params: Params
-    best_score: Array  # best monitored dev value so far (lower is better after the sign)
-    evals_since_best: Array
-    stopped: Array  # bool: early stopping fired
-    step: Array
-    key: PRNGKey
 
 
 class FinetuneResult(NamedTuple):
@@ -180,6 +110,20 @@ class FinetuneResult(NamedTuple):
     best_step: Array
     stopped_step: Array
     segment_seconds: np.ndarray
+
+
+def resolve_seed_batching(seed_batching: str = "auto", backend: str | None = None) -> str:
+    """``"vmap"`` or ``"loop"``: ``"auto"`` is ``"loop"`` on the CPU and ``"vmap"`` on an
+    accelerator (``backend``: default JAX's default backend); the others are themselves.
+
+    Examples:
+      >>> resolve_seed_batching("auto", "cpu"), resolve_seed_batching("auto", "gpu")
+      ('loop', 'vmap')
+    """
+    check_choice("finetune", "seed_batching", seed_batching, SEED_BATCHINGS)
+    if seed_batching != "auto":
+        return seed_batching
+    return "loop" if (backend or jax.default_backend()) == "cpu" else "vmap"
 
 
 def _squared_distance(params: Params, params0: Params, mask: PyTree[bool] | None) -> Array:
@@ -223,51 +167,6 @@ def _hoist_constants(fn: Callable, *example_args) -> tuple[Callable, list[Array]
     return fn_with_consts, [jnp.asarray(c) for c in closed.consts]
 
 
-def save_finetune_state(path: str | os.PathLike, state: FinetuneState) -> None:
-    """Write ``state`` to ``path`` (``.npz``) atomically: a crash never leaves half a file."""
-    path = pathlib.Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    arrays = {
-        path_string(p): np.asarray(jax.random.key_data(v) if _is_key(v) else v)
-        for p, v in jax.tree_util.tree_leaves_with_path(state)
-    }
-    with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".tmp", delete=False) as f:
-        np.savez(f, **arrays)
-        tmp = f.name
-    os.replace(tmp, path)
-
-
-def _is_key(value) -> bool:
-    return isinstance(value, jax.Array) and jnp.issubdtype(value.dtype, jax.dtypes.prng_key)
-
-
-def load_finetune_state(path: str | os.PathLike, like: FinetuneState) -> FinetuneState:
-    """Read a :func:`save_finetune_state` file into the structure (and dtypes) of ``like``.
-
-    Raises:
-      ValueError: the file was written for a different parameter/optimiser structure.
-    """
-    with np.load(path) as f:
-        stored = dict(f)
-    leaves = jax.tree_util.tree_leaves_with_path(like)
-    names = [path_string(p) for p, _ in leaves]
-    if sorted(names) != sorted(stored):
-        missing = sorted(set(names) - set(stored))[:3]
-        raise ValueError(
-            f"load_finetune_state: {path} does not match this run's state (e.g. missing {missing})."
-        )
-    values = []
-    for name, (_, leaf) in zip(names, leaves, strict=True):
-        value = stored[name]
-        if np.shape(value) != np.shape(leaf):
-            raise ValueError(
-                f"load_finetune_state: {name} has shape {np.shape(value)} in {path}, "
-                f"expected {np.shape(leaf)}."
-            )
-        values.append(jnp.asarray(value, dtype=jnp.asarray(leaf).dtype))
-    return jax.tree.unflatten(jax.tree.structure(like), values)
-
-
 def _check_finite_loss(where: str, losses, end_step, seeded: bool, eval_every: int) -> None:
     """Raise at the first non-finite loss of a segment (``losses``: ``([S,] eval_every)``)."""
     losses = np.asarray(losses)
@@ -306,6 +205,7 @@ def finetune(
     progress: bool = False,
     description: str = "finetune",
     throw: bool = True,
+    seed_batching: str = "auto",
 ) -> FinetuneResult:
     """Fine-tune ``params0`` on ``train_data`` (module doc for the objective and records).
 
@@ -320,7 +220,7 @@ def finetune(
       batch_size: minibatch size (``≤`` the number of training examples).
       keys: one PRNG key, or a stack ``(S, 2)`` for ``S`` seeds run side by side.
       mask: leaves counted in the proximal term and in ``distance`` (default: all).
-      proximal: ``λ ≥ 0``.
+      proximal: ``λ ≥ 0`` (an argument of the compiled step: every ``λ`` shares one program).
       dev_data: the dev set ``eval_fn`` is evaluated on every ``eval_every`` steps.
       eval_fn: ``eval_fn(params, dev_data) -> metrics``.
       eval_every: steps per segment (default ``num_steps``).
@@ -332,6 +232,9 @@ def finetune(
       description: the progress bar's label.
       throw: raise :class:`FloatingPointError` as soon as a segment records a non-finite
         training loss (``False``: train on and return the NaNs).
+      seed_batching: with a stack of ``keys``: ``"vmap"``, ``"loop"`` or ``"auto"`` (loop on
+        the CPU, vmap on an accelerator; :func:`resolve_seed_batching`). Same results to
+        round-off; the loop also holds one seed's activations at a time.
 
     Returns:
       :class:`FinetuneResult`.
@@ -352,6 +255,7 @@ def finetune(
             f"{where}: num_steps ({num_steps}) must be a multiple of eval_every ({eval_every})."
         )
     check_nonnegative(where, "proximal", proximal)
+    batching = resolve_seed_batching(seed_batching)
     if (dev_data is None) != (eval_fn is None):
         raise ValueError(f"{where}: pass both dev_data and eval_fn, or neither.")
     if patience is not None:
@@ -361,12 +265,12 @@ def finetune(
     n = _num_examples(where, train_data)
     if batch_size > n:
         raise ValueError(f"{where}: batch_size {batch_size} exceeds the {n} training examples.")
-    keys = jnp.asarray(keys) if not _is_key(keys) else keys
-    key_data = jax.random.key_data(keys) if _is_key(keys) else keys
+    keys = jnp.asarray(keys) if not is_key(keys) else keys
+    key_data = jax.random.key_data(keys) if is_key(keys) else keys
     if (
-        _is_key(keys)
+        is_key(keys)
         and keys.ndim > 1
-        or not _is_key(keys)
+        or not is_key(keys)
         and (key_data.ndim not in (1, 2) or key_data.shape[-1] != 2)
     ):
         raise ValueError(
@@ -374,6 +278,7 @@ def finetune(
             f"batch of them (shape (seeds, 2)), got shape {tuple(jnp.shape(keys))}."
         )
     seeded = key_data.ndim == 2
+    looped = seeded and batching == "loop"
     labels = train_data.get("label") if isinstance(train_data, dict) else None
     if labels is not None and jnp.issubdtype(jnp.asarray(labels).dtype, jnp.integer):
         if int(jnp.min(jnp.asarray(labels))) < 0:
@@ -401,19 +306,24 @@ def finetune(
         (None, []) if eval_fn is None else _hoist_constants(eval_fn, example, dev_data)
     )
 
-    def objective(params, anchor, batch, key, consts):
+    def objective(params, anchor, batch, key, consts, lam):
         loss, metrics = loss_with_consts(consts, params, batch, key)
-        penalty = 0.5 * proximal * _squared_distance(params, anchor, mask) if proximal else 0.0
+        penalty = 0.5 * lam * _squared_distance(params, anchor, mask)  # λ = 0: adds exactly 0
         return loss + penalty, (loss, metrics)
 
-    def step(state: FinetuneState, train_data, loss_consts):
+    def step(state: FinetuneState, train_data, loss_consts, lam):
         epoch, position = jnp.divmod(state.step, steps_per_epoch)
         key_order, key_step = jax.random.split(jax.random.fold_in(state.key, epoch))
         order = jax.random.permutation(key_order, n)
         index = jax.lax.dynamic_slice_in_dim(order, position * batch_size, batch_size)
         batch = _take(train_data, index)
         grads, (loss, metrics) = jax.grad(objective, has_aux=True)(
-            state.params, state.anchor, batch, jax.random.fold_in(key_step, position), loss_consts
+            state.params,
+            state.anchor,
+            batch,
+            jax.random.fold_in(key_step, position),
+            loss_consts,
+            lam,
         )
         updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
         params = optax.apply_updates(state.params, updates)
@@ -429,9 +339,12 @@ def finetune(
         }
         return state._replace(params=params, opt_state=opt_state, step=state.step + 1), record
 
-    def segment(state: FinetuneState, train_data, dev_data, loss_consts, eval_consts):
+    def segment(state: FinetuneState, train_data, dev_data, loss_consts, eval_consts, lam):
         state, records = jax.lax.scan(
-            lambda state, _: step(state, train_data, loss_consts), state, None, length=eval_every
+            lambda state, _: step(state, train_data, loss_consts, lam),
+            state,
+            None,
+            length=eval_every,
         )
         dev = {} if eval_fn is None else eval_with_consts(eval_consts, state.params, dev_data)
         if dev:
@@ -452,6 +365,15 @@ def finetune(
             state = state._replace(best_params=state.params)
         return state, records, dev
 
+    # best_score starts with the dtype (and strong type) the segment gives it: a weakly typed
+    # inf made the second segment a new program, so every run compiled its step twice
+    score_dtype = jnp.float32
+    if dev_data is not None:
+        dev_shapes = jax.eval_shape(eval_fn, example, dev_data)
+        if monitor not in dev_shapes:
+            raise ValueError(f"{where}: eval_fn returns no {monitor!r} metric to monitor.")
+        score_dtype = jax.eval_shape(lambda m: sign * m, dev_shapes[monitor]).dtype
+
     def init(key) -> FinetuneState:
         if callable(params0):
             key, key_init = jax.random.split(key)
@@ -463,23 +385,45 @@ def finetune(
             anchor=start,
             opt_state=optimizer.init(start),
             best_params=start,
-            best_score=jnp.asarray(jnp.inf),
+            best_score=jnp.full((), jnp.inf, score_dtype),
             evals_since_best=jnp.zeros((), jnp.int32),
             stopped=jnp.zeros((), bool),
             step=jnp.zeros((), jnp.int32),
             key=key,
         )
 
-    if dev_data is not None and monitor not in jax.eval_shape(eval_fn, example, dev_data):
-        raise ValueError(f"{where}: eval_fn returns no {monitor!r} metric to monitor.")
-    init_fn = jax.vmap(init) if seeded else init
+    vmapped = seeded and not looped
+    init_fn = jax.vmap(init) if vmapped else init
     segment_fn = jax.jit(
-        jax.vmap(segment, in_axes=(0, None, None, None, None)) if seeded else segment
+        jax.vmap(segment, in_axes=(0, None, None, None, None, None)) if vmapped else segment
     )
-    state = init_fn(keys)
+    arguments = (train_data, dev_data, loss_consts, eval_consts, jnp.float32(proximal))
+    stack_seeds = lambda items: jax.tree.map(lambda *a: jnp.stack(a), *items)  # noqa: E731
+
+    # looped: a list of single-seed states, stacked only to save, resume and return
+    def stacked(states) -> FinetuneState:
+        return stack_seeds(states) if looped else states
+
+    def counters(states) -> tuple[Array, Array]:  # (step, stopped), seeds axis leading
+        return stack_seeds([(s.step, s.stopped) for s in states]) if looped else (
+            states.step, states.stopped
+        )  # fmt: skip
+
+    def run_segment(states):
+        if not looped:
+            return segment_fn(states, *arguments)
+        outs = [segment_fn(one, *arguments) for one in states]
+        return [o[0] for o in outs], stack_seeds([o[1] for o in outs]), stack_seeds(
+            [o[2] for o in outs]
+        )  # fmt: skip
+
+    states = [init_fn(k) for k in keys] if looped else init_fn(keys)
     if state_path is not None and pathlib.Path(state_path).exists():
-        state = load_finetune_state(state_path, state)
-    done = int(np.max(np.asarray(state.step)))
+        loaded = load_finetune_state(state_path, stacked(states))
+        states = [jax.tree.map(lambda a, s=s: a[s], loaded) for s in range(len(keys))] if (
+            looped
+        ) else loaded  # fmt: skip
+    done = int(np.max(np.asarray(counters(states)[0])))
     segments = range(done // eval_every, num_steps // eval_every)
     if progress:
         from tqdm.auto import tqdm
@@ -488,17 +432,17 @@ def finetune(
     records, dev_records, stopped_at, seconds = [], [], [], []
     for _ in segments:
         start = time.perf_counter()
-        state, segment_records, dev = jax.block_until_ready(
-            segment_fn(state, train_data, dev_data, loss_consts, eval_consts)
-        )
+        states, segment_records, dev = jax.block_until_ready(run_segment(states))
         seconds.append(time.perf_counter() - start)
+        steps_done, stopped = counters(states)
         if throw:
-            _check_finite_loss(where, segment_records["loss"], state.step, seeded, eval_every)
+            _check_finite_loss(where, segment_records["loss"], steps_done, seeded, eval_every)
         records.append(segment_records)
-        dev_records.append({**dev, "step": state.step})
-        stopped_at.append(state.stopped)
+        dev_records.append({**dev, "step": steps_done})
+        stopped_at.append(stopped)
         if state_path is not None:
-            save_finetune_state(state_path, state)
+            save_finetune_state(state_path, stacked(states))
+    state = stacked(states)
     axis = 1 if seeded else 0
     cat = lambda items: jax.tree.map(lambda *a: jnp.concatenate(a, axis=axis), *items)  # noqa: E731
     stack = lambda items: jax.tree.map(lambda *a: jnp.stack(a, axis=axis), *items)  # noqa: E731

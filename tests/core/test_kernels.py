@@ -274,3 +274,26 @@ def test_bad_arguments_raise_clear_errors(mlp_problem):
         empirical_ntk(model.apply, x1[:, :4], None, params)
     with pytest.raises(ValueError, match="batch_size must be a positive integer"):
         empirical_ntk_fn(model.apply, batch_size=0)
+
+
+def test_tiled_ntk_compiled_temp_memory_does_not_grow_with_examples_or_parameters():
+    """``batch_size`` tiles: XLA's own buffer plan (``memory_analysis``) of the compiled NTK
+    holds two tiles' per-example quantities plus the ``N²`` kernel, not ``N`` examples' worth
+    (the untiled program does), and under the structured rule no ``P``-sized Jacobian: ~14x
+    the parameters costs at most ~4x the temporaries (the widths)."""
+
+    def temp_bytes(width, n, batch_size, implementation="structured"):
+        model = mlp((width, width), parameterization="ntk")
+        params = model.init(jax.random.PRNGKey(0), jnp.ones(16))
+        fn = empirical_ntk_fn(model.apply, implementation=implementation, batch_size=batch_size)
+        compiled = fn.lower(jnp.ones((n, 16)), None, params).compile()
+        return compiled.memory_analysis().temp_size_in_bytes
+
+    kernel_bytes = 4 * (64**2 - 8**2)  # the float32 kernel's own growth from N = 8 to 64
+    small = temp_bytes(64, 8, 4)
+    assert temp_bytes(64, 64, 4) - small <= 2 * kernel_bytes  # the (tiles of the) kernel only
+    assert temp_bytes(64, 64, None) - temp_bytes(64, 8, None) > 4 * kernel_bytes  # untiled
+    jacobians = temp_bytes(64, 64, 4, "jacobian_contraction")
+    assert jacobians - temp_bytes(64, 8, 4, "jacobian_contraction") <= 2 * kernel_bytes
+    params_ratio = (16 * 256 + 256 * 256) / (16 * 64 + 64 * 64)  # ~14x the weights
+    assert params_ratio > 13 and temp_bytes(256, 8, 4) < 4.5 * small

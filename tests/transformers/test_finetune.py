@@ -260,3 +260,88 @@ def test_a_label_outside_the_head_stops_training_with_the_step_and_the_cause(key
     assert np.isnan(np.asarray(out.records["loss"])).all()
     good = finetune(_cross_entropy, params0, {"x": x, "label": labels % 2}, keys=key, **options)
     assert np.isfinite(np.asarray(good.records["loss"])).all()
+
+
+def test_seed_batching_loop_and_vmap_agree_and_resume_across(key, tmp_path):
+    """Seeds run one at a time (the CPU default) or vmapped: the same runs to round-off,
+    early stopping included, and a state saved by one resumes under the other."""
+    data, dev = _regression(key, n=16), _regression(jax.random.fold_in(key, 1), n=8)
+    build = lambda k: {"w": jax.random.normal(k, (3,)), "b": jnp.zeros(())}  # noqa: E731
+    kwargs = dict(optimizer=adamw(0.05), batch_size=4, keys=jax.random.split(key, 3),
+                  dev_data=dev, eval_fn=lambda p, d: {"loss": _mse(p, d, None)[0]},
+                  eval_every=2, patience=2, proximal=0.1)  # fmt: skip
+    loop = finetune(_mse, build, data, num_steps=40, seed_batching="loop", **kwargs)
+    vmap = finetune(_mse, build, data, num_steps=40, seed_batching="vmap", **kwargs)
+    assert loop.params["w"].shape == (3, 3) and loop.records["loss"].shape == (3, 40)
+    for ours, theirs in zip(jax.tree.leaves(loop[:6]), jax.tree.leaves(vmap[:6]), strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-7)
+    assert np.any(np.asarray(loop.stopped_step) > 0)  # early stopping fired: that path ran
+    path = tmp_path / "seeds.npz"
+    finetune(_mse, build, data, num_steps=20, seed_batching="loop", state_path=path, **kwargs)
+    resumed = finetune(_mse, build, data, num_steps=40, seed_batching="vmap", state_path=path,
+                       **kwargs)  # fmt: skip
+    np.testing.assert_allclose(resumed.params["w"], loop.params["w"], rtol=1e-5, atol=1e-7)
+
+
+def test_seed_batching_auto_is_loop_on_the_cpu_and_vmap_on_accelerators():
+    from ntsim.transformers import resolve_seed_batching
+
+    assert resolve_seed_batching("auto", "cpu") == "loop"
+    assert resolve_seed_batching("auto", "gpu") == resolve_seed_batching("auto", "tpu") == "vmap"
+    assert resolve_seed_batching("vmap", "cpu") == "vmap"
+    assert resolve_seed_batching("loop", "gpu") == "loop"
+    with pytest.raises(ValueError, match="seed_batching"):
+        resolve_seed_batching("pmap")
+
+
+@pytest.mark.parametrize("seed_batching", ["loop", "vmap"])
+def test_every_segment_of_a_run_is_one_program(key, monkeypatch, seed_batching):
+    """The state the first segment receives (from init) has the types the segments return:
+    an init-time weakly typed ``best_score`` made the second segment a second compilation of
+    every run (13 programs for the quick MiniLM study instead of 7)."""
+    lowered, real_jit = [], jax.jit
+
+    def recording_jit(fn, *args, **kwargs):
+        jitted = real_jit(fn, *args, **kwargs)
+
+        def call(*call_args):
+            lowered.append(jitted.lower(*call_args).as_text())
+            return jitted(*call_args)
+
+        return call
+
+    monkeypatch.setattr(jax, "jit", recording_jit)
+    data = _regression(key, n=16)
+    dev = lambda p, d: {"accuracy": jnp.mean(jnp.abs(d["x"] @ p["w"] - d["y"]) < 1.0)}  # noqa: E731
+    finetune(_mse, {"w": jnp.zeros(3), "b": jnp.zeros(())}, data, optimizer=adamw(0.05),
+             num_steps=6, batch_size=4, keys=jax.random.split(key, 2), eval_every=2,
+             dev_data=data, eval_fn=dev, monitor="accuracy", higher_is_better=True,
+             seed_batching=seed_batching)  # fmt: skip
+    monkeypatch.undo()
+    assert len(lowered) == (6 if seed_batching == "loop" else 3)  # segments × calls
+    assert len(set(lowered)) == 1
+
+
+def test_proximal_and_peak_learning_rate_are_arguments_of_one_program(key, monkeypatch):
+    """Runs that differ in λ and the peak learning rate lower to the same segment program
+    (λ = 0 included): a λ table or a learning-rate sweep compiles once."""
+    lowered, real_jit = [], jax.jit
+
+    def recording_jit(fn, *args, **kwargs):
+        jitted = real_jit(fn, *args, **kwargs)
+
+        def call(*call_args):
+            lowered.append(jitted.lower(*call_args).as_text())
+            return jitted(*call_args)
+
+        return call
+
+    monkeypatch.setattr(jax, "jit", recording_jit)
+    data = _regression(key, n=16)
+    shape = learning_rate_schedule(1.0, total_steps=4, warmup_steps=1, decay="linear")
+    for proximal, peak in ((0.0, 0.05), (0.5, 0.05), (3.0, 0.2)):
+        finetune(_mse, {"w": jnp.zeros(3), "b": jnp.zeros(())}, data, num_steps=4,
+                 optimizer=adamw(shape, peak=peak), batch_size=4, keys=key,
+                 proximal=proximal)  # fmt: skip
+    monkeypatch.undo()
+    assert len(lowered) == 3 and len(set(lowered)) == 1

@@ -103,3 +103,52 @@ def test_masking_and_surt_retraining(setup):
     assert jax.tree.structure(retrained) == jax.tree.structure(encoder)
     assert not np.allclose(retrained["layer_0"]["attention"]["query"]["kernel"],
                            encoder["layer_0"]["attention"]["query"]["kernel"])  # fmt: skip
+
+
+def test_every_method_is_one_loss_program_with_its_terms_as_data(setup):
+    """FineTune, MixOut, LNSR, MMR and SURT trace to the same jaxpr: their terms are closed-
+    over arrays, which finetune passes to its compiled step as arguments (so one program
+    serves them all, tested in test_finetune); MHLoss's H heads are a shape (the comparison
+    can fail)."""
+    encoder, batch = setup
+    settings = MethodSettings(heads=5, mixout_p=0.3, lnsr_sigma=0.2, mmr_weight=0.7)
+    key = jax.random.PRNGKey(0)
+
+    def program(method):
+        heads = 5 if method == "mhloss" else 1
+        params = {"encoder": encoder, "head": init_heads(key, 16, heads)}
+        closed = jax.make_jaxpr(method_loss(TINY, method, settings, encoder))(params, batch, key)
+        terms = [c for c in closed.consts if jnp.shape(c) == ()]
+        return str(closed.jaxpr), [float(t) for t in terms]
+
+    finetune_program, finetune_terms = program("finetune")
+    assert finetune_terms == [0.0, 0.0, 0.0, 0.0]  # MixOut p, LNSR σ and β, MMR α: all off
+    for method in ("mixout", "lnsr", "mmr", "surt"):
+        jaxpr, terms = program(method)
+        assert jaxpr == finetune_program, method
+        assert (terms != finetune_terms) == (method != "surt"), method
+    assert program("mhloss")[0] != finetune_program
+
+
+def test_shared_and_lean_losses_agree_under_jit(setup):
+    """``shared=False`` (a method's own terms, compiled in) and the shared loss (every term
+    behind a ``lax.cond`` on traced weights) give the same values inside one compiled
+    function; the lean jaxpr leaves the off terms out."""
+    encoder, batch = setup
+    settings = MethodSettings(mixout_p=0.3, lnsr_sigma=0.2, mmr_weight=0.7)
+    key = jax.random.PRNGKey(7)
+    params = {"encoder": jax.tree.map(lambda w: w + 0.05, encoder),
+              "head": init_heads(jax.random.PRNGKey(8), 16, 1)}  # fmt: skip
+    methods = ("mixout", "lnsr", "mmr")
+
+    def both(params, batch):  # the batch an argument: BertEncoder checks concrete ids
+        return [[method_loss(TINY, m, settings, encoder, shared=s)(params, batch, key)[0]
+                 for s in (True, False)] for m in methods]  # fmt: skip
+
+    for method, (shared, lean) in zip(methods, jax.jit(both)(params, batch), strict=True):
+        assert float(shared) == pytest.approx(float(lean), rel=1e-6), method
+    lean_ft = jax.make_jaxpr(method_loss(TINY, "finetune", settings, encoder, shared=False))
+    shared_ft = jax.make_jaxpr(method_loss(TINY, "finetune", settings, encoder))
+    assert "cond" not in str(lean_ft(params, batch, key)) and "cond" in str(
+        shared_ft(params, batch, key)
+    )
