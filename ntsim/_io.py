@@ -7,6 +7,7 @@ JSON behind.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import importlib.metadata
@@ -53,18 +54,27 @@ def _on_interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
-def catch_interrupts() -> None:
-    """Make a Ctrl-C stick: remember it, then raise :class:`KeyboardInterrupt` as Python does.
+@contextlib.contextmanager
+def catch_interrupts():
+    """Make a Ctrl-C stick inside the block: remember it, then raise
+    :class:`KeyboardInterrupt` as Python does; the previous handler is restored after.
 
     Python raises the interrupt wherever the main thread is; inside a garbage-collector
     callback (JAX registers one) it is printed as "Exception ignored" and lost, and the run
     went on to write its outputs and exit 0. With this handler installed (the command line
     does), the interrupt is also remembered: :func:`atomic_write_bytes` refuses to write
     after it, and the command line exits 130 even if the exception itself was swallowed.
-    Call from the main thread only.
+    Off the main thread (where signals cannot be handled) it does nothing.
     """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
     _INTERRUPTED.clear()
-    signal.signal(signal.SIGINT, _on_interrupt)
+    previous = signal.signal(signal.SIGINT, _on_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def interrupt_requested() -> bool:

@@ -43,10 +43,8 @@ import argparse
 import json
 import os
 import pathlib
-import signal
 import sys
 import tempfile
-import threading
 import time
 import traceback
 from collections.abc import Sequence
@@ -562,17 +560,14 @@ def _check_before_computing(args) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``ntsim`` console script; returns the exit status (module doc)."""
     args = _build_parser().parse_args(argv)
-    on_main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.getsignal(signal.SIGINT) if on_main_thread else None
-    if on_main_thread:
-        catch_interrupts()
     try:
         _configure_compilation_cache()
         _configure_compiler_effort()
         _check_before_computing(args)
-        status = _COMMANDS[args.command](args)
-        if interrupt_requested():  # a Ctrl-C that something swallowed: still a stop
-            raise KeyboardInterrupt
+        with catch_interrupts():
+            status = _COMMANDS[args.command](args)
+            if interrupt_requested():  # a Ctrl-C that something swallowed: still a stop
+                raise KeyboardInterrupt
         return status
     except KeyboardInterrupt:
         print("ntsim: interrupted", file=sys.stderr)
@@ -592,9 +587,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ntsim: internal error (a bug in ntsim; {hint}): {type(error).__name__}: "
               f"{error}", file=sys.stderr)  # fmt: skip
         return 3
-    finally:
-        if on_main_thread and previous is not None:
-            signal.signal(signal.SIGINT, previous)
 
 
 if __name__ == "__main__":
