@@ -294,11 +294,8 @@ def test_seed_batching_auto_is_loop_on_the_cpu_and_vmap_on_accelerators():
         resolve_seed_batching("pmap")
 
 
-@pytest.mark.parametrize("seed_batching", ["loop", "vmap"])
-def test_every_segment_of_a_run_is_one_program(key, monkeypatch, seed_batching):
-    """The state the first segment receives (from init) has the types the segments return:
-    an init-time weakly typed ``best_score`` made the second segment a second compilation of
-    every run (13 programs for the quick MiniLM study instead of 7)."""
+def _record_lowered_programs(monkeypatch) -> list[str]:
+    """Patch ``jax.jit`` so every call of a jitted function appends its lowered program."""
     lowered, real_jit = [], jax.jit
 
     def recording_jit(fn, *args, **kwargs):
@@ -311,6 +308,15 @@ def test_every_segment_of_a_run_is_one_program(key, monkeypatch, seed_batching):
         return call
 
     monkeypatch.setattr(jax, "jit", recording_jit)
+    return lowered
+
+
+@pytest.mark.parametrize("seed_batching", ["loop", "vmap"])
+def test_every_segment_of_a_run_is_one_program(key, monkeypatch, seed_batching):
+    """The state the first segment receives (from init) has the types the segments return:
+    an init-time weakly typed ``best_score`` made the second segment a second compilation of
+    every run (13 programs for the quick MiniLM study instead of 7)."""
+    lowered = _record_lowered_programs(monkeypatch)
     data = _regression(key, n=16)
     dev = lambda p, d: {"accuracy": jnp.mean(jnp.abs(d["x"] @ p["w"] - d["y"]) < 1.0)}  # noqa: E731
     finetune(_mse, {"w": jnp.zeros(3), "b": jnp.zeros(())}, data, optimizer=adamw(0.05),
@@ -325,18 +331,7 @@ def test_every_segment_of_a_run_is_one_program(key, monkeypatch, seed_batching):
 def test_proximal_and_peak_learning_rate_are_arguments_of_one_program(key, monkeypatch):
     """Runs that differ in λ and the peak learning rate lower to the same segment program
     (λ = 0 included): a λ table or a learning-rate sweep compiles once."""
-    lowered, real_jit = [], jax.jit
-
-    def recording_jit(fn, *args, **kwargs):
-        jitted = real_jit(fn, *args, **kwargs)
-
-        def call(*call_args):
-            lowered.append(jitted.lower(*call_args).as_text())
-            return jitted(*call_args)
-
-        return call
-
-    monkeypatch.setattr(jax, "jit", recording_jit)
+    lowered = _record_lowered_programs(monkeypatch)
     data = _regression(key, n=16)
     shape = learning_rate_schedule(1.0, total_steps=4, warmup_steps=1, decay="linear")
     for proximal, peak in ((0.0, 0.05), (0.5, 0.05), (3.0, 0.2)):
