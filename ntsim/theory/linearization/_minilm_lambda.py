@@ -52,7 +52,12 @@ MINILM_LAMBDAS = (0.0, 0.01, 0.1, 1.0, 10.0, 50.0)
 
 @dataclasses.dataclass(frozen=True)
 class MiniLMLambdaSetting(TrainingSetup):
-    """Sizes of the λ table (module doc); ``config`` is the trainable set."""
+    """Sizes of the λ table (module doc).
+
+    Attributes:
+      config: the trainable set, a LoRA configuration (``ntsim.transformers``' names).
+      lambdas: the proximal strengths λ of the table, strictly increasing.
+    """
 
     config: str = "lora_qv8"
     lambdas: tuple[float, ...] = MINILM_LAMBDAS

@@ -50,11 +50,14 @@ class TrainingSetup:
     Attributes:
       checkpoint: ``"minilm-l3"`` or ``"minilm-l6"``.
       datasets: ``"rotten_tomatoes"`` and/or ``"tweets"`` (positive vs negative).
-      train_size, test_size: sentences per subset.
+      train_size: training sentences per subset.
+      test_size: test sentences per subset.
       max_length: tokens per sentence (padded or truncated).
       seeds: runs per configuration (head, ``A``, minibatch order, dropout).
       alpha: LoRA ``α`` (scale ``α/r``, Hu et al.'s fixed ``α``).
-      epochs, batch_size, learning_rate: AdamW + cross-entropy (10% warm-up, linear decay).
+      epochs: AdamW + cross-entropy epochs (10% warm-up, linear decay).
+      batch_size: AdamW minibatch size.
+      learning_rate: AdamW peak learning rate.
     """
 
     checkpoint: str = "minilm-l6"
@@ -199,7 +202,9 @@ def linearization_gap(apply, params0, params, data):
     Examples:
       >>> import jax.numpy as jnp
       >>> f = lambda p, x: x * p["a"] * p["b"]          # bilinear, like LoRA's A·B
-      >>> f_t, f_lin = linearization_gap(f, {"a": 1.0, "b": 0.0}, {"a": 3.0, "b": 2.0}, 1.0)
+      >>> p0 = {"a": jnp.array(1.0), "b": jnp.array(0.0)}
+      >>> p = {"a": jnp.array(3.0), "b": jnp.array(2.0)}
+      >>> f_t, f_lin = linearization_gap(f, p0, p, 1.0)
       >>> float(f_t), float(f_lin)                      # f − f̄ = Δa·Δb = 2·2
       (6.0, 2.0)
     """
