@@ -22,6 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ntsim._checks import require
 from ntsim._types import Array, ArrayLike, PRNGKey
 from ntsim._validation import check_positive, check_positive_int
 from ntsim.core import stopping_time_constant_step, sweep_keys
@@ -65,6 +66,15 @@ def sobolev_kernel(x1: ArrayLike, x2: ArrayLike | None = None) -> Array:
     b = a if x2 is None else jnp.asarray(x2)
     if a.ndim != 1 or b.ndim != 1:
         raise ValueError(f"sobolev_kernel: inputs must be 1-D, got {a.shape} and {b.shape}.")
+    for name, points in (("x1", a), ("x2", b)):  # off [0, 1] the kernel is not PSD
+        if points.size:
+            require(
+                ~(jnp.min(points) >= 0) | ~(jnp.max(points) <= 1),
+                f"sobolev_kernel: {name} must lie in [0, 1] (the kernel's domain), got "
+                "values in [{}, {}].",
+                jnp.min(points),
+                jnp.max(points),
+            )
     return 1 + jnp.minimum(a[:, None], b[None, :])
 
 
