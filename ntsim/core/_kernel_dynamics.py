@@ -160,7 +160,7 @@ def _problem(where, k_train_train, y_train, f0_train, k_test_train, f0_test) -> 
             f"{where}: y_train must have shape ({n},) or ({n}, O) to match k_train_train "
             f"{k.shape}, got {y.shape}."
         )
-    require_finite(where, "y_train", y)
+    y = require_finite(where, "y_train", y)
     cols = y.shape[1] if y.ndim == 2 else None
     y = y if y.ndim == 2 else y[:, None]
     f0 = jnp.zeros_like(y) if f0_train is None else _as_2d(where, "f0_train", f0_train, n, cols)
@@ -186,12 +186,12 @@ def _problem(where, k_train_train, y_train, f0_train, k_test_train, f0_test) -> 
     k, y, f0 = k.astype(dtype), y.astype(dtype), f0.astype(dtype)
     if ks is not None:
         ks, f0s = ks.astype(dtype), f0s.astype(dtype)
-    require_finite(where, "f0_train", f0)
+    f0 = require_finite(where, "f0_train", f0)
     if f0s is not None:
-        require_finite(where, "f0_test", f0s)
+        f0s = require_finite(where, "f0_test", f0s)
     tol = _kernel_tolerance(dtype)
     if not _is_concrete(k):
-        require_finite(where, "k_train_train", k)
+        k = require_finite(where, "k_train_train", k)
     if _is_concrete(k):
         k_np = np.asarray(k)
         scale = float(np.max(np.abs(k_np))) if k_np.size else 0.0
@@ -211,7 +211,7 @@ def _problem(where, k_train_train, y_train, f0_train, k_test_train, f0_test) -> 
                 f"eigenvalue {lo:.3g} < −{tol:.1g}·max|λ| = {-tol * hi:.3g}."
             )
     else:  # checked mode under jit/vmap: an indefinite kernel must not give a number
-        require_psd_spectrum(where, "k_train_train", evals)
+        evals = require_psd_spectrum(where, "k_train_train", evals)
     return _Problem(jnp.maximum(evals, 0), evecs, y, f0, ks, f0s, cols is None)
 
 
@@ -243,8 +243,8 @@ def _rate(where, prob, learning_rate, loss_scale) -> Array:
     """``2cη`` in the problem's dtype (both checked positive when concrete)."""
     check_positive(where, "learning_rate", learning_rate)
     check_positive(where, "loss_scale", loss_scale)
-    require_positive(where, "learning_rate", learning_rate)  # checked mode when traced
-    require_positive(where, "loss_scale", loss_scale)
+    learning_rate = require_positive(where, "learning_rate", learning_rate)  # when traced
+    loss_scale = require_positive(where, "loss_scale", loss_scale)
     dtype = prob.evals.dtype
     return 2 * jnp.asarray(loss_scale, dtype) * jnp.asarray(learning_rate, dtype)
 
@@ -340,7 +340,7 @@ def kernel_flow_predictions(
     if t.ndim > 1:
         raise ValueError(f"{where}: times must be a scalar or 1-D, got shape {t.shape}.")
     check_nonnegative(where, "times", times)
-    require_nonnegative(where, "times", t)  # checked mode when traced
+    t = require_nonnegative(where, "times", t)  # checked mode when traced
     one_minus, phi = _flow_factors(prob.evals, rate, jnp.atleast_1d(t)[:, None])
     return _predictions(prob, one_minus, phi, t.ndim == 0)
 
@@ -404,7 +404,8 @@ def kernel_gd_predictions(
         if np.any(s_np < 0) or np.any(s_np != np.round(s_np)):
             raise ValueError(f"{where}: steps must be non-negative integers, got {steps!r}.")
     else:
-        require(
+        s = require(
+            s,
             jnp.any((s < 0) | (s != jnp.round(s))),
             f"{where}: steps must be non-negative integers, got {{}}.",
             jnp.min(s),
@@ -422,7 +423,8 @@ def kernel_gd_predictions(
             )
     else:  # checked mode: a traced step size beyond the limit must not return NaN/inf
         slack = 1 + 1e3 * float(jnp.finfo(prob.evals.dtype).eps)
-        require(
+        rate = require(
+            rate,
             rate * prob.evals[-1] / 2 > slack,
             f"{where}: learning_rate must be at most the stability limit "
             "1/(loss_scale·λ_max) (λ_max = {}); GD diverges above it, got "
@@ -476,7 +478,7 @@ def kernel_ridge_regression(
     """
     where = "kernel_ridge_regression"
     check_nonnegative(where, "ridge", ridge)
-    require_nonnegative(where, "ridge", ridge)  # checked mode when traced
+    ridge = require_nonnegative(where, "ridge", ridge)  # checked mode when traced
     prob = _problem(where, k_train_train, y_train, f0_train, k_test_train, f0_test)
     one_minus, phi = _krr_factors(prob.evals, jnp.asarray(ridge, prob.evals.dtype))
     return _predictions(prob, one_minus, phi, True)

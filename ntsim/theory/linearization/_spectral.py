@@ -91,7 +91,8 @@ def _eigh(kernel: ArrayLike, where: str = "linearization") -> tuple[Array, Array
         raise ValueError(f"linearization: kernel must be a square (n, n) matrix, got {k.shape}.")
     evals, evecs = jnp.linalg.eigh((k + k.T) / 2)
     if _is_concrete(evals):
-        require_psd_spectrum(where, "kernel", evals, fix=" A kernel JJᵀ is PSD: check how it was built.")
+        fix = " A kernel JJᵀ is PSD: check how it was built."
+        require_psd_spectrum(where, "kernel", evals, fix=fix)
     return jnp.maximum(evals, 0), evecs
 
 

@@ -189,7 +189,7 @@ def loo_weights(n: int, i: ArrayLike, normalizer: str = "n", dtype=None) -> Arra
     """
     check_choice("loo_weights", "normalizer", normalizer, LOO_NORMALIZERS)
     n = check_positive_int("loo_weights", "n", n)
-    require_index("loo_weights", "i", i, n)  # a point outside S would leave none out
+    i = require_index("loo_weights", "i", i, n)  # a point outside S would leave none out
     dtype = jnp.result_type(float) if dtype is None else dtype
     scale = 1.0 / (n if normalizer == "n" else n - 1)
     return jnp.where(jnp.arange(n) == i, 0.0, scale).astype(dtype)
