@@ -17,6 +17,9 @@ import pytest
 
 import ntsim.core as core
 import ntsim.theory.early_stopping as es
+import ntsim.theory.linear_teachers as lt
+import ntsim.theory.linearization as lz
+import ntsim.theory.overtraining as ot
 import ntsim.theory.stability as st
 from ntsim._checks import (
     psd_tolerance,
@@ -26,7 +29,9 @@ from ntsim._checks import (
     require_psd_spectrum,
 )
 
-RuntimeFailure = jax.errors.JaxRuntimeError
+# Under jit the checked mode's error is a JaxRuntimeError from the first (Python) dispatch
+# and a ValueError from jit's C++ fast path; its text holds the ValueError line either way.
+RuntimeFailure = (jax.errors.JaxRuntimeError, ValueError)
 
 _A = np.array(
     [[1.0, 0.2, 0.0, 0.1], [0.3, 1.1, 0.2, 0.0], [0.0, 0.4, 0.9, 0.2], [0.1, 0.0, 0.3, 1.2]]
@@ -51,6 +56,22 @@ def _flow(**kw):
     args = {"learning_rate": 0.1, "loss_scale": 1.0, "times": jnp.array([0.0, 1.0])} | kw
     k, y = args.pop("k", K), args.pop("y", Y)
     return core.kernel_flow_predictions(k, y, **args)
+
+
+_MODEL = core.mlp((8,), 1, parameterization="ntk")
+_PARAMS = _MODEL.init(jax.random.PRNGKey(0), jnp.ones(3))
+_SCALAR_PARAMS = {"w": jnp.ones(3)}
+
+
+def _scalar_apply(params, x):  # f(x) = <x, w>: a scalar output, no axis to trace
+    return jnp.dot(x, params["w"])
+
+
+_X = jax.random.normal(jax.random.PRNGKey(1), (4, 3))
+
+
+def _ntk(**kw):
+    return core.empirical_ntk_fn(_MODEL.apply, **kw)
 
 
 # (id, call, words that must appear in the ValueError)
@@ -82,6 +103,20 @@ CONCRETE_CASES = [
     ("flow-negative-time", lambda: _flow(times=jnp.array([-1.0])), ["times", "non-negative"]),
     ("flow-nan-time", lambda: _flow(times=jnp.array([jnp.nan])), ["times", "finite"]),
     ("flow-indefinite", lambda: _flow(k=-K), ["semi-definite"]),
+    # ntsim.core: empirical NTK, infinite-width kernels, data
+    ("ntk-empty-batch", lambda: _ntk()(jnp.ones((0, 3)), None, _PARAMS),
+     ["empirical_ntk_fn", "x1", "at least one", "(0, 3)"]),
+    ("ntk-empty-x2", lambda: _ntk()(_X, jnp.ones((0, 3)), _PARAMS), ["x2", "at least one"]),
+    ("ntk-trace-axes-int", lambda: _ntk(trace_axes=-1), ["trace_axes", "sequence", "(-1,)"]),
+    ("ntk-scalar-output-fix",
+     lambda: core.empirical_ntk_fn(_scalar_apply)(_X, None, _SCALAR_PARAMS),
+     ["trace_axes", "batch axis 0", "scalar", "trace_axes=()"]),
+    ("relu-kernels-nan-w-std", lambda: core.relu_mlp_kernels(_X, depth=2, w_std=float("nan"),
+                                                             b_std=0.0), ["w_std", "positive"]),
+    ("covariance-not-orthogonal", lambda: core.covariance(jnp.ones(3), basis=jnp.ones((3, 3))),
+     ["covariance", "basis", "orthogonal", "max|VᵀV − I|", "random_orthogonal"]),
+    ("loglog-negative-y", lambda: core.loglog_slope(jnp.arange(1.0, 5.0), -jnp.arange(1.0, 5.0)),
+     ["loglog_slope", "y", "non-negative"]),
     # ntsim.core: spectra
     ("condition-indefinite", lambda: core.condition_number(-K), ["condition_number", "kernel",
                                                                   "semi-definite"]),
@@ -125,6 +160,83 @@ CONCRETE_CASES = [
     ("mhloss-instances-zero", lambda: st.MHLossIdentitySetting(instances=0), ["instances"]),
     ("mhloss-n-negative", lambda: st.MHLossIdentitySetting(n=-1), ["MHLossIdentitySetting.n"]),
     ("mhloss-k-float", lambda: st.MHLossIdentitySetting(k=2.5), ["k", "integer"]),
+    # ntsim.theory.linearization
+    ("network-n-zero", lambda: lz.NetworkSetting(n=0), ["NetworkSetting.n", "≥ 1", "0"]),
+    ("network-instances-zero", lambda: lz.NetworkSetting(instances=0),
+     ["NetworkSetting.instances", "≥ 1"]),
+    ("network-width-negative", lambda: lz.NetworkSetting(width=-3), ["NetworkSetting.width"]),
+    ("network-steps-float", lambda: lz.NetworkSetting(steps=1.5), ["steps", "integer"]),
+    ("krr-setting-width", lambda: lz.KrrSetting(width=-3), ["KrrSetting.width", "≥ 1"]),
+    ("thm5-indefinite", lambda: lz.thm5_bounds(-jnp.eye(3), jnp.ones(3), 0.1),
+     ["thm5_bounds", "kernel", "semi-definite", "JJᵀ"]),
+    ("thm5-negative-ridge", lambda: lz.thm5_bounds(jnp.eye(3), jnp.ones(3), -0.1),
+     ["thm5_bounds", "ridge", "non-negative"]),
+    ("thm5-nan-kernel", lambda: lz.thm5_bounds(jnp.eye(3).at[0, 0].set(jnp.nan), jnp.ones(3), 0.1),
+     ["thm5_bounds", "kernel", "finite"]),
+    ("krr-risk-negative-ridge", lambda: lz.krr_train_risk(jnp.eye(3), jnp.ones(3), -1.0),
+     ["krr_train_risk", "ridge", "-1.0"]),
+    ("krr-risk-indefinite", lambda: lz.krr_train_risk(-jnp.eye(3), jnp.ones(3), 1.0),
+     ["krr_train_risk", "semi-definite"]),
+    ("weight-distance-negative-ridge",
+     lambda: lz.weight_distance_limit(jnp.eye(3), jnp.ones(3), -1.0),
+     ["weight_distance_limit", "ridge"]),
+    ("residual-path-indefinite",
+     lambda: lz.residual_path(-jnp.eye(2), jnp.ones(2), 0.1, jnp.array([1.0])),
+     ["residual_path", "semi-definite"]),
+    ("spectral-norm-nan", lambda: lz.spectral_norm(jnp.full((3, 3), jnp.nan)),
+     ["spectral_norm", "matrix", "finite", "9 non-finite"]),
+    ("spectral-norm-vector", lambda: lz.spectral_norm(jnp.ones(3)), ["spectral_norm", "ndim"]),
+    ("thm6-extra-shape", lambda: lz.thm6_bounds(jnp.eye(3), jnp.eye(4)),
+     ["thm6_bounds", "extra", "(3, 3)", "(4, 4)"]),
+    # ntsim.theory.overtraining
+    ("threshold-gap-reversed", lambda: ot.ThresholdSetting(ratio_gap=(2.2, 1.8)),
+     ["ThresholdSetting.ratio_gap", "0 < lo < hi", "(2.2, 1.8)"]),
+    ("threshold-gap-nan", lambda: ot.ThresholdSetting(ratio_gap=(float("nan"), 2.2)),
+     ["ratio_gap"]),
+    ("threshold-gap-negative", lambda: ot.ThresholdSetting(ratio_gap=(-1.0, 2.2)), ["ratio_gap"]),
+    ("fixed-point-negative-reg",
+     lambda: ot.fixed_point(jnp.array([2.0, 1.0]), jnp.array([1.0, 0.5]), -1.0),
+     ["fixed_point", "reg", "non-negative", "-1.0"]),
+    ("fixed-point-printed-nan-reg", lambda: ot.fixed_point_printed(1.0, 2.0, float("nan")),
+     ["fixed_point_printed", "reg", "finite"]),
+    ("finetune-w2-shape",
+     lambda: ot.finetune(jnp.eye(3), jnp.eye(4), jnp.eye(3), learning_rate=0.1, num_steps=5),
+     ["finetune", "w2 (m, d)", "w2.shape=(4, 4)"]),
+    ("finetune-a-ft-not-square",
+     lambda: ot.finetune(jnp.eye(3), jnp.eye(3), jnp.ones((3, 2)), learning_rate=0.1,
+                         num_steps=5),
+     ["finetune", "a_ft must be square"]),
+    ("inflection-empty", lambda: ot.inflection_point(jnp.zeros((0,))),
+     ["inflection_point", "losses", "at least one", "(0,)"]),
+    ("inflection-scalar", lambda: ot.inflection_point(1.0), ["inflection_point", "()"]),
+    # ntsim.theory.linear_teachers
+    ("alignment-d-negative", lambda: lt.CovarianceAlignmentSetting(d=-1),
+     ["CovarianceAlignmentSetting.d", "≥ 2", "-1"]),
+    ("alignment-top-equals-d", lambda: lt.CovarianceAlignmentSetting(d=20, top=20),
+     ["CovarianceAlignmentSetting.top", "< d = 20", "20"]),
+    ("alignment-top-value-nan", lambda: lt.CovarianceAlignmentSetting(top_value=float("nan")),
+     ["top_value", "finite", "nan"]),
+    ("alignment-values-reversed",
+     lambda: lt.CovarianceAlignmentSetting(top_value=0.2, bottom_value=0.3),
+     ["top_value", "must exceed bottom_value = 0.3", "0.2"]),
+    ("alignment-norm-zero", lambda: lt.CovarianceAlignmentSetting(norm=0.0), ["norm", "> 0"]),
+    ("alignment-repeats-one", lambda: lt.CovarianceAlignmentSetting(repeats=1),
+     ["repeats", "≥ 2"]),
+    ("alignment-bound-points-negative",
+     lambda: lt.CovarianceAlignmentSetting(bound_points=-1), ["bound_points", "≥ 0"]),
+    ("sizes-spectrum-negative", lambda: lt.SizesSetting(spectrum_range=(-1.0, 2.0)),
+     ["SizesSetting.spectrum_range", "positive finite", "(-1.0, 2.0)"]),
+    ("sizes-spectrum-zero", lambda: lt.SizesSetting(spectrum_range=(0.0, 2.0)),
+     ["spectrum_range"]),
+    ("population-risk-nan-weight",
+     lambda: lt.population_risk(jnp.ones(5).at[0].set(jnp.nan), jnp.ones(5), jnp.eye(5)),
+     ["population_risk", "w or theta_target", "finite"]),
+    ("population-risk-nan-covariance",
+     lambda: lt.population_risk(jnp.zeros(5), jnp.ones(5), jnp.eye(5).at[1, 1].set(jnp.inf)),
+     ["population_risk", "covariance", "finite"]),
+    ("population-risk-negative-covariance",
+     lambda: lt.population_risk(jnp.ones(5), 2 * jnp.ones(5), -jnp.eye(5)),
+     ["population_risk", "covariance", "positive semi-definite", "= -5 < 0"]),
 ]  # fmt: skip
 
 
@@ -171,6 +283,26 @@ JIT_CASES = [
      lambda k: es.pretrained_kernel_gd(k, jnp.ones(3), steps=jnp.array([5])).train,
      -jnp.eye(3), ["pretrained_kernel_gd", "semi-definite"]),
     ("loo-jit-index", lambda i: st.loo_weights(5, i), 7, ["loo_weights", "[0, 5)", "7"]),
+    ("ntk-nan-input", lambda x: _ntk()(x, None, _PARAMS), _X.at[0, 0].set(jnp.nan),
+     ["empirical_ntk_fn", "x1", "finite", "1 non-finite"]),
+    ("ntk-structured-nan-input",
+     lambda x: _ntk(implementation="structured")(x, None, _PARAMS), _X.at[0, 0].set(jnp.nan),
+     ["empirical_ntk_fn", "x1", "finite"]),
+    ("ntk-all-nan-batch", lambda x: _ntk()(x, None, _PARAMS), jnp.full((2, 3), jnp.nan),
+     ["x1", "6 non-finite"]),
+    ("ntk-nan-x2", lambda x: _ntk()(_X, x, _PARAMS), jnp.full((2, 3), jnp.inf), ["x2", "finite"]),
+    ("ntk-nan-params", lambda p: _ntk()(_X, None, p),
+     jax.tree.map(lambda a: a.at[(0,) * a.ndim].set(jnp.nan), _PARAMS),
+     ["empirical_ntk_fn", "params", "finite"]),
+    ("relu-kernels-jit-nan-w-std",
+     lambda w: core.relu_mlp_kernels(_X, depth=2, w_std=w, b_std=0.0).ntk, jnp.nan,
+     ["relu_mlp_kernels", "w_std", "positive and finite"]),
+    ("relu-kernels-jit-negative-b-std",
+     lambda b: core.relu_mlp_kernels(_X, depth=2, w_std=1.0, b_std=b).ntk, -1.0,
+     ["relu_mlp_kernels", "b_std", "non-negative"]),
+    ("relu-kernels-jit-nan-input",
+     lambda x: core.relu_mlp_kernels(x, depth=1, w_std=1.0, b_std=0.0).ntk,
+     _X.at[1, 1].set(jnp.nan), ["relu_mlp_kernels", "x1", "finite"]),
 ]  # fmt: skip
 
 
@@ -191,8 +323,8 @@ def test_under_vmap_one_bad_instance_is_enough():
     fn = jax.vmap(lambda r: core.kernel_ridge_regression(K, Y, ridge=r).train)
     with pytest.raises(RuntimeFailure, match="ridge must be non-negative"):
         jax.block_until_ready(jax.jit(fn)(ridges))
-    indices = jnp.array([0, 4, 5])  # eager vmap (no jit): the ValueError itself
-    with pytest.raises(ValueError, match=r"i must be an index in \[0, 5\), got 5."):
+    indices = jnp.array([0, 4, 5])  # eager vmap (no jit) runs the same checked mode
+    with pytest.raises(RuntimeFailure, match=r"i must be an index in \[0, 5\)"):
         jax.block_until_ready(jax.vmap(lambda i: st.loo_weights(5, i))(indices))
 
 
@@ -209,17 +341,57 @@ def test_good_input_under_jit_gives_the_concrete_answer():
 
 def test_require_raises_now_when_concrete_and_at_run_time_when_traced():
     with pytest.raises(ValueError, match="f: x must be positive, got -2.0."):
-        require(jnp.array(-2.0) <= 0, "f: x must be positive, got {}.", jnp.array(-2.0))
-    require(jnp.array(False), "never raised {}.", 0)
+        require(-2.0, jnp.array(-2.0) <= 0, "f: x must be positive, got {}.", jnp.array(-2.0))
+    assert require(3.0, jnp.array(False), "never raised {}.", 0) == 3.0
 
     def f(x):
-        require(x <= 0, "f: x must be positive, got {}.", x)
+        x = require(x, x <= 0, "f: x must be positive, got {}.", x)
         return 2 * x
 
     assert float(jax.jit(f)(3.0)) == 6.0
     with pytest.raises(RuntimeFailure, match="f: x must be positive, got -2.0."):
         jax.block_until_ready(jax.jit(f)(-2.0))
     assert float(jax.grad(f)(3.0)) == 2.0  # the check is transparent to differentiation
+    np.testing.assert_array_equal(jax.jit(jax.vmap(f))(jnp.arange(1.0, 4.0)), [2.0, 4.0, 6.0])
+    with pytest.raises(RuntimeFailure, match="f: x must be positive"):
+        jax.block_until_ready(jax.jit(jax.vmap(f))(jnp.array([1.0, -1.0])))
+
+
+def test_a_passing_check_calls_no_host_callback_even_under_vmap(monkeypatch):
+    """Under vmap the condition is reduced over the batch (custom_vmap), so a good batch
+    takes the passing branch: the host function is never called. A bad one calls it."""
+    import ntsim._checks as checks
+
+    calls = []
+
+    def counting(message, value, *values):
+        calls.append(np.shape(value))
+        return checks._raise(message, values)
+
+    monkeypatch.setattr(checks, "_host_raise", counting)
+
+    def f(x):
+        return require(x, x < 0, "f: x must be non-negative, got {}.", x)
+
+    jax.block_until_ready(jax.jit(jax.vmap(f))(jnp.arange(5.0)))
+    assert calls == []
+    with pytest.raises(RuntimeFailure, match="must be non-negative"):
+        jax.block_until_ready(jax.jit(jax.vmap(f))(jnp.array([1.0, -1.0, 2.0])))
+    assert len(calls) == 1  # one call for the whole batch
+
+
+def test_a_reversed_log_uniform_range_is_still_accepted():
+    """Log-uniform sampling is symmetric in its ends, so (hi, lo) is a valid range."""
+    assert lt.SizesSetting(spectrum_range=(2.0, 0.02)).spectrum_range == (2.0, 0.02)
+
+
+def test_population_risk_admits_round_off_of_a_psd_covariance():
+    """A PSD Σ whose rounding makes eᵀΣe a hair negative is not refused (risk = 0 exactly
+    in exact arithmetic: e lies in the null space of Σ = uuᵀ)."""
+    u = jnp.array([1.0, 1.0, 0.0]) / jnp.sqrt(2.0)
+    e = jnp.array([1.0, -1.0, 0.0])
+    risk = lt.population_risk(jnp.zeros(3), e, jnp.outer(u, u))
+    assert abs(float(risk)) < 1e-6
 
 
 def test_psd_check_admits_round_off_and_rejects_a_real_negative_eigenvalue():
