@@ -3,6 +3,10 @@
 Every public function validates what can be known at trace time (shapes, static
 hyperparameters) with these helpers, so error messages look the same everywhere:
 ``"<function>: <argument> must <rule>, got <value>."``.
+
+These checks read concrete values and skip tracers; values that must also be checked under
+``jit``/``vmap`` (finiteness, PSD spectra, ranges, indices) use :mod:`ntsim._checks`, whose
+checked mode raises at run time. The policy is in ``docs/guides/errors.md``.
 """
 
 from __future__ import annotations

@@ -41,6 +41,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from ntsim._checks import require_finite, require_nonnegative, require_positive
 from ntsim._types import Array, ArrayLike
 from ntsim._validation import check_nonnegative, check_positive, check_positive_int
 
@@ -146,6 +147,10 @@ def _mlp_kernels(where: str, rule: _Rule, x1, x2, depth, w_std, b_std) -> Infini
     depth = check_positive_int(where, "depth", depth)
     check_positive(where, "w_std", w_std)
     check_nonnegative(where, "b_std", b_std)
+    w_std = require_positive(where, "w_std", w_std)  # checked mode when traced
+    b_std = require_nonnegative(where, "b_std", b_std)
+    x1 = require_finite(where, "x1", x1)
+    x2 = x1 if same else require_finite(where, "x2", x2)
     w2 = jnp.asarray(w_std, x1.dtype) ** 2
     b2 = jnp.asarray(b_std, x1.dtype) ** 2
     return InfiniteWidthKernels(*_recursion(rule, depth, same, x1, x2, w2, b2))

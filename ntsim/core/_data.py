@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
+from ntsim._checks import psd_tolerance
 from ntsim._types import Array, ArrayLike, PRNGKey
 from ntsim._validation import (
+    _is_concrete,
     check_finite_scalar,
     check_ndim,
     check_nonnegative,
@@ -85,7 +88,9 @@ def covariance(spectrum: ArrayLike, basis: ArrayLike | None = None) -> Array:
     Args:
       spectrum: eigenvalues ``(d,)``, all ``≥ 0``.
       basis: orthogonal ``(d, d)`` matrix of eigenvectors (columns); default the identity.
-        Only its shape is checked.
+        Its shape is checked, and ``VᵀV = I`` within ``sqrt(eps)`` when it is concrete
+        (under ``jit`` the ``O(d³)`` check would double the cost: the caller's basis, e.g.
+        from :func:`random_orthogonal`, is trusted there).
 
     Examples:
       >>> covariance([2.0, 1.0]).tolist()
@@ -95,6 +100,15 @@ def covariance(spectrum: ArrayLike, basis: ArrayLike | None = None) -> Array:
     if basis is None:
         return jnp.diag(spectrum)
     basis = jnp.asarray(basis)
+    if _is_concrete(basis):
+        gram = np.asarray(basis, float).T @ np.asarray(basis, float)
+        error = float(np.max(np.abs(gram - np.eye(len(gram))))) if gram.size else 0.0
+        if not error <= psd_tolerance(np.result_type(basis.dtype, np.float32)):
+            raise ValueError(
+                "covariance: basis must be orthogonal (VᵀV = I, its columns the "
+                f"eigenvectors), got max|VᵀV − I| = {error:.3g}. Orthonormalise it (e.g. "
+                "jnp.linalg.qr(basis)[0]) or use random_orthogonal."
+            )
     return (basis * spectrum[None, :]) @ basis.T
 
 

@@ -32,6 +32,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ntsim._checks import (
+    require,
+    require_finite,
+    require_nonempty,
+    require_nonnegative,
+    require_positive,
+    require_psd_spectrum,
+)
 from ntsim._types import Array, ArrayLike
 from ntsim._validation import (
     _is_concrete,
@@ -144,6 +152,7 @@ def _problem(where, k_train_train, y_train, f0_train, k_test_train, f0_test) -> 
     k = jnp.asarray(k_train_train)
     if k.ndim != 2 or k.shape[0] != k.shape[1]:
         raise ValueError(f"{where}: k_train_train must be a square (N, N) matrix, got {k.shape}.")
+    require_nonempty(where, "k_train_train", k)
     n = k.shape[0]
     y = jnp.asarray(y_train)
     if y.ndim not in (1, 2) or y.shape[0] != n:
@@ -151,6 +160,7 @@ def _problem(where, k_train_train, y_train, f0_train, k_test_train, f0_test) -> 
             f"{where}: y_train must have shape ({n},) or ({n}, O) to match k_train_train "
             f"{k.shape}, got {y.shape}."
         )
+    y = require_finite(where, "y_train", y)
     cols = y.shape[1] if y.ndim == 2 else None
     y = y if y.ndim == 2 else y[:, None]
     f0 = jnp.zeros_like(y) if f0_train is None else _as_2d(where, "f0_train", f0_train, n, cols)
@@ -176,7 +186,12 @@ def _problem(where, k_train_train, y_train, f0_train, k_test_train, f0_test) -> 
     k, y, f0 = k.astype(dtype), y.astype(dtype), f0.astype(dtype)
     if ks is not None:
         ks, f0s = ks.astype(dtype), f0s.astype(dtype)
+    f0 = require_finite(where, "f0_train", f0)
+    if f0s is not None:
+        f0s = require_finite(where, "f0_test", f0s)
     tol = _kernel_tolerance(dtype)
+    if not _is_concrete(k):
+        k = require_finite(where, "k_train_train", k)
     if _is_concrete(k):
         k_np = np.asarray(k)
         scale = float(np.max(np.abs(k_np))) if k_np.size else 0.0
@@ -195,6 +210,8 @@ def _problem(where, k_train_train, y_train, f0_train, k_test_train, f0_test) -> 
                 f"{where}: k_train_train must be positive semi-definite, got smallest "
                 f"eigenvalue {lo:.3g} < −{tol:.1g}·max|λ| = {-tol * hi:.3g}."
             )
+    else:  # checked mode under jit/vmap: an indefinite kernel must not give a number
+        evals = require_psd_spectrum(where, "k_train_train", evals)
     return _Problem(jnp.maximum(evals, 0), evecs, y, f0, ks, f0s, cols is None)
 
 
@@ -226,6 +243,8 @@ def _rate(where, prob, learning_rate, loss_scale) -> Array:
     """``2cη`` in the problem's dtype (both checked positive when concrete)."""
     check_positive(where, "learning_rate", learning_rate)
     check_positive(where, "loss_scale", loss_scale)
+    learning_rate = require_positive(where, "learning_rate", learning_rate)  # when traced
+    loss_scale = require_positive(where, "loss_scale", loss_scale)
     dtype = prob.evals.dtype
     return 2 * jnp.asarray(loss_scale, dtype) * jnp.asarray(learning_rate, dtype)
 
@@ -321,6 +340,7 @@ def kernel_flow_predictions(
     if t.ndim > 1:
         raise ValueError(f"{where}: times must be a scalar or 1-D, got shape {t.shape}.")
     check_nonnegative(where, "times", times)
+    t = require_nonnegative(where, "times", t)  # checked mode when traced
     one_minus, phi = _flow_factors(prob.evals, rate, jnp.atleast_1d(t)[:, None])
     return _predictions(prob, one_minus, phi, t.ndim == 0)
 
@@ -383,6 +403,13 @@ def kernel_gd_predictions(
         s_np = np.asarray(s)
         if np.any(s_np < 0) or np.any(s_np != np.round(s_np)):
             raise ValueError(f"{where}: steps must be non-negative integers, got {steps!r}.")
+    else:
+        s = require(
+            s,
+            jnp.any((s < 0) | (s != jnp.round(s))),
+            f"{where}: steps must be non-negative integers, got {{}}.",
+            jnp.min(s),
+        )
     if _is_concrete(rate) and _is_concrete(prob.evals):
         lam_max = float(prob.evals[-1])
         product = float(rate) * lam_max / 2  # c η λ_max
@@ -394,6 +421,17 @@ def kernel_gd_predictions(
                 f"1/(loss_scale·λ_max) = {limit:.6g} (λ_max = {lam_max:.6g}); GD diverges "
                 f"above it, got {learning_rate=}."
             )
+    else:  # checked mode: a traced step size beyond the limit must not return NaN/inf
+        slack = 1 + 1e3 * float(jnp.finfo(prob.evals.dtype).eps)
+        rate = require(
+            rate,
+            rate * prob.evals[-1] / 2 > slack,
+            f"{where}: learning_rate must be at most the stability limit "
+            "1/(loss_scale·λ_max) (λ_max = {}); GD diverges above it, got "
+            "loss_scale·learning_rate·λ_max = {}.",
+            prob.evals[-1],
+            rate * prob.evals[-1] / 2,
+        )
     t = jnp.atleast_1d(s).astype(prob.evals.dtype)[:, None]
     one_minus, phi = _gd_factors(prob.evals, rate, t)
     return _predictions(prob, one_minus, phi, s.ndim == 0)
@@ -440,6 +478,7 @@ def kernel_ridge_regression(
     """
     where = "kernel_ridge_regression"
     check_nonnegative(where, "ridge", ridge)
+    ridge = require_nonnegative(where, "ridge", ridge)  # checked mode when traced
     prob = _problem(where, k_train_train, y_train, f0_train, k_test_train, f0_test)
     one_minus, phi = _krr_factors(prob.evals, jnp.asarray(ridge, prob.evals.dtype))
     return _predictions(prob, one_minus, phi, True)

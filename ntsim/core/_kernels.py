@@ -43,6 +43,7 @@ from collections.abc import Callable, Sequence
 import jax
 import jax.numpy as jnp
 
+from ntsim._checks import require, require_finite, require_nonempty
 from ntsim._types import Array, Params
 from ntsim._validation import check_choice, check_positive_int
 from ntsim.core._structured_ntk import structured_kernel_blocks
@@ -75,8 +76,13 @@ def _normalise_axes(
                 )
             axis %= batched_ndim
             if axis == 0:
+                fix = (
+                    f" The model's output is a scalar (no output axis to trace): pass {name}=()."
+                    if out_ndim == 0
+                    else ""
+                )
                 raise ValueError(
-                    f"empirical_ntk_fn: {name} may not contain the batch axis 0 (got {axes})."
+                    f"empirical_ntk_fn: {name} may not contain the batch axis 0 (got {axes})." + fix
                 )
             result.add(axis - 1)
         return frozenset(result)
@@ -210,16 +216,39 @@ def empirical_ntk_fn(
     check_choice("empirical_ntk_fn", "implementation", implementation, IMPLEMENTATIONS)
     if batch_size is not None:
         batch_size = check_positive_int("empirical_ntk_fn", "batch_size", batch_size)
+    for name, axes in (("trace_axes", trace_axes), ("diagonal_axes", diagonal_axes)):
+        if isinstance(axes, int):
+            raise ValueError(
+                f"empirical_ntk_fn: {name} must be a sequence of axes, got {axes!r}; pass "
+                f"{name}=({axes},)."
+            )
     trace_axes, diagonal_axes = tuple(trace_axes), tuple(diagonal_axes)
 
     def ntk_fn(x1: Array, x2: Array | None, params: Params):
+        same = x2 is None
         x1 = jnp.asarray(x1)
-        x2 = x1 if x2 is None else jnp.asarray(x2)
+        x2 = x1 if same else jnp.asarray(x2)
         if x1.ndim < 1 or x1.shape[1:] != x2.shape[1:]:
             raise ValueError(
                 "empirical_ntk_fn: x1 and x2 must be batches of examples of the same shape, "
                 f"got x1.shape={x1.shape}, x2.shape={x2.shape}."
             )
+        require_nonempty("empirical_ntk_fn", "x1", x1)
+        require_nonempty("empirical_ntk_fn", "x2", x2)
+        x1 = require_finite("empirical_ntk_fn", "x1", x1)  # checked mode: ntk_fn is jitted
+        x2 = x1 if same else require_finite("empirical_ntk_fn", "x2", x2)
+        leaves = [jnp.asarray(leaf) for leaf in jax.tree.leaves(params)]
+        leaves = [leaf for leaf in leaves if jnp.issubdtype(leaf.dtype, jnp.inexact)]
+        if leaves:  # one check for the whole pytree: one branch per call, not one per leaf
+            bad = sum(jnp.sum(~jnp.isfinite(leaf)) for leaf in leaves)
+            x1 = require(  # threaded through x1: every kernel entry depends on it
+                x1,
+                bad > 0,
+                "empirical_ntk_fn: params must be finite (no NaN or inf), got {} non-finite "
+                "entries.",
+                bad,
+            )
+            x2 = x1 if same else x2
         out = jax.eval_shape(apply, params, x1[0])  # raises apply's own shape errors
         out_ndim = len(out.shape)
         trace, diagonal = _normalise_axes(trace_axes, diagonal_axes, out_ndim)

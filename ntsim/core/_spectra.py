@@ -32,6 +32,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ntsim._checks import require_finite, require_nonnegative, require_psd_spectrum
 from ntsim._types import Array, ArrayLike
 from ntsim._validation import _is_concrete, check_ndim, check_positive, check_positive_int
 
@@ -87,6 +88,7 @@ def local_rademacher_complexity(eigenvalues: ArrayLike, radius: ArrayLike) -> Ar
       [0.3535533845424652, 1.0]
     """
     lam = _eigenvalues("local_rademacher_complexity", eigenvalues)
+    radius = require_nonnegative("local_rademacher_complexity", "radius", radius)
     rho = jnp.asarray(radius, lam.dtype)
     clipped = jnp.minimum(lam, rho[..., None] ** 2)
     return jnp.sqrt(jnp.mean(clipped, axis=-1))
@@ -331,8 +333,11 @@ def condition_number(kernel: ArrayLike, sigma: ArrayLike = 0.0) -> Array:
         raise ValueError(f"{where}: kernel must be a square (N, N) matrix, got {k.shape}.")
     if _is_concrete(sigma) and not float(np.min(np.asarray(sigma))) >= 0:
         raise ValueError(f"{where}: sigma must be non-negative, got {sigma!r}.")
+    sigma = require_nonnegative(where, "sigma", sigma)  # checked mode when traced
+    k = require_finite(where, "kernel", k)
     k = k.astype(jnp.result_type(k, float))
     lam = jnp.linalg.eigvalsh((k + k.T) / 2)
+    lam = require_psd_spectrum(where, "kernel", lam)
     s = jnp.asarray(sigma, k.dtype)
     low = jnp.maximum(lam[0], 0) + s
     return jnp.where(low > 0, (lam[-1] + s) / jnp.where(low > 0, low, 1), jnp.inf)

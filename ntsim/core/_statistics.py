@@ -72,11 +72,25 @@ def spearman(a: ArrayLike, b: ArrayLike) -> float:
 def loglog_slope(x: ArrayLike, y: ArrayLike) -> float:
     """Least-squares slope of ``log y`` on ``log x`` over the points with ``y > 0``.
 
+    ``x`` must be positive and ``y`` non-negative (a zero, e.g. a distance that vanished, is
+    skipped); both finite, of the same 1-D shape. NaN when fewer than two points have
+    ``y > 0``.
+
     Examples:
       >>> round(loglog_slope([10, 100, 1000], [0.3, 0.03, 0.003]), 6)
       -1.0
     """
     x, y = np.asarray(x, float), np.asarray(y, float)
+    if x.ndim != 1 or x.shape != y.shape:
+        raise ValueError(
+            f"loglog_slope: x and y must be 1-D of the same length, got {x.shape}, {y.shape}."
+        )
+    if not (np.all(np.isfinite(x)) and np.all(x > 0)):
+        raise ValueError(f"loglog_slope: x must be positive and finite, got {x.tolist()}.")
+    if not (np.all(np.isfinite(y)) and np.all(y >= 0)):
+        raise ValueError(
+            f"loglog_slope: y must be non-negative and finite (a log-log fit), got {y.tolist()}."
+        )
     ok = y > 0
     if ok.sum() < 2:
         return float("nan")

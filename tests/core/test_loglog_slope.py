@@ -18,7 +18,22 @@ def test_two_positive_points_give_the_slope_through_them():
 
 def test_fewer_than_two_positive_points_have_no_slope():
     assert math.isnan(loglog_slope([1.0, 2.0], [0.0, 5.0]))
-    assert math.isnan(loglog_slope([1.0, 2.0, 3.0], [-1.0, 0.0, 4.0]))
+    assert math.isnan(loglog_slope([1.0, 2.0, 3.0], [0.0, 0.0, 4.0]))
+
+
+@pytest.mark.parametrize(
+    ("x", "y", "words"),
+    [
+        ([1.0, 2.0, 3.0], [-1.0, 0.0, 4.0], ["y", "non-negative"]),  # not a log-log fit
+        ([1.0, 2.0, 3.0], [1.0, float("nan"), 4.0], ["y", "finite"]),
+        ([0.0, 2.0, 3.0], [1.0, 2.0, 4.0], ["x", "positive"]),
+        ([1.0, 2.0], [1.0, 2.0, 3.0], ["same length"]),
+    ],
+)
+def test_input_off_the_contract_is_refused_not_skipped(x, y, words):
+    with pytest.raises(ValueError, match="loglog_slope") as info:
+        loglog_slope(x, y)
+    assert all(word in str(info.value) for word in words)
 
 
 def test_slope_matches_a_direct_least_squares_fit():

@@ -20,6 +20,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
+from ntsim._checks import require_finite, require_psd_spectrum
 from ntsim._types import Array, ArrayLike
 from ntsim._validation import _is_concrete, check_ndim, check_nonnegative, check_positive
 from ntsim.core import Predictions, local_rademacher_complexity
@@ -218,7 +219,11 @@ def pretrained_kernel_gd(
     f0 = jnp.zeros(n, dtype) if f_pt_train is None else jnp.asarray(f_pt_train, dtype)
     if f0.shape != (n,):
         raise ValueError(f"{where}: f_pt_train must have shape ({n},), got {f0.shape}.")
+    k = require_finite(where, "kernel_train", k)
+    y = require_finite(where, "y_train", y)
+    f0 = require_finite(where, "f_pt_train", f0)
     lam, q = jnp.linalg.eigh(((k + k.T) / (2 * n)).astype(dtype))
+    lam = require_psd_spectrum(where, "kernel_train", lam)
     lam = jnp.maximum(lam, 0)
     alpha = jnp.minimum(1.0, 1 / lam[-1]) if step_size is None else step_size
     _check_step_size(where, alpha, lam)

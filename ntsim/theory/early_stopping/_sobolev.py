@@ -22,6 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ntsim._checks import require
 from ntsim._types import Array, ArrayLike, PRNGKey
 from ntsim._validation import check_positive, check_positive_int
 from ntsim.core import stopping_time_constant_step, sweep_keys
@@ -65,7 +66,24 @@ def sobolev_kernel(x1: ArrayLike, x2: ArrayLike | None = None) -> Array:
     b = a if x2 is None else jnp.asarray(x2)
     if a.ndim != 1 or b.ndim != 1:
         raise ValueError(f"sobolev_kernel: inputs must be 1-D, got {a.shape} and {b.shape}.")
+    same = x2 is None
+    a = _in_unit_interval("x1", a)  # off [0, 1] the kernel is not PSD
+    b = a if same else _in_unit_interval("x2", b)
     return 1 + jnp.minimum(a[:, None], b[None, :])
+
+
+def _in_unit_interval(name: str, points: Array) -> Array:
+    if not points.size:
+        return points
+    lo, hi = jnp.min(points), jnp.max(points)
+    return require(
+        points,
+        ~(lo >= 0) | ~(hi <= 1),
+        f"sobolev_kernel: {name} must lie in [0, 1] (the kernel's domain), got values in "
+        "[{}, {}].",
+        lo,
+        hi,
+    )
 
 
 def sobolev_target(x: ArrayLike) -> Array:

@@ -17,6 +17,7 @@ drawn once with ``max(n_values)`` rows and group ``j`` sees the first ``n_values
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -60,6 +61,11 @@ class SizesSetting:
     def __post_init__(self):
         if not self.n_values or min(self.n_values) < 1 or self.draws_per_n < 1:
             raise ValueError("SizesSetting: need n_values >= 1 and draws_per_n >= 1.")
+        if not all(math.isfinite(v) and v > 0 for v in self.spectrum_range):
+            raise ValueError(
+                "SizesSetting.spectrum_range must hold two positive finite eigenvalues (a "
+                f"log-uniform range; either order), got {self.spectrum_range!r}."
+            )
 
 
 def _over_sizes(key, instance_fn, fn, setting: SizesSetting):

@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ntsim._config import Validated, param
 from ntsim._types import Array, PRNGKey
 from ntsim.core import gaussian_inputs, sweep_keys, two_level_spectrum
 from ntsim.theory.linear_teachers import _alignment, _bounds
@@ -31,7 +32,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class CovarianceAlignmentSetting:
+class CovarianceAlignmentSetting(Validated):
     """Figure 1 (Sec 4.2). ``norm`` and ``repeats`` are unspecified in the paper.
 
     Attributes:
@@ -43,24 +44,26 @@ class CovarianceAlignmentSetting:
         ``0``: no bound.
     """
 
-    d: int = 1000
-    top: int = 50
-    top_value: float = 1.5
-    bottom_value: float = 0.3
-    norm: float = 1.0
-    repeats: int = 20
-    chunk_size: int = 4
-    bound_points: int = 40
+    d: int = param(1000, "input dimension", low=2)
+    top: int = param(50, "eigenvalues in the top block", low=1, allowed="1 ≤ top < d")
+    top_value: float = param(1.5, "top eigenvalue", low=0, open="low",
+                             allowed="> bottom_value")  # fmt: skip
+    bottom_value: float = param(0.3, "bottom eigenvalue", low=0, open="low")
+    norm: float = param(1.0, "‖θ_T − θ_S‖", low=0, open="low")
+    repeats: int = param(20, "draws of (X, v)", low=2)
+    chunk_size: int = param(4, "repeats vmapped at once", low=1)
+    bound_points: int = param(40, "sizes where the Thm 4.2 bound is computed (0: none)", low=0)
 
-    def __post_init__(self):
-        if not 1 <= self.top < self.d or self.repeats < 2 or self.chunk_size < 1:
-            raise ValueError("CovarianceAlignmentSetting: need 1 <= top < d, repeats >= 2 "
-                             "and chunk_size >= 1.")  # fmt: skip
-        if not self.top_value > self.bottom_value > 0 or not self.norm > 0:
-            raise ValueError("CovarianceAlignmentSetting: need top_value > bottom_value > 0 "
-                             "and norm > 0.")  # fmt: skip
-        if self.bound_points < 0:
-            raise ValueError("CovarianceAlignmentSetting: bound_points must be >= 0.")
+    def check(self):
+        if self.top >= self.d:
+            raise ValueError(
+                f"CovarianceAlignmentSetting.top must be < d = {self.d}, got {self.top}."
+            )
+        if not self.top_value > self.bottom_value:
+            raise ValueError(
+                "CovarianceAlignmentSetting.top_value must exceed bottom_value = "
+                f"{self.bottom_value}, got {self.top_value}."
+            )
 
     @property
     def bound_sizes(self) -> tuple[int, ...]:

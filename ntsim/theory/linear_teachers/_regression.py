@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ntsim._checks import psd_tolerance, require_finite
 from ntsim._types import Array, ArrayLike, PRNGKey
 from ntsim._validation import _is_concrete, check_ndim, check_positive, check_positive_int
 from ntsim.theory.linear_teachers._common import (
@@ -70,7 +71,24 @@ def population_risk(w: ArrayLike, theta_target: ArrayLike, covariance: ArrayLike
     d = jnp.shape(w)[0]
     e = _shaped("population_risk", "theta_target", theta_target, (d,)) - jnp.asarray(w)
     covariance = _shaped("population_risk", "covariance", covariance, (d, d))
-    return e @ covariance @ e
+    risk = e @ covariance @ e
+    if _is_concrete(risk):  # one O(1) look at the result diagnoses what the inputs broke
+        _check_risk("population_risk", float(risk), e, covariance)
+    return risk
+
+
+def _check_risk(where: str, risk: float, e: Array, covariance: Array) -> None:
+    """A quadratic form ``eᵀΣe`` is finite and ``≥ 0`` for finite ``e`` and PSD ``Σ``:
+    name the input that broke it (``Σ`` PSD within ``sqrt(eps)`` round-off)."""
+    if not np.isfinite(risk):
+        for name, array in (("w or theta_target", e), ("covariance", covariance)):
+            require_finite(where, name, array)
+    scale = float(jnp.sum(e**2) * jnp.max(jnp.abs(covariance)))
+    if risk < -psd_tolerance(np.asarray(covariance).dtype) * scale:
+        raise ValueError(
+            f"{where}: covariance must be positive semi-definite (a second moment), got "
+            f"(θ_T − w)ᵀΣ(θ_T − w) = {risk:.6g} < 0."
+        )
 
 
 def risk_thm4_1(

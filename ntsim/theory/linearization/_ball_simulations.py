@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 from jax.flatten_util import ravel_pytree
 
+from ntsim._config import Validated, param
 from ntsim._types import Array, PRNGKey
 from ntsim.core import (
     gradient_flow,
@@ -412,17 +413,17 @@ def simulate_containment(key: PRNGKey, setting: ContainmentSetting) -> Containme
 
 
 @dataclasses.dataclass(frozen=True)
-class KrrSetting:
+class KrrSetting(Validated):
     """Network instances (targets ``±1 + 0.5``) for the KRR reduction; the linearised model
     is trained by the flow with constant λ log-uniform on ``[0.01, 10]·λ_max(K)`` on
     ``c‖f̄ − y*‖²``, ``c = 1`` (summed loss) or ``1/n`` (mean loss) with probability 1/2.
 
     ``n`` is the same at both scales (the printed ridge is off by the factor ``n``)."""
 
-    n: int = 8
-    d: int = 3
-    width: int = 8
-    instances: int = 200
+    n: int = param(8, "training inputs x*", low=1)
+    d: int = param(3, "input dimension", low=1)
+    width: int = param(8, "hidden width", low=1)
+    instances: int = param(200, "independent instances", low=1)
 
 
 class KrrRun(NamedTuple):

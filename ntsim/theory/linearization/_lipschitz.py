@@ -20,8 +20,9 @@ import jax
 import jax.numpy as jnp
 from jax.flatten_util import ravel_pytree
 
+from ntsim._checks import require_finite
 from ntsim._types import Array, ArrayLike, Params, PRNGKey
-from ntsim._validation import check_nonnegative, check_positive_int
+from ntsim._validation import _is_concrete, check_ndim, check_nonnegative, check_positive_int
 from ntsim.theory.linearization._dynamics import flat_jacobian
 
 __all__ = [
@@ -34,8 +35,11 @@ __all__ = [
 
 
 def spectral_norm(matrix: ArrayLike) -> Array:
-    """Largest singular value of a 2-D array."""
+    """Largest singular value of a 2-D array (finite entries checked when concrete)."""
     m = jnp.asarray(matrix)
+    check_ndim("spectral_norm", "matrix", m, 2)
+    if _is_concrete(m):  # traced inside the falsifier's search: checked by its caller
+        require_finite("spectral_norm", "matrix", m)
     small = m @ m.T if m.shape[0] <= m.shape[1] else m.T @ m
     return jnp.sqrt(jnp.maximum(jnp.linalg.eigvalsh(small)[-1], 0))
 

@@ -32,6 +32,7 @@ import jax
 import jax.numpy as jnp
 from jax.flatten_util import ravel_pytree
 
+from ntsim._config import Validated, param
 from ntsim._types import Array, PRNGKey
 from ntsim.core import (
     empirical_ntk_fn,
@@ -110,7 +111,7 @@ def random_instance(
 
 
 @dataclasses.dataclass(frozen=True)
-class NetworkSetting:
+class NetworkSetting(Validated):
     """Sizes of the network instances.
 
     Attributes:
@@ -121,11 +122,11 @@ class NetworkSetting:
       instances: independent instances.
     """
 
-    n: int = 5
-    d: int = 3
-    width: int = 8
-    steps: int = 150
-    instances: int = 200
+    n: int = param(5, "training inputs x*", low=1)
+    d: int = param(3, "input dimension", low=1)
+    width: int = param(8, "hidden width", low=1)
+    steps: int = param(150, "split-step GD steps of a fine-tuning run", low=1)
+    instances: int = param(200, "independent instances", low=1)
 
 
 def _constant_run(key, s: NetworkSetting, *, selective: bool, zero_fraction: float = 0.0):

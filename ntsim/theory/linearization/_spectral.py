@@ -31,6 +31,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
+from ntsim._checks import require_finite, require_psd_spectrum
 from ntsim._types import Array, ArrayLike
 from ntsim._validation import _is_concrete, check_choice, check_nonnegative, check_positive_int
 
@@ -74,14 +75,24 @@ def ridge_from_proximal_printed(proximal: ArrayLike) -> Array:
     return jnp.asarray(proximal) / 2
 
 
-def _eigh(kernel: ArrayLike) -> tuple[Array, Array]:
+def _eigh(kernel: ArrayLike, where: str = "linearization") -> tuple[Array, Array]:
+    """Eigenpairs of the kernel, eigenvalues clipped at 0 after a PSD check.
+
+    The checks run on concrete kernels only: these closed forms are evaluated inside the
+    falsifier's gradient search (``ntsim.falsify``), where a check per step would sit in
+    the search's inner loop; a traced caller validates its kernels at its own entry.
+    """
     k = jnp.asarray(kernel)
     if k.ndim == 2 and k.shape[0] == k.shape[1] and _is_concrete(k):
+        require_finite(where, "kernel", k)
         if not np.allclose(np.asarray(k), np.asarray(k).T, rtol=1e-6, atol=0):
             raise ValueError("linearization: kernel must be symmetric (K = JJᵀ).")
     if k.ndim != 2 or k.shape[0] != k.shape[1]:
         raise ValueError(f"linearization: kernel must be a square (n, n) matrix, got {k.shape}.")
     evals, evecs = jnp.linalg.eigh((k + k.T) / 2)
+    if _is_concrete(evals):
+        fix = " A kernel JJᵀ is PSD: check how it was built."
+        require_psd_spectrum(where, "kernel", evals, fix=fix)
     return jnp.maximum(evals, 0), evecs
 
 
@@ -99,7 +110,7 @@ def residual_path(
     """
     check_nonnegative("residual_path", "proximal", proximal)
     check_nonnegative("residual_path", "times", times)
-    evals, evecs = _eigh(kernel)
+    evals, evecs = _eigh(kernel, "residual_path")
     lam = jnp.asarray(proximal, evals.dtype)
     t = jnp.asarray(times, evals.dtype)
     rate = 2 * evals + lam
@@ -113,7 +124,8 @@ def residual_path(
 
 def weight_distance_limit(kernel: ArrayLike, targets: ArrayLike, ridge: ArrayLike) -> Array:
     r"""``‖θ̄_∞ − θ_0‖ = (ỹᵀ(K + σI)^{−1}K(K + σI)^{−1}ỹ)^{1/2}`` (derived; decreasing in σ)."""
-    evals, evecs = _eigh(kernel)
+    check_nonnegative("weight_distance_limit", "ridge", ridge)
+    evals, evecs = _eigh(kernel, "weight_distance_limit")
     coeff = evecs.T @ jnp.asarray(targets, evals.dtype)
     sigma = jnp.asarray(ridge, evals.dtype)
     return jnp.sqrt(jnp.sum(evals * coeff**2 / (evals + sigma) ** 2))
@@ -121,7 +133,8 @@ def weight_distance_limit(kernel: ArrayLike, targets: ArrayLike, ridge: ArrayLik
 
 def krr_train_risk(kernel: ArrayLike, targets: ArrayLike, ridge: ArrayLike) -> Array:
     r"""``R = ‖(I − K(K + σI)^{−1})ỹ‖² = ‖σ(K + σI)^{−1}ỹ‖²`` (Thm 5's risk, summed)."""
-    evals, evecs = _eigh(kernel)
+    check_nonnegative("krr_train_risk", "ridge", ridge)
+    evals, evecs = _eigh(kernel, "krr_train_risk")
     coeff = evecs.T @ jnp.asarray(targets, evals.dtype)
     sigma = jnp.asarray(ridge, evals.dtype)
     return jnp.sum((sigma * coeff / (evals + sigma)) ** 2)
@@ -142,7 +155,7 @@ def thm5_bounds(kernel: ArrayLike, targets: ArrayLike, ridge: ArrayLike) -> Spec
     risk (erratum: the proof's ``1/n`` is dropped, ``y*`` means ``ỹ``).
     """
     check_nonnegative("thm5_bounds", "ridge", ridge)
-    evals, _ = _eigh(kernel)
+    evals, _ = _eigh(kernel, "thm5_bounds")
     norm = jnp.linalg.norm(jnp.asarray(targets, evals.dtype))
     sigma = jnp.asarray(ridge, evals.dtype)
     risk = krr_train_risk(kernel, targets, ridge)
@@ -198,6 +211,10 @@ def thm6_bounds(kernel: ArrayLike, extra: ArrayLike) -> Thm6Bounds:
     r"""Thm 6: ``(1 − η)λ_i(K) ≤ λ_i(K + S) ≤ (1 + η)λ_i(K)`` (Rahimi Afzal et al. 2025)."""
     k = jnp.asarray(kernel)
     s = jnp.asarray(extra, k.dtype)
+    if s.shape != k.shape:
+        raise ValueError(
+            f"thm6_bounds: extra must have the kernel's shape {k.shape}, got {s.shape}."
+        )
     base = jnp.linalg.eigvalsh((k + k.T) / 2)
     value = jnp.linalg.eigvalsh((k + s + (k + s).T) / 2)
     eta = perturbation_size(k, s)

@@ -127,6 +127,11 @@ def finetune(
         raise ValueError(f"{where}: record_every={every} must divide num_steps={num_steps}.")
     w1, w2, a_ft = jnp.asarray(w1), jnp.asarray(w2), jnp.asarray(a_ft)
     d = a_ft.shape[0]
+    if a_ft.shape != (d, d) or w1.shape[:1] != (d,) or w1.ndim != 2 or w2.shape != w1.shape[::-1]:
+        raise ValueError(
+            f"{where}: a_ft must be square (d, d), w1 (d, m) and w2 (m, d), got "
+            f"a_ft.shape={a_ft.shape}, w1.shape={w1.shape}, w2.shape={w2.shape}."
+        )
     anchor = w1 @ w2
     keys = jax.random.split(jax.random.PRNGKey(0) if key is None else key, num_steps)
     keys = keys.reshape(num_steps // every, every, *keys.shape[1:])
@@ -334,7 +339,9 @@ def fixed_point(sigma_pre: ArrayLike, sigma_ft: ArrayLike, reg: ArrayLike) -> Ar
     """Corrected limit of a learned mode: ``(σ^ft + λσ^pre)/(1 + λ)`` (A.16, A.23–A.27).
 
     The minimiser of ``(a − σ^ft)² + λ(a − σ^pre)²``, i.e. ``A^target = (A^ft + λA^pre)/(1+λ)``.
+    ``λ ≥ 0`` is checked when concrete (the falsifier traces this inside its search).
     """
+    check_nonnegative("fixed_point", "reg", reg)
     return (sigma_ft + reg * sigma_pre) / (1 + reg)
 
 
@@ -343,6 +350,7 @@ def fixed_point_printed(sigma_pre: ArrayLike, sigma_ft: ArrayLike, reg: ArrayLik
 
     Agrees with :func:`fixed_point` only when ``λ = 1`` or ``σ^pre = σ^ft``.
     """
+    check_nonnegative("fixed_point_printed", "reg", reg)
     return (sigma_pre + reg * sigma_ft) / (1 + reg)
 
 

@@ -146,6 +146,11 @@ def inflection_point(losses: ArrayLike) -> Array:
       (1, 2)
     """
     losses = jnp.asarray(losses)
+    if losses.ndim == 0 or losses.shape[-1] == 0:
+        raise ValueError(
+            "inflection_point: losses must hold at least one loss on its last axis "
+            f"(one per checkpoint n = 0..d), got shape {losses.shape}."
+        )
     up = losses[..., 1:] > losses[..., :-1]
     last = losses.shape[-1] - 1
     return jnp.where(jnp.any(up, axis=-1), jnp.argmax(up, axis=-1), last)

@@ -138,6 +138,12 @@ class ThresholdSetting:
 
     def __post_init__(self):
         check_int_fields(self, ("d", "instances", "steps"))
+        lo, hi = self.ratio_gap
+        if not (math.isfinite(lo) and math.isfinite(hi) and 0 < lo < hi):
+            raise ValueError(
+                "ThresholdSetting.ratio_gap must be an interval (lo, hi) with 0 < lo < hi "
+                f"(the excluded band around the threshold 2), got {self.ratio_gap!r}."
+            )
 
 
 class ThresholdRun(NamedTuple):

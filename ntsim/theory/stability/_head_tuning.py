@@ -61,8 +61,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ntsim._checks import require_index
 from ntsim._types import Array, ArrayLike, PRNGKey
-from ntsim._validation import _is_concrete, check_choice, check_ndim, check_positive
+from ntsim._validation import (
+    _is_concrete,
+    check_choice,
+    check_ndim,
+    check_positive,
+    check_positive_int,
+)
 from ntsim.core import logistic_gd_fused
 from ntsim.theory.stability._full_finetuning import LemmaSides, logistic_smoothness
 
@@ -181,6 +188,8 @@ def loo_weights(n: int, i: ArrayLike, normalizer: str = "n", dtype=None) -> Arra
       [0.3333333432674408, 0.0, 0.3333333432674408, 0.3333333432674408]
     """
     check_choice("loo_weights", "normalizer", normalizer, LOO_NORMALIZERS)
+    n = check_positive_int("loo_weights", "n", n)
+    i = require_index("loo_weights", "i", i, n)  # a point outside S would leave none out
     dtype = jnp.result_type(float) if dtype is None else dtype
     scale = 1.0 / (n if normalizer == "n" else n - 1)
     return jnp.where(jnp.arange(n) == i, 0.0, scale).astype(dtype)

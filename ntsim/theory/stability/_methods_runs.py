@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ntsim._config import Validated, param
 from ntsim.core import max_margin_regularizer, multi_head_loss, multi_head_predict
 from ntsim.theory.stability import _tables
 
@@ -101,13 +102,13 @@ def simulate_mmr_identity(key, setting: MMRIdentitySetting) -> MMRIdentityRun:
 
 
 @dataclass(frozen=True)
-class MHLossIdentitySetting:
+class MHLossIdentitySetting(Validated):
     """``instances`` random batches (``n`` points in ``R^k``, ±1 labels) and ``heads`` heads."""
 
-    instances: int = 1000
-    n: int = 64
-    k: int = 16
-    heads: int = 50
+    instances: int = param(1000, "random batches", low=1)
+    n: int = param(64, "points per batch", low=1)
+    k: int = param(16, "feature dimension", low=1)
+    heads: int = param(50, "heads of eq. (10)'s multi-head loss", low=1)
 
 
 class MHLossIdentityRun(NamedTuple):
