@@ -240,12 +240,15 @@ def empirical_ntk_fn(
         leaves = [jnp.asarray(leaf) for leaf in jax.tree.leaves(params)]
         leaves = [leaf for leaf in leaves if jnp.issubdtype(leaf.dtype, jnp.inexact)]
         if leaves:  # one check for the whole pytree: one branch per call, not one per leaf
-            bad = sum(jnp.sum(~jnp.isfinite(leaf)) for leaf in leaves)
+            # A leaf's sum is NaN/inf iff an entry is (or the sum overflows, which only
+            # absurd weights do): a reduction XLA fuses, with no P-sized temporary, where
+            # an elementwise isfinite mask costs one (the memory test of the tiled NTK).
+            bad = sum(jnp.sum(~jnp.isfinite(jnp.sum(leaf))) for leaf in leaves)
             x1 = require(  # threaded through x1: every kernel entry depends on it
                 x1,
                 bad > 0,
-                "empirical_ntk_fn: params must be finite (no NaN or inf), got {} non-finite "
-                "entries.",
+                "empirical_ntk_fn: params must be finite (no NaN or inf), got {} parameter "
+                "arrays with non-finite entries.",
                 bad,
             )
             x2 = x1 if same else x2
