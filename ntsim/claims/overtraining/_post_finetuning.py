@@ -338,8 +338,9 @@ CLAIMS: tuple[Claim, ...] = (
         "min_(i≤n)|σ^pre_i − σ^ft_i|²/(500(λ0+1)²Γ) for every checkpoint n",
         kind="bound",
         reading=printed(
-            "Lemma A.23: ‖θ^n(K) − target‖ ≤ min_(i≤n)|σ^pre_i − σ^ft_i|²/(500(λ0+1)²Γ) under "
-            "A.21, with the target's modes corrected to (σ^ft + λσ^pre)/(1+λ)"
+            "“‖Uᵀθⁿ(K)V − (Σ^ft_(:n,:n) + λΣ^pre_(:n,:n))/(1+λ)‖_F ≤ "
+            "min_(i≤n){|Σ^pre_ii − Σ^ft_ii|²}/(500(λ0+1)²Γ)” (Lemma A.23, under A.21; its "
+            "target is printed with the modes in the right order, unlike Lemmas A.11 and A.28)"
         ),
         uses=CONVERGED,
         check=check_converged_model,
