@@ -21,9 +21,11 @@ __all__ = [
     "check_finite_scalar",
     "check_ndim",
     "check_nonnegative",
+    "check_params_keys",
     "check_positive",
     "check_positive_int",
     "check_same_leading_dim",
+    "check_setting_type",
 ]
 
 
@@ -83,6 +85,51 @@ def check_choice(where: str, name: str, value, choices: Sequence) -> None:
     """Require ``value`` to be one of ``choices``."""
     if value not in choices:
         raise ValueError(f"{where}: {name} must be one of {tuple(choices)}, got {value!r}.")
+
+
+def check_setting_type(where: str, setting, expected: type | tuple[type, ...]) -> None:
+    """Require ``setting`` to be an instance of ``expected`` (a theory setting class).
+
+    A setting of another simulation would otherwise fail later on a missing attribute.
+
+    Examples:
+      >>> check_setting_type("simulate", 3, int)
+      >>> check_setting_type("simulate", 3.0, int)
+      Traceback (most recent call last):
+      ...
+      TypeError: simulate: setting must be an instance of int, got a float: 3.0.
+    """
+    if not isinstance(setting, expected):
+        names = " or ".join(
+            c.__name__ for c in (expected if isinstance(expected, tuple) else (expected,))
+        )
+        raise TypeError(
+            f"{where}: setting must be an instance of {names}, got a "
+            f"{type(setting).__name__}: {setting!r}."
+        )
+
+
+def check_params_keys(where: str, params, keys: Sequence[str], *, init: str) -> None:
+    """Require ``params`` to be a mapping holding ``keys`` (the pytree ``init`` returns).
+
+    Examples:
+      >>> check_params_keys("f", {"a": 1}, ("a",), init="g")
+      >>> check_params_keys("f", {"b": 1}, ("a",), init="g")  # doctest: +ELLIPSIS
+      Traceback (most recent call last):
+      ...
+      ValueError: f: params must be the pytree g returns, with keys ('a',); got ... 'a').
+    """
+    if not hasattr(params, "keys"):
+        raise ValueError(
+            f"{where}: params must be the pytree {init} returns, a mapping with keys "
+            f"{tuple(keys)}; got a {type(params).__name__}."
+        )
+    missing = [k for k in keys if k not in params]
+    if missing:
+        raise ValueError(
+            f"{where}: params must be the pytree {init} returns, with keys {tuple(keys)}; got "
+            f"keys {tuple(params.keys())} (missing {', '.join(map(repr, missing))})."
+        )
 
 
 def check_ndim(where: str, name: str, array, ndim: int | Sequence[int]) -> None:

@@ -411,3 +411,67 @@ def test_index_and_finite_helpers_name_the_argument():
     require_finite("f", "x", np.zeros((0, 3)))  # nothing to check in an empty array
     with pytest.raises(ValueError, match=r"f: x must be finite .* got 2 non-finite"):
         require_finite("f", "x", np.array([np.nan, 1.0, np.inf]))
+
+
+# --- a parameter pytree that does not match its model (trial case C10) ------------------
+
+_MLP = core.mlp((3,), parameterization="ntk")
+_MLP_PARAMS = _MLP.init(jax.random.PRNGKey(0), jnp.ones(2))
+
+
+@pytest.mark.parametrize(
+    ("params", "words"),
+    [
+        ({}, ["mlp.apply", "pytree mlp.init returns", "missing 'layers'"]),
+        ({"layers": _MLP_PARAMS["layers"][:1]}, ["mlp.apply", "must hold 2 layers", "got 1"]),
+        (
+            {"layers": [_MLP_PARAMS["layers"][0], {"w": _MLP_PARAMS["layers"][1]["w"]}]},
+            ["mlp.apply layer 1", "missing 'b'"],
+        ),
+        ([jnp.ones(3)], ["mlp.apply", "a mapping with keys ('layers',)", "got a list"]),
+    ],
+    ids=["no-layers", "a-layer-short", "a-bias-missing", "not-a-mapping"],
+)
+def test_a_params_pytree_that_does_not_match_the_model_is_named(params, words):
+    for call in (
+        lambda: _MLP.apply(params, jnp.ones(2)),
+        lambda: core.empirical_ntk(_MLP.apply, jnp.ones((2, 2)), None, params, trace_axes=()),
+    ):
+        with pytest.raises(ValueError) as info:
+            call()
+        for word in words:
+            assert word in str(info.value), (word, str(info.value))
+
+
+# --- a setting of another simulation (trial case T12) -------------------------------------
+
+
+def _functions_taking_a_setting():
+    import inspect
+
+    found = []
+    for package in (es, lt, lz, ot, st):
+        for name in sorted(getattr(package, "__all__", ())):
+            fn = getattr(package, name)
+            if inspect.isfunction(fn) and "setting" in inspect.signature(fn).parameters:
+                found.append(pytest.param(fn, id=f"{package.__name__.rsplit('.', 1)[1]}.{name}"))
+    return found
+
+
+class _NotASetting:
+    pass
+
+
+@pytest.mark.parametrize("fn", _functions_taking_a_setting())
+def test_a_setting_of_the_wrong_type_is_refused_before_anything_runs(fn):
+    import inspect
+
+    kwargs = {
+        p.name: None
+        for p in inspect.signature(fn).parameters.values()
+        if p.default is inspect.Parameter.empty and p.kind is not p.VAR_POSITIONAL
+    }
+    kwargs["setting"] = _NotASetting()
+    words = r"setting must (be an instance of \w+|have the fields)"
+    with pytest.raises(TypeError, match=rf"{fn.__name__}: {words}"):
+        fn(**kwargs)

@@ -28,7 +28,13 @@ import jax
 import jax.numpy as jnp
 
 from ntsim._types import Array, ArrayLike, Params, PRNGKey
-from ntsim._validation import check_choice, check_ndim, check_positive, check_positive_int
+from ntsim._validation import (
+    check_choice,
+    check_ndim,
+    check_params_keys,
+    check_positive,
+    check_positive_int,
+)
 
 __all__ = [
     "ACTIVATIONS",
@@ -119,6 +125,7 @@ def linear(*, out_dim: int = 1, init_scale: float = 0.0) -> Model:
         return {"w": init_scale * jax.random.normal(key, shape)}
 
     def apply(params: Params, x: Array) -> Array:
+        check_params_keys("linear.apply", params, ("w",), init="linear.init")
         w = params["w"]
         _check_input("linear.apply", x, w.shape[0])
         return jnp.atleast_1d(x @ w)
@@ -153,6 +160,7 @@ def deep_linear(widths: Sequence[int], *, init_scale: float = 1.0) -> Model:
         }
 
     def apply(params: Params, x: Array) -> Array:
+        check_params_keys("deep_linear.apply", params, ("layers",), init="deep_linear.init")
         _check_input("deep_linear.apply", x, params["layers"][0].shape[0])
         for w in params["layers"]:
             x = x @ w
@@ -257,6 +265,7 @@ def two_layer_relu(output_signs: ArrayLike, *, init_scale: float = 1.0) -> Model
         return {"w": init_scale * jax.random.normal(key, (width, d))}
 
     def apply(params: Params, x: Array) -> Array:
+        check_params_keys("two_layer_relu.apply", params, ("w",), init="two_layer_relu.init")
         w = params["w"]
         if w.shape[0] != width:
             raise ValueError(
@@ -341,7 +350,15 @@ def mlp(
         }
 
     def apply(params: Params, x: Array) -> Array:
+        check_params_keys("mlp.apply", params, ("layers",), init="mlp.init")
         layers = params["layers"]
+        if len(layers) != len(hidden) + 1:
+            raise ValueError(
+                f"mlp.apply: params['layers'] must hold {len(hidden) + 1} layers (the pytree "
+                f"mlp.init returns), got {len(layers)}."
+            )
+        for i, layer in enumerate(layers):
+            check_params_keys(f"mlp.apply layer {i}", layer, ("w", "b"), init="mlp.init")
         _check_input("mlp.apply", x, layers[0]["w"].shape[0])
         for layer in layers[:-1]:
             x = phi(dense_apply(layer, x, **kw))

@@ -36,7 +36,7 @@ import jax
 import jax.numpy as jnp
 
 from ntsim._types import Array, PRNGKey
-from ntsim._validation import check_int_fields
+from ntsim._validation import check_int_fields, check_setting_type
 from ntsim.core import eigen_decay_exponent
 from ntsim.theory.early_stopping._stopping import holdout_early_stopping
 from ntsim.theory.early_stopping._synthetic_tasks import (
@@ -170,6 +170,7 @@ def holdout_learning_curves(key: PRNGKey, setting: LearningCurveSetting) -> Lear
     ``max(sizes)`` i.i.d. samples form the size-``N`` sample (nested samples), of which the
     last ``round(holdout_fraction·N)`` are held out. ``vmap``-compatible over ``key``.
     """
+    check_setting_type("holdout_learning_curves", setting, LearningCurveSetting)
     s = setting
     k_pre, k_tasks = jax.random.split(key)
     pre = pretrain_attention_for(k_pre, s)
@@ -241,6 +242,7 @@ def simulate_learning_curves(key: PRNGKey, setting: LearningCurveSweepSetting) -
     """:class:`LearningCurves` with a leading seed axis: errors ``(S, ranks, sizes)``.
 
     Run it in float64 (the NTK spectra span many decades)."""
+    check_setting_type("simulate_learning_curves", setting, LearningCurveSweepSetting)
     keys = jax.random.split(key, setting.num_seeds)
     return jax.jit(
         lambda ks: jax.lax.map(

@@ -38,7 +38,7 @@ import jax
 import jax.numpy as jnp
 
 from ntsim._types import Array, ArrayLike, Params, PRNGKey
-from ntsim._validation import check_int_fields
+from ntsim._validation import check_int_fields, check_setting_type
 from ntsim.core import Model, empirical_ntk_fn, tree_distance
 from ntsim.theory.early_stopping._width_scaling import (
     WidthScalingSetting,
@@ -148,6 +148,7 @@ def mixed_init_run(key: PRNGKey, width: int, setting: WidthScalingSetting) -> Mi
     the kernels are on the ``num_target`` target inputs of :func:`source_target_data`.
     ``vmap``-compatible over ``key`` (``width`` and ``setting`` static).
     """
+    check_setting_type("mixed_init_run", setting, WidthScalingSetting)
     k_pre, k_head = jax.random.split(key)
     model, data, params0, params_pt = pretrain_source(k_pre, width, setting)
     head = jax.random.normal(k_head, (width, 1), params_pt["head"]["w"].dtype) / jnp.sqrt(width)
@@ -183,6 +184,7 @@ def simulate_mixed_init(key: PRNGKey, setting: WidthScalingSetting) -> MixedInit
     bound the memory of the per-block NTKs. Lemma 5, eq. (97): the claims fit
     ``log(relative_error)`` on ``log n``.
     """
+    check_setting_type("simulate_mixed_init", setting, WidthScalingSetting)
     keys = jax.random.split(key, setting.num_seeds)
     per_width = []
     for width in setting.widths:
@@ -234,6 +236,7 @@ def simulate_mixed_init_blocks(key: PRNGKey, setting: MixedInitBlocksSetting) ->
     """A "pretrained" backbone (``θ_0`` plus a random perturbation of size ``O(n^{−1/2})`` per
     leaf: eqs. (93), (95) hold for any backbone) and a fresh head ``W ~ N(0, 1/n)``; blocks by
     ``ntsim.core.empirical_ntk_fn(per_block=True)`` against the two formulas. Float64."""
+    check_setting_type("simulate_mixed_init_blocks", setting, MixedInitBlocksSetting)
     width, num_inputs = setting.width, setting.num_inputs
 
     def instance(k):

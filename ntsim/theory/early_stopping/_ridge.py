@@ -24,7 +24,13 @@ import jax
 import jax.numpy as jnp
 
 from ntsim._types import Array, ArrayLike, PRNGKey
-from ntsim._validation import check_int_fields, check_ndim, check_nonnegative, check_positive
+from ntsim._validation import (
+    check_int_fields,
+    check_ndim,
+    check_nonnegative,
+    check_positive,
+    check_setting_type,
+)
 from ntsim.theory.early_stopping._kernel_gd import gd_shrinkage
 
 __all__ = [
@@ -146,6 +152,7 @@ def simulate_shrinkage_sandwich(key: PRNGKey, setting: SandwichSetting) -> Sandw
     and step counts (:class:`SandwichSetting`) and evaluates :func:`shrinkage_sandwich` with
     ``printed=False`` and ``printed=True`` on the same draw. Run it in float64.
     """
+    check_setting_type("simulate_shrinkage_sandwich", setting, SandwichSetting)
 
     def instance(k):
         k_lam, k_alpha, k_tau = jax.random.split(k, 3)

@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 
 from ntsim._types import Array, PRNGKey
-from ntsim._validation import check_int_fields
+from ntsim._validation import check_int_fields, check_setting_type
 from ntsim.core import local_rademacher_complexity, stopping_time, stopping_time_constant_step
 from ntsim.theory.early_stopping._stopping import (
     CORRECTED_C_H_EXPONENT,
@@ -94,6 +94,7 @@ def simulate_rademacher_facts(key: PRNGKey, setting: SpectrumSetting) -> Array:
     """Per instance, the smallest normalised slack of ``R̂ ≤ ϱ``, ``R̂² ≤ tr K/N``, ``R̂``
     non-decreasing and ``R̂/ϱ²`` non-increasing over ``radii`` radii spanning 6 decades
     around ``λ̂_max^{1/2}``: ``(instances, 4)``, ``≥ 0`` where the fact holds (eq. (10))."""
+    check_setting_type("simulate_rademacher_facts", setting, SpectrumSetting)
 
     def instance(k):
         lam = random_spectrum(k, setting.num_eigenvalues)
@@ -125,6 +126,7 @@ class CriticalRadiusRun(NamedTuple):
 
 def simulate_critical_radius(key: PRNGKey, setting: SpectrumSetting) -> CriticalRadiusRun:
     """Eq. (11), corrected exponent: ``σ ~ U[0.1, 2]``, ``C_H ~ U[0.2, 5]``."""
+    check_setting_type("simulate_critical_radius", setting, SpectrumSetting)
 
     def instance(k):
         k_spec, k_sigma, k_ch = jax.random.split(k, 3)
@@ -156,6 +158,7 @@ def simulate_c_h_rescaling(key: PRNGKey, setting: SpectrumSetting) -> CHRescalin
     """Dividing ``f`` and ``Y`` by ``C_H`` (``C_H ~ U[2, 5]``, ``σ ~ U[0.1, 2]``) gives the
     unit-ball problem with noise ``σ/C_H`` whose GD iterates are the original ones divided by
     ``C_H``: a consistent rule picks the same ``ϱ̂`` and ``T̂`` (``α = 1/λ̂_max``)."""
+    check_setting_type("simulate_c_h_rescaling", setting, SpectrumSetting)
 
     def instance(k):
         k_spec, k_sigma, k_ch = jax.random.split(k, 3)
@@ -193,6 +196,7 @@ class StoppingTimesRun(NamedTuple):
 def simulate_stopping_times(key: PRNGKey, setting: SpectrumSetting) -> StoppingTimesRun:
     """``σ ~ U[0.05, 1]``, ``α ~ U[0.2, 1]/λ̂_max``; the decreasing schedule ``α_t = α·max{(1 +
     t/20)^{−1/2}, 1/2}`` with ``C_H = 1`` and horizon ``2·horizon``."""
+    check_setting_type("simulate_stopping_times", setting, SpectrumSetting)
     horizon = setting.horizon
 
     def instance(k):
@@ -233,6 +237,7 @@ def simulate_optimal_stopping(key: PRNGKey, setting: SpectrumSetting) -> Optimal
     """``T̂_op`` with drift bounds ``g(τ) = c·η_τ``, ``σ ~ U[0.05, 1]``, ``C ~ U[0.1, 10]``,
     ``α = 1/λ̂_max``, ``T̂_max`` from the rule; the oracle is the best integer next to
     ``τ* = √(C/c)/α`` clipped to ``[1, T̂_max]`` (``T̂_max`` itself when ``c = 0``)."""
+    check_setting_type("simulate_optimal_stopping", setting, SpectrumSetting)
     horizon = setting.horizon
 
     def instance(k):

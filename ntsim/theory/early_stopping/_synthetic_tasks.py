@@ -108,6 +108,13 @@ def pretrain_attention_for(key: PRNGKey, setting) -> PretrainedAttention:
     ``width, seq_len, input_dim, num_source, pretrain_steps`` and optionally ``eta0``
     (default 1) — the learning-curve, task-vector and NTK-decay settings all do, so the
     pretraining they share is spelled out once."""
+    fields = ("width", "seq_len", "input_dim", "num_source", "pretrain_steps")
+    missing = [name for name in fields if not hasattr(setting, name)]
+    if missing:
+        raise TypeError(
+            f"pretrain_attention_for: setting must have the fields {fields}, got a "
+            f"{type(setting).__name__} without {', '.join(missing)}."
+        )
     return pretrain_attention(
         key,
         width=setting.width,

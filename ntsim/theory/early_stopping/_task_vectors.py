@@ -35,7 +35,7 @@ import jax
 import jax.numpy as jnp
 
 from ntsim._types import Array, ArrayLike, PRNGKey
-from ntsim._validation import check_int_fields, check_ndim
+from ntsim._validation import check_int_fields, check_ndim, check_setting_type
 from ntsim.theory.early_stopping._kernel_gd import gd_shrinkage
 
 __all__ = [
@@ -352,6 +352,7 @@ def simulate_linear_task_vectors(
     (:func:`gd_task_vector`) and are compared with the kernel closed forms. Instance keys
     are ``split(key, instances)``. Run it in float64 (the checks are identities).
     """
+    check_setting_type("simulate_linear_task_vectors", setting, LinearTaskVectorSetting)
     keys = jax.random.split(key, setting.instances)
     return jax.jit(
         lambda ks: jax.lax.map(

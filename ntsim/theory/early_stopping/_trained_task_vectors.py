@@ -29,7 +29,7 @@ import jax.numpy as jnp
 from jax.flatten_util import ravel_pytree
 
 from ntsim._types import Array, ArrayLike, PRNGKey
-from ntsim._validation import check_int_fields, check_positive_int
+from ntsim._validation import check_int_fields, check_positive_int, check_setting_type
 from ntsim.core import gradient_descent, mse_loss
 from ntsim.theory.early_stopping._synthetic_tasks import (
     pretrain_attention_for,
@@ -184,6 +184,7 @@ def finetune_step(setting: TaskVectorSetting, lam_max: ArrayLike, num_train: int
     ``lam_max`` is ``max_t λ_max(G_tt)`` of the unnormalised per-task grams ``G_tt = J_tJ_tᵀ``
     at ``θ_PT`` and ``num_train`` the rows ``N`` of one task, so ``ε λ_max/N ≤ κ``.
     """
+    check_setting_type("finetune_step", setting, TaskVectorSetting)
     lam = jnp.asarray(lam_max)
     step = jnp.asarray(setting.eta0 / setting.width, lam.dtype)
     if setting.kernel_step_cap is None:
@@ -204,6 +205,7 @@ def trained_task_vectors(key: PRNGKey, setting: TaskVectorSetting) -> TrainedTas
 
     ``vmap``-compatible over ``key``; ``setting`` is static.
     """
+    check_setting_type("trained_task_vectors", setting, TaskVectorSetting)
     k_pre, k_basis, k_x, k_t, k_w = jax.random.split(key, 5)
     s = setting
     pre = pretrain_attention_for(k_pre, s)
@@ -310,6 +312,7 @@ def simulate_trained_task_vectors(
     """:func:`trained_task_vectors` at every width for ``num_seeds`` seeds (keys
     ``split(key, num_seeds)`` shared across widths; seeds mapped in vmapped batches of 4 up
     to n = 64 and 2 above, which bound memory)."""
+    check_setting_type("simulate_trained_task_vectors", setting, TaskVectorSweepSetting)
     keys = jax.random.split(key, setting.num_seeds)
     per_width = []
     for width in setting.widths:

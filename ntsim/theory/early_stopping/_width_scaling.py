@@ -36,7 +36,7 @@ import jax
 import jax.numpy as jnp
 
 from ntsim._types import Array, ArrayLike, Params, PRNGKey
-from ntsim._validation import check_choice, check_int_fields
+from ntsim._validation import check_choice, check_int_fields, check_setting_type
 from ntsim.core import (
     LOGIT_SCALINGS,
     Model,
@@ -242,6 +242,7 @@ def source_target_data(key: PRNGKey, setting: WidthScalingSetting) -> TaskData:
     the source task (Sec 3.1) but not equal to it. Noise-free (the width statements are
     about optimisation, not statistics).
     """
+    check_setting_type("source_target_data", setting, WidthScalingSetting)
     ks = jax.random.split(key, 5)
     shape = (setting.seq_len, setting.input_dim)
     x_src = jax.random.normal(ks[0], (setting.num_source, *shape))
@@ -288,6 +289,7 @@ def pretrain_source(
     ``(1/2N_1)Σ(f − y)²``, ``pretrain_steps`` full-batch steps. Returns
     ``(model, data, θ_0, θ_PT)``; ``vmap``-compatible over ``key`` inside a caller.
     """
+    check_setting_type("pretrain_source", setting, WidthScalingSetting)
     k_data, k_init = jax.random.split(key)
     data = source_target_data(k_data, setting)
     model = paper_attention_model(
@@ -317,6 +319,7 @@ def width_scaling_run(key: PRNGKey, width: int, setting: WidthScalingSetting) ->
     target inputs, ``ntsim.core.empirical_ntk_fn``) and of the linearisation gap.
     ``vmap``-compatible over ``key`` (``width`` and ``setting`` are static).
     """
+    check_setting_type("width_scaling_run", setting, WidthScalingSetting)
     model, data, params0, params_pt = pretrain_source(key, width, setting)
     lr = setting.eta0 / width
 
@@ -398,6 +401,7 @@ def simulate_width_scaling(key: PRNGKey, setting: WidthScalingSetting) -> WidthS
     the width). Sun & Raskutti 2026, Thms 3, 5 and Lemma 1: the claims fit
     ``log(field)`` on ``log n`` per seed (:func:`fit_log_log_rate`).
     """
+    check_setting_type("simulate_width_scaling", setting, WidthScalingSetting)
     keys = jax.random.split(key, setting.num_seeds)
     per_width = [
         jax.jit(jax.vmap(lambda k, w=width: width_scaling_run(k, w, setting)))(keys)
@@ -452,6 +456,7 @@ def simulate_init_logits(key: PRNGKey, setting: InitLogitSetting) -> InitLogits:
     second moments (:class:`InitLogits`) normalise by ``h = xW_E`` read from ``θ_0`` and by
     the scale ``s`` of eq. (3), not by :func:`attention_logits`'s own.
     """
+    check_setting_type("simulate_init_logits", setting, InitLogitSetting)
     keys = jax.random.split(key, setting.num_seeds)
 
     def at_width(width: int):

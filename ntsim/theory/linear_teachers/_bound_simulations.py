@@ -25,6 +25,7 @@ import jax
 import jax.numpy as jnp
 
 from ntsim._types import Array, PRNGKey
+from ntsim._validation import check_setting_type
 from ntsim.core import covariance, gaussian_inputs, power_law_spectrum, random_orthogonal
 from ntsim.theory.linear_teachers import _bounds, _regression
 
@@ -104,6 +105,7 @@ class Thm42Run(NamedTuple):
 
 def simulate_thm4_2_deterministic(key: PRNGKey, setting: SizesSetting) -> Thm42Run:
     """Thm 4.2 deterministic ratios (module doc)."""
+    check_setting_type("simulate_thm4_2_deterministic", setting, SizesSetting)
     d = setting.d
     lo, hi = setting.spectrum_range
 
@@ -144,6 +146,7 @@ class ImpliedConstantRun(NamedTuple):
 
 def simulate_implied_constant(key: PRNGKey, setting: SizesSetting) -> ImpliedConstantRun:
     """Implied constant of Thm 4.2's ``g`` for Gaussian data (module doc)."""
+    check_setting_type("simulate_implied_constant", setting, SizesSetting)
     d = setting.d
     spectrum = power_law_spectrum(d, setting.power_law)
 
@@ -169,6 +172,7 @@ class IdentityRiskRun(NamedTuple):
 
 def simulate_identity_risk(key: PRNGKey, setting: SizesSetting) -> IdentityRiskRun:
     """``Σ = I``, Gaussian ``X``, ``θ_S, θ_T ~ N(0, I)`` (module doc)."""
+    check_setting_type("simulate_identity_risk", setting, SizesSetting)
     d = setting.d
 
     def instance(k, n):

@@ -37,6 +37,7 @@ import jax.numpy as jnp
 import optax
 
 from ntsim._types import Array, PRNGKey
+from ntsim._validation import check_setting_type
 from ntsim.core import (
     Record,
     balanced_deep_linear_params,
@@ -198,6 +199,7 @@ def simulate_root_equation(key: PRNGKey, setting: RootEquationSetting) -> RootEq
       >>> run.residual.shape, bool(run.residual.max() < 1e-12)
       ((2,), True)
     """
+    check_setting_type("simulate_root_equation", setting, RootEquationSetting)
     d = setting.d
     outs = []
     for j, n in enumerate(setting.n_values):  # static shapes
@@ -281,6 +283,7 @@ def simulate_deep_gd(key: PRNGKey, setting: DeepGDSetting) -> DeepGDRun:
     Per depth ``L`` the instances use ``jax.random.split(fold_in(key, L), draws)``; every
     ``η`` runs the same number of steps (one program per depth).
     """
+    check_setting_type("simulate_deep_gd", setting, DeepGDSetting)
     s = setting
     errors, losses = [], []
     for depth in s.depths:  # static widths
@@ -352,6 +355,7 @@ def simulate_end_to_end(key: PRNGKey, setting: DeepGDSetting, *, records: int = 
     Each ``η`` runs ``round(flow_time/η)`` steps, recorded at ``records`` common flow times;
     the instances are those of :func:`simulate_deep_gd` (same keys per depth).
     """
+    check_setting_type("simulate_end_to_end", setting, DeepGDSetting)
     s = setting
     terms = []
     for depth in s.depths:
@@ -409,6 +413,7 @@ class NullSpaceRun(NamedTuple):
 def simulate_null_space_drift(key: PRNGKey, setting: NullSpaceSetting) -> NullSpaceRun:
     """Layer-wise GD from balanced weights, recording ``‖P_⊥(W_1(t) − W_1(0))‖_F`` at every
     step; instances per depth from ``jax.random.split(fold_in(key, L), draws)``."""
+    check_setting_type("simulate_null_space_drift", setting, NullSpaceSetting)
     s = setting
     drifts = []
     for depth in s.depths:
@@ -509,6 +514,7 @@ def simulate_approximately_balanced(
     ``θ_S``, fine-tune on ``n`` samples of ``θ_T``, and compare with eq. (5) at the
     pretrained ``β(0)``; the same ``draws`` keys (tasks and init directions) for every
     ``σ₀``."""
+    check_setting_type("simulate_approximately_balanced", setting, ApproxBalancedSetting)
     keys = jax.random.split(key, setting.draws)
     sigmas = jnp.asarray(setting.sigmas)
     per_key = lambda k: jax.vmap(lambda s0: _approx_error(k, s0, setting))(sigmas)  # noqa: E731
@@ -589,6 +595,7 @@ def simulate_aligned(key: PRNGKey, setting: AlignedSetting) -> AlignedRun:
       >>> run.risks.shape
       (2, 8)
     """
+    check_setting_type("simulate_aligned", setting, AlignedSetting)
     keys = jax.random.split(key, setting.draws)
     one = lambda k: _aligned_terms(_tasks(k, setting.n, setting.d), setting.depths)  # noqa: E731
     out = jax.jit(jax.vmap(one))(keys)

@@ -21,6 +21,7 @@ import jax
 import jax.numpy as jnp
 
 from ntsim._types import Array, PRNGKey
+from ntsim._validation import check_setting_type
 from ntsim.core import (
     Record,
     balanced_deep_linear_params,
@@ -214,6 +215,7 @@ def simulate_freezing(
       >>> run.frozen.shape, bool((run.frozen >= run.floor[:, None] - 1e-6).all())
       ((4, 2), True)
     """
+    check_setting_type("simulate_freezing", setting, FreezingSetting)
     out = sweep_keys(_freezing_draw, key, setting.draws, progress=progress,
                      description="fig3 draws", setting=setting)  # fmt: skip
     return FreezingRun(
@@ -320,6 +322,7 @@ def simulate_frozen_first_layer(
 ) -> FrozenFirstLayerRun:
     """Thm 5.5: GD with ``W_1`` frozen at the exactly 0-balanced rank-one construction
     (:func:`ntsim.core.balanced_deep_linear_params`, ``β(0) = θ_S``), per ``n`` and draw."""
+    check_setting_type("simulate_frozen_first_layer", setting, FrozenFirstLayerSetting)
     parts = []
     for j, n in enumerate(setting.n_values):  # static n: one program per n
         keys = jax.random.split(jax.random.fold_in(key, j), setting.draws)

@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ntsim._types import Array, PRNGKey
+from ntsim._validation import check_setting_type
 from ntsim.theory.linear_teachers import _deep
 
 __all__ = [
@@ -149,6 +150,7 @@ def simulate_random_projection(
       >>> round(float(run.constructed["risk_deep"][0]), 5)
       1.0
     """
+    check_setting_type("simulate_random_projection", setting, RandomProjectionSetting)
     d, n = setting.d, setting.n
     grid = np.array([(a, t) for a in setting.distances for t in setting.target_norms])
     grid = grid.repeat(setting.draws, axis=0)

@@ -31,6 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ntsim._types import Array, PRNGKey
+from ntsim._validation import check_setting_type
 from ntsim.theory.linearization._minilm_training import (
     TrainingSetup,
     fit_stacked,
@@ -106,6 +107,7 @@ def simulate_minilm_lambda(key: PRNGKey, setting: MiniLMLambdaSetting) -> MiniLM
     from ``fold_in(key, 2000 + d)``; seed ``s``'s head and ``A`` from
     ``split(fold_in(key, 1000), seeds)[s]``, the same for every λ (paired).
     """
+    check_setting_type("simulate_minilm_lambda", setting, MiniLMLambdaSetting)
     from ntsim.transformers import (
         AdapterLayout,
         adapter_model,

@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 
 from ntsim._types import Array, PRNGKey
-from ntsim._validation import check_int_fields
+from ntsim._validation import check_int_fields, check_setting_type
 from ntsim.theory.overtraining._finetuning import (
     finetune,
     finetune_ideal_checkpoints,
@@ -94,6 +94,7 @@ class RecursionRun(NamedTuple):
 
 def simulate_recursion(key: PRNGKey, setting: RecursionSetting) -> RecursionRun:
     """GD on eqs. 16–17 from every ideal checkpoint; ``UᵀθV`` every ``record_every`` steps."""
+    check_setting_type("simulate_recursion", setting, RecursionSetting)
     d = setting.d
 
     def one(k):
@@ -134,6 +135,7 @@ class DeadUnitsRun(NamedTuple):
 
 def simulate_dead_units(key: PRNGKey, setting: DeadUnitsSetting) -> DeadUnitsRun:
     """Finite-batch GD from ``(W̄1, W̄2)`` of a random checkpoint ``n ∈ {0..d−1}``."""
+    check_setting_type("simulate_dead_units", setting, DeadUnitsSetting)
     d = setting.d
 
     def one(k):
@@ -188,6 +190,7 @@ class FixedPointRun(NamedTuple):
 
 def simulate_fixed_point(key: PRNGKey, setting: FixedPointSetting) -> FixedPointRun:
     """Long GD (``m = ∞``) from ``(W̄1, W̄2)`` at ``n = d``; the converged modes."""
+    check_setting_type("simulate_fixed_point", setting, FixedPointSetting)
     d = setting.d
 
     def one(k):
@@ -228,6 +231,7 @@ class ContractionRun(NamedTuple):
 
 def simulate_contraction(key: PRNGKey, setting: ContractionSetting) -> ContractionRun:
     """Iterate the corrected per-mode map (:func:`mode_trajectory`) on random scalars."""
+    check_setting_type("simulate_contraction", setting, ContractionSetting)
     k_p, k_f, k_r = jax.random.split(key, 3)
     count = setting.instances
     pre = jax.random.uniform(k_p, (count,), minval=0.05, maxval=3.0)
@@ -271,6 +275,7 @@ def simulate_minibatch_gradient(
     key: PRNGKey, setting: MinibatchGradientSetting
 ) -> MinibatchGradientRun:
     """:func:`finetune` against ``jax.grad`` of eq. (9) on the same batches (run's doc)."""
+    check_setting_type("simulate_minibatch_gradient", setting, MinibatchGradientSetting)
     d, batch = setting.d, setting.batch
 
     def one(k):

@@ -14,7 +14,13 @@ import jax
 import jax.numpy as jnp
 
 from ntsim._types import Array, ArrayLike, PRNGKey
-from ntsim._validation import check_int_fields, check_ndim, check_nonnegative, check_positive_int
+from ntsim._validation import (
+    check_int_fields,
+    check_ndim,
+    check_nonnegative,
+    check_positive_int,
+    check_setting_type,
+)
 from ntsim.theory.overtraining._instances import haar_pair, ideal_checkpoints, sorted_uniform
 from ntsim.theory.overtraining._pretraining import ideal_checkpoint, task_matrix
 
@@ -261,6 +267,9 @@ def simulate_perturbed_loss_monte_carlo(
     """Draw ``setting.instances`` random ``(W1, W2, A, γ)``; closed form and Monte Carlo of
     ``E‖(W1+Z1)(W2+Z2) − A‖²`` (:func:`expected_perturbed_loss`,
     :func:`monte_carlo_perturbed_loss`) for each."""
+    check_setting_type(
+        "simulate_perturbed_loss_monte_carlo", setting, PerturbedLossMonteCarloSetting
+    )
     d, samples = setting.d, setting.samples
 
     def one(k):
@@ -314,6 +323,7 @@ def simulate_ideal_perturbation(
     against; the matrices are built from the singular vectors, so the two routes share only
     :func:`expected_perturbed_loss`.
     """
+    check_setting_type("simulate_ideal_perturbation", setting, IdealPerturbationSetting)
     d = setting.d
 
     def one(k):
@@ -363,6 +373,7 @@ def simulate_hessian_traces(key: PRNGKey, setting: HessianTraceSetting) -> Hessi
     """``Tr ∇²‖W1W2 − A‖²`` by ``jax.hessian`` (a ``2d² × 2d²`` matrix) at random
     ``(W1, W2, A)`` and at a random ideal checkpoint; the identity it is held against is
     :func:`hessian_trace` / :func:`ideal_hessian_traces`."""
+    check_setting_type("simulate_hessian_traces", setting, HessianTraceSetting)
     d = setting.d
 
     def trace(w1, w2, a):

@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 
 from ntsim._types import Array, PRNGKey
-from ntsim._validation import check_int_fields
+from ntsim._validation import check_int_fields, check_setting_type
 from ntsim.theory.overtraining._instances import (
     haar_pair,
     ideal_checkpoints,
@@ -87,6 +87,7 @@ class AlignedFlowRun(NamedTuple):
 
 def simulate_aligned_flow(key: PRNGKey, setting: AlignedFlowSetting) -> AlignedFlowRun:
     """Gradient flow of eqs. 5–6 from ``W1 = e^{−τ}U, W2 = e^{−τ}Vᵀ`` (diffrax, Tsit5)."""
+    check_setting_type("simulate_aligned_flow", setting, AlignedFlowSetting)
     d = setting.d
 
     def one(k):
@@ -152,6 +153,7 @@ class RealCheckpointRun(NamedTuple):
 def simulate_real_checkpoints(key: PRNGKey, setting: RealCheckpointSetting) -> RealCheckpointRun:
     """Gradient flow from ``e^{−τ}I`` and its checkpoints nearest to ``UΣ^pre_{:n}Vᵀ``
     (:func:`~ntsim.theory.overtraining.closest_checkpoints`), ``n = 0..d``."""
+    check_setting_type("simulate_real_checkpoints", setting, RealCheckpointSetting)
     d = setting.d
 
     def one(k):
@@ -217,6 +219,7 @@ def simulate_real_vs_ideal_gap(key: PRNGKey, setting: RealVsIdealGapSetting) -> 
     """``|L̃(θ^n(0)) − L̃(θ̄^n(0))|`` (:func:`expected_perturbed_loss` of the real and the
     ideal checkpoint) and ``min_Q max(‖W1Q − W̄1‖, ‖QᵀW2 − W̄2‖)`` — the distance Thm A.1
     bounds, up to the rotation that leaves ``L̃`` unchanged — for every ``τ`` and ``n``."""
+    check_setting_type("simulate_real_vs_ideal_gap", setting, RealVsIdealGapSetting)
     d = setting.d
     taus, gammas = jnp.asarray(setting.taus), jnp.asarray(setting.gammas)
 
