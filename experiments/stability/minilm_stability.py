@@ -41,17 +41,15 @@ from ntsim.transformers import (
     METHODS,
     MethodSettings,
     adamw,
+    binary_sentiment_split,
     finetune,
     init_heads,
     learning_rate_schedule,
     load_pretrained,
-    load_text_dataset,
-    load_tokenizer,
     method_loss,
     num_heads,
     predict_scores,
     surt_retrain,
-    tokenize,
 )
 
 _PAPER_NAMES = dict(
@@ -153,26 +151,6 @@ SCALES = {
 }  # fmt: skip
 
 
-def _subsets(config: Config, key) -> tuple[dict, dict]:
-    texts, labels = load_text_dataset(config.dataset)
-    labels = np.asarray(labels)
-    if config.dataset == "tweets":  # binary: negative (0) vs positive (2)
-        keep = labels != 1
-        texts, labels = [t for t, k in zip(texts, keep, strict=True) if k], (labels[keep] == 2)
-    order = np.asarray(jax.random.permutation(key, len(texts)))
-    needed = config.train_size + config.test_size
-    if needed > len(order):
-        raise ValueError(f"train_size + test_size = {needed} exceeds the {len(order)} examples.")
-    tokenizer = load_tokenizer(config.max_length)
-    out = []
-    for index in (order[: config.train_size], order[config.train_size : needed]):
-        tokens = tokenize(tokenizer, [texts[i] for i in index])
-        out.append({"input_ids": jnp.asarray(tokens["input_ids"]),
-                    "attention_mask": jnp.asarray(tokens["attention_mask"]),
-                    "label": jnp.asarray(labels[index], jnp.float32)})  # fmt: skip
-    return out[0], out[1]
-
-
 def _run_method(config, model_config, encoder0, train, test, method, settings, keys, k_surt,
                 learning_rate=None, every_epoch=True):  # fmt: skip
     """Test accuracy (%) per seed after every epoch ``(S, epochs)`` (``every_epoch``; else
@@ -247,7 +225,13 @@ def run(config: Config, key) -> dict:
     """Every method × ``seeds`` seeds on one training subset; test accuracy per seed."""
     k_data, k_seeds, k_surt = jax.random.split(key, 3)
     model_config, encoder0 = load_pretrained(config.checkpoint)
-    train, test = _subsets(config, k_data)
+    train, test = binary_sentiment_split(
+        config.dataset,
+        k_data,
+        train_size=config.train_size,
+        test_size=config.test_size,
+        max_length=config.max_length,
+    )
     keys = jax.random.split(k_seeds, config.seeds)  # the same seeds for every method
     memo = {}
 
