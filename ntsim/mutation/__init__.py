@@ -185,7 +185,8 @@ def plan_topic(
     ``K``, drawn one function at a time.
 
     Raises:
-      ValueError: an unknown topic, or no function matching ``functions``.
+      ValueError: an unknown topic, no function matching ``functions``, or matching
+        functions with no mutation site.
     """
     from ntsim.claims import REGISTRY
 
@@ -199,6 +200,13 @@ def plan_topic(
         raise ValueError(f"No function on the {topic} claims' paths matches {list(functions)}.")
     count = len(chosen) if sample is None else sample
     mutants = select_mutants(chosen, sample=count, seed=sample_seed)
+    if functions and not mutants:
+        names = ", ".join(f"{module}.{function}" for module, function in chosen)
+        raise ValueError(
+            f"{names}: on the {topic} claims' paths but without a mutation site (an additive "
+            "term, a product or @, an n − 1 divisor, max/min or a comparison), so no mutant "
+            "can be made of it; see docs/guides/mutation.md."
+        )
     if sample is None:
         scope = {ref: ids for ref, ids in users.items() if ref in set(chosen)}
         mutants = cover_claims(scope, mutants, per_claim=per_claim, seed=sample_seed)

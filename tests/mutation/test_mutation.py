@@ -234,6 +234,12 @@ def test_plan_topic_rejects_unknown_topics_and_functions():
     plan = plan_topic("overtraining", functions=["fixed_point_printed"], sample=100)
     source = inspect.getsource(importlib.import_module("ntsim.theory.overtraining._finetuning"))
     assert len(plan.mutants) == len(function_sites(source, "fixed_point_printed"))
+    # random_signs is on the Sec 6 claims' paths but is one call: no site, so no silent
+    # "0 mutants of 0 functions" but an error naming it
+    source = inspect.getsource(importlib.import_module("ntsim.core._models"))
+    assert function_sites(source, "random_signs") == []
+    with pytest.raises(ValueError, match=r"_models\.random_signs: on the linear_teachers"):
+        plan_topic("linear_teachers", functions=["random_signs"])
 
 
 @pytest.mark.slow
