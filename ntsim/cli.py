@@ -454,7 +454,15 @@ def _configure_compilation_cache() -> None:
     are unaffected).
     """
     where = os.environ.get("NTSIM_JAX_CACHE", str(pathlib.Path.home() / ".cache/ntsim/jax"))
-    if where.lower() in ("off", "0", "none", "") or "jax" in sys.modules:
+    if where.lower() in ("off", "0", "none", ""):
+        return
+    cache = pathlib.Path(where)
+    if "JAX_COMPILATION_CACHE_DIR" not in os.environ and cache.exists() and not cache.is_dir():
+        raise ValueError(
+            f"NTSIM_JAX_CACHE {where}: exists and is not a directory (JAX would run without "
+            "its cache after one warning); give a directory, or NTSIM_JAX_CACHE=off"
+        )
+    if "jax" in sys.modules:
         return
     os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", where)
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.5")

@@ -238,6 +238,16 @@ def test_a_function_without_topic_is_mutated_in_the_topics_that_hold_it(tmp_path
     assert topics == {"linearization"}, out
 
 
+def test_a_compilation_cache_that_is_a_file_is_refused(tmp_path, monkeypatch, capsys):
+    cache = tmp_path / "a_file"
+    cache.write_text("not a directory")
+    monkeypatch.delenv("JAX_COMPILATION_CACHE_DIR", raising=False)
+    monkeypatch.setenv("NTSIM_JAX_CACHE", str(cache))
+    status = main(["list", "experiments"])
+    err = capsys.readouterr().err
+    assert status == 2 and f"NTSIM_JAX_CACHE {cache}: exists and is not a directory" in err, err
+
+
 def _run_stem(name: str) -> str:
     from ntsim.experiment import output_stem
 
