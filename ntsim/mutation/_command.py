@@ -26,7 +26,8 @@ def add_mutate_parser(sub, seed_type: Callable[[str], int]) -> argparse.Argument
     )  # fmt: skip
     p.add_argument(
         "--function", dest="functions", action="append", default=[],
-        help="only this function: name, Class.name or module.name (repeatable)",
+        help="only this function: name, Class.name or module.name (repeatable; without "
+        "--topic, in the topics whose claims' paths hold it)",
     )  # fmt: skip
     p.add_argument(
         "--sample", type=int,
