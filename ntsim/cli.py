@@ -454,7 +454,15 @@ def _configure_compilation_cache() -> None:
     are unaffected).
     """
     where = os.environ.get("NTSIM_JAX_CACHE", str(pathlib.Path.home() / ".cache/ntsim/jax"))
-    if where.lower() in ("off", "0", "none", "") or "jax" in sys.modules:
+    if where.lower() in ("off", "0", "none", ""):
+        return
+    cache = pathlib.Path(where)
+    if "JAX_COMPILATION_CACHE_DIR" not in os.environ and cache.exists() and not cache.is_dir():
+        raise ValueError(
+            f"NTSIM_JAX_CACHE {where}: exists and is not a directory (JAX would run without "
+            "its cache after one warning); give a directory, or NTSIM_JAX_CACHE=off"
+        )
+    if "jax" in sys.modules:
         return
     os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", where)
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.5")
@@ -526,7 +534,8 @@ def check_output_dir(
       ValueError: naming the directory, why it cannot be used and what to do.
     """
     if not str(path).strip():
-        raise ValueError(f"{option} '': empty path (give a directory, e.g. {option} figures)")
+        example = "docs" if option == "--docs" else "figures"
+        raise ValueError(f"{option} '': empty path (give a directory, e.g. {option} {example})")
     path = pathlib.Path(path)
     if must_exist and not path.is_dir():
         raise ValueError(f"{option} {path}: no such directory (nothing to read there; give the "
@@ -546,6 +555,9 @@ def check_output_dir(
 def _check_before_computing(args) -> None:
     if args.command == "run" and args.help:
         return
+    if getattr(args, "seeds", None) is not None and args.seed != 0:
+        raise ValueError(f"--seed {args.seed} and --seeds {args.seeds}: give one (--seeds runs "
+                         "several master seeds, --seed one)")  # fmt: skip
     if args.command in ("run", "verify", "reproduce", "mutate", "falsify"):
         if not (args.command == "falsify" and args.list):
             check_output_dir(args.out)
@@ -557,9 +569,31 @@ def _check_before_computing(args) -> None:
             check_output_dir(args.docs, option="--docs").joinpath("findings").mkdir(exist_ok=True)
 
 
+def _glue_dash_values(argv: Sequence[str]) -> list[str]:
+    """``--seeds -3:-1`` as ``--seeds=-3:-1``: argparse takes a value starting with ``-`` (other
+    than a plain negative number) for an option and says only 'expected one argument'."""
+    argv = list(argv)
+    for i in range(len(argv) - 1, 0, -1):
+        if argv[i - 1] == "--seeds" and argv[i].startswith("-") and not argv[i].startswith("--"):
+            argv[i - 1 : i + 1] = [f"--seeds={argv[i]}"]
+    return argv
+
+
+def _error_line(error: Exception, args) -> str:
+    """A user's error as one line: an ``OSError`` as ``<path>: <reason>`` (a rename's target,
+    not its temp file), or, with no path (a full disk), the ``--out`` being written."""
+    if not isinstance(error, OSError) or error.strerror is None:
+        return str(error)
+    path = error.filename2 if error.filename2 is not None else error.filename
+    if path is not None:
+        return f"{path}: {error.strerror}"
+    out = getattr(args, "out", None)
+    return f"{error.strerror} (writing under --out {out})" if out else error.strerror
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``ntsim`` console script; returns the exit status (module doc)."""
-    args = _build_parser().parse_args(argv)
+    args = _build_parser().parse_args(_glue_dash_values(sys.argv[1:] if argv is None else argv))
     try:
         _configure_compilation_cache()
         _configure_compiler_effort()
@@ -578,7 +612,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, OSError) as error:  # what a user can cause: one line
         if args.debug:
             raise
-        print(f"ntsim: error: {error}", file=sys.stderr)
+        print(f"ntsim: error: {_error_line(error, args)}", file=sys.stderr)
         return 2
     except Exception as error:  # a bug: say so, and how to see where
         if args.debug:

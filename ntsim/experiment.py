@@ -216,6 +216,10 @@ def run_experiment(
     if not isinstance(overrides, dict):
         overrides = parse_overrides(module.Config, overrides)
     config = dataclasses.replace(module.SCALES[scale], **overrides)
+    folder = pathlib.Path(out_dir) / name.split("/", 1)[0]
+    stem = output_stem(name, scale=scale, seed=seed, overrides=overrides)
+    json_path, png_path = folder / f"{stem}.json", folder / f"{stem}.png"
+    _check_output_paths(folder, png_path, json_path)
 
     start = time.perf_counter()
     results = jax.block_until_ready(module.run(config, jax.random.PRNGKey(seed)))
@@ -225,9 +229,6 @@ def run_experiment(
     import matplotlib.pyplot as plt
 
     figure = module.plot(results)
-    folder = pathlib.Path(out_dir) / name.split("/", 1)[0]
-    stem = output_stem(name, scale=scale, seed=seed, overrides=overrides)
-    json_path, png_path = folder / f"{stem}.json", folder / f"{stem}.png"
     record = {
         "experiment": name,
         "scale": scale,
@@ -244,6 +245,18 @@ def run_experiment(
     finally:
         plt.close(figure)
     return ExperimentOutput(name, png_path, json_path, results, wall_time)
+
+
+def _check_output_paths(folder: pathlib.Path, *paths: pathlib.Path) -> None:
+    """Refuse, before computing, outputs that could not be written: a topic folder that is a
+    file, or a PNG/JSON path taken by a directory (the write's rename would fail at the end)."""
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"run_experiment: {folder} exists and is not a directory; move it away "
+                         "or choose another out_dir (--out)")  # fmt: skip
+    for path in paths:
+        if path.is_dir():
+            raise ValueError(f"run_experiment: the output {path} is a directory; move it away "
+                             "or choose another out_dir (--out)")  # fmt: skip
 
 
 def _warn_if_config_changed(json_path: pathlib.Path, config: dict) -> None:

@@ -110,8 +110,10 @@ CLI_CASES = [
             ("99999999999999999999", "out of range"),
             ("4294967294:4294967298", "out of range"),  # past 2³² − 1: would alias seeds 0, 1
             ("0:100000000", "at most"),
+            ("-3:-1", "non-negative"),  # argparse alone took '-3:-1' for an option
         ]
     ),
+    ([*_VERIFY_ONE, "--seeds", "0", "--seed", "5", "--out", "{out}"], ["--seed 5", "give one"]),
     (
         [*_VERIFY_ONE, "--out", "{file}"],
         ["--out", "not a directory"],
@@ -120,6 +122,7 @@ CLI_CASES = [
     (["report", "--out", "{out}/missing"], ["--out", "no such directory"]),
     (["report", "--out", "{out}", "--topic", "linear_teachers"], ["--topic", "--stale"]),
     (["report", "--out", "{out}", "--docs", "{file}"], ["--docs", "not a directory"]),
+    (["report", "--out", "{out}", "--docs", ""], ["--docs ''", "e.g. --docs docs"]),
     # ntsim falsify
     (["falsify", "--out", "{out}"], ["claim ids", "--all"]),
     (["falsify", "nosuch.claim", "--out", "{out}"], ["nosuch.claim"]),
@@ -172,7 +175,7 @@ CLI_CASES = [
     ),  # fmt: skip
     (
         ["falsify", "linear_teachers.thm5_4.bounds", "--records", "{file}", "--out", "{out}"],
-        ["--records"],
+        ["--records", "not a directory"],
     ),
     (["falsify", "linear_teachers.thm5_4.bounds", "--out", "{file}"], ["--out", "not a directory"]),
     # ntsim mutate
@@ -183,6 +186,10 @@ CLI_CASES = [
     (["mutate", "--sample", "0", "--dry-run", "--out", "{out}"], ["--sample"]),
     (["mutate", "--rewrite", "--out", "{out}"], ["MUTATION.json", "does not exist"]),
     (["mutate", "--controls", "--out", "{out}"], ["MUTATION.json", "does not exist"]),
+    (
+        ["mutate", "--function", "nosuch_fn", "--dry-run", "--out", "{out}"],
+        ["any topic", "nosuch_fn"],
+    ),
 ]
 
 
@@ -219,6 +226,71 @@ def test_an_experiment_record_without_provenance_is_reported_not_a_crash(tmp_pat
     status = main(["report", "--out", str(tmp_path), "--docs", str(tmp_path / "docs")])
     err = capsys.readouterr().err
     assert status == 0 and "figure.json lacks scale" in err, err
+
+
+def test_a_function_without_topic_is_mutated_in_the_topics_that_hold_it(tmp_path, capsys):
+    """--function without --topic: the topics whose claims' paths hold it, not every topic."""
+    argv = ["mutate", "--function", "simulate_plateau", "--sample", "1", "--dry-run"]
+    status = main([*argv, "--out", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    topics = {line.split()[0] for line in out.splitlines() if line.strip()}
+    assert topics == {"linearization"}, out
+
+
+def test_a_compilation_cache_that_is_a_file_is_refused(tmp_path, monkeypatch, capsys):
+    cache = tmp_path / "a_file"
+    cache.write_text("not a directory")
+    monkeypatch.delenv("JAX_COMPILATION_CACHE_DIR", raising=False)
+    monkeypatch.setenv("NTSIM_JAX_CACHE", str(cache))
+    status = main(["list", "experiments"])
+    err = capsys.readouterr().err
+    assert status == 2 and f"NTSIM_JAX_CACHE {cache}: exists and is not a directory" in err, err
+
+
+def _run_stem(name: str) -> str:
+    from ntsim.experiment import output_stem
+
+    return output_stem(name, scale="quick", seed=0, overrides={})
+
+
+def test_an_output_path_taken_by_a_directory_is_refused_before_computing(tmp_path, capsys):
+    name = "linear_teachers/fig1_covariance_alignment"
+    (tmp_path / "linear_teachers" / f"{_run_stem(name)}.png").mkdir(parents=True)
+    status = main(["run", name, "--out", str(tmp_path)])
+    (line,) = [x for x in capsys.readouterr().err.splitlines() if x.startswith("ntsim: error:")]
+    assert status == 2 and "run_experiment: the output" in line and "is a directory" in line, line
+
+
+def test_a_topic_folder_that_is_a_file_is_refused_before_computing(tmp_path, capsys):
+    (tmp_path / "linear_teachers").write_text("not a folder")
+    status = main(["run", "linear_teachers/fig1_covariance_alignment", "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert status == 2 and "linear_teachers exists and is not a directory" in err, err
+
+
+def test_a_write_that_fails_names_the_path_or_the_out_it_was_writing(tmp_path, capsys, monkeypatch):
+    """An OSError at the end of a run is one line: the rename's target (not its temp file),
+    or, for a full disk (no path), the --out being written."""
+    import errno
+
+    import ntsim.experiment
+
+    failures = [
+        (OSError(errno.EISDIR, "Is a directory", "x/.f.png.ab.tmp", None, "x/f.png"),
+         "x/f.png: Is a directory"),
+        (OSError(errno.ENOSPC, "No space left on device"),
+         f"No space left on device (writing under --out {tmp_path})"),
+    ]  # fmt: skip
+    for error, words in failures:
+
+        def fail(*args, error=error, **kwargs):
+            raise error
+
+        monkeypatch.setattr(ntsim.experiment, "run_experiment", fail)
+        status = main(["run", "linear_teachers/fig1_covariance_alignment", "--out", str(tmp_path)])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert status == 2 and err[-1] == f"ntsim: error: {words}", err
 
 
 def test_seeds_beyond_the_prng_range_would_alias_smaller_ones():

@@ -87,8 +87,9 @@ def run_falsify_command(args, log: Callable[[str], None]) -> int:
     if args.budget is not None and not 0 < args.budget < math.inf:
         raise ValueError(f"falsify: --budget must be positive seconds, got {args.budget}")
     if not pathlib.Path(args.records).is_dir():
+        why = "not a directory" if pathlib.Path(args.records).exists() else "no such directory"
         raise ValueError(
-            f"falsify: --records {args.records}: no such directory (where the claims' "
+            f"falsify: --records {args.records}: {why} (where the claims' "
             "VERIFICATION.json are; default figures/)"
         )
     import jax

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 import pathlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ntsim import _io
 
@@ -26,7 +26,8 @@ def add_mutate_parser(sub, seed_type: Callable[[str], int]) -> argparse.Argument
     )  # fmt: skip
     p.add_argument(
         "--function", dest="functions", action="append", default=[],
-        help="only this function: name, Class.name or module.name (repeatable)",
+        help="only this function: name, Class.name or module.name (repeatable; without "
+        "--topic, in the topics whose claims' paths hold it)",
     )  # fmt: skip
     p.add_argument(
         "--sample", type=int,
@@ -112,6 +113,30 @@ def _replay_controls(args) -> int:
     return 1 if failed else 0
 
 
+def _topics_holding(topics: Sequence[str], functions: Sequence[str]) -> list[str]:
+    """The ``topics`` on whose claims' paths one of ``functions`` lies (``--function`` without
+    ``--topic``: a function need not be on every topic's paths).
+
+    Raises:
+      ValueError: no topic holds any of them.
+    """
+    from ntsim.claims import REGISTRY
+    from ntsim.mutation import _matches as matches
+    from ntsim.mutation import topic_functions
+
+    def holds(topic: str) -> bool:
+        refs = topic_functions([c for c in REGISTRY if c.topic == topic])
+        return any(matches(ref, functions) for ref in refs)
+
+    held = [topic for topic in topics if holds(topic)]
+    if not held:
+        raise ValueError(
+            f"No function on any topic's claims' paths matches {list(functions)} "
+            "(`ntsim mutate --topic T --dry-run` lists a topic's functions)."
+        )
+    return held
+
+
 def run_mutate_command(args, log: Callable[[str], None]) -> int:
     """``ntsim mutate``: run the matrix (or replay the controls) for ``args``."""
     from ntsim.mutation import kept_outcomes, mutate_topic, plan_topic, site_key, write_matrix
@@ -134,6 +159,8 @@ def run_mutate_command(args, log: Callable[[str], None]) -> int:
     from ntsim.claims import REGISTRY
 
     topics = args.topics or sorted({c.topic for c in REGISTRY})
+    if args.functions and not args.topics:  # the topics whose claims' paths hold a function
+        topics = _topics_holding(topics, args.functions)
     options = dict(functions=args.functions, sample=args.sample, sample_seed=args.seed)
     out = pathlib.Path(args.out)
     restricted = bool(args.functions) or args.sample is not None
