@@ -157,7 +157,12 @@ def _check_value(where: str, kind: type | None, value: Any, rule: _Rule) -> None
         raise ValueError(f"{where} must be an integer, got {value!r}.")
     if kind is float:
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise ValueError(f"{where} must be a number, got {value!r}.")
+            fix = (
+                " (a 0-d array: pass float(value); settings are hashable, static data)"
+                if getattr(value, "shape", None) == ()
+                else ""
+            )
+            raise ValueError(f"{where} must be a number, got {value!r}{fix}.")
         infinite_allowed = value == rule.high == math.inf and not _open_high(rule)
         if not math.isfinite(value) and not infinite_allowed:
             raise ValueError(f"{where} must be finite, got {value!r}.")

@@ -49,8 +49,21 @@ def _umask() -> int:
 _INTERRUPTED = threading.Event()
 
 
+def _in_gc_callback(frame, depth: int = 20) -> bool:
+    """True when ``frame`` runs inside a garbage-collector callback (JAX's
+    ``_xla_gc_callback``), where Python cannot raise: it prints "Exception ignored"."""
+    while frame is not None and depth > 0:
+        if frame.f_code.co_name == "_xla_gc_callback":
+            return True
+        frame, depth = frame.f_back, depth - 1
+    return False
+
+
 def _on_interrupt(signum, frame):
     _INTERRUPTED.set()
+    if _in_gc_callback(frame):  # raising here is swallowed (with a traceback): ask again
+        threading.Timer(0.01, os.kill, (os.getpid(), signal.SIGINT)).start()
+        return
     raise KeyboardInterrupt
 
 

@@ -18,6 +18,7 @@ import numpy as np
 
 __all__ = [
     "check_choice",
+    "check_key",
     "check_finite_scalar",
     "check_ndim",
     "check_nonnegative",
@@ -107,6 +108,34 @@ def check_setting_type(where: str, setting, expected: type | tuple[type, ...]) -
             f"{where}: setting must be an instance of {names}, got a "
             f"{type(setting).__name__}: {setting!r}."
         )
+
+
+def check_key(where: str, key) -> None:
+    """Require ``key`` to be one PRNG key: ``jax.random.PRNGKey(seed)`` (``uint32``, shape
+    ``(2,)``) or ``jax.random.key(seed)`` (a typed key of shape ``()``). Static: dtype and shape
+    are known under ``jit``/``vmap`` too.
+
+    Examples:
+      >>> import jax
+      >>> check_key("simulate", jax.random.PRNGKey(0))
+      >>> check_key("simulate", np.arange(3))  # doctest: +ELLIPSIS
+      Traceback (most recent call last):
+      ...
+      TypeError: simulate: key must be one PRNG key (...), got an array of dtype int64 and ...
+    """
+    import jax  # noqa: PLC0415 (this module stays importable without initialising jax)
+
+    dtype, shape = getattr(key, "dtype", None), np.shape(key)
+    if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
+        if shape == ():
+            return
+    elif dtype is not None and dtype == np.uint32 and shape == (2,):
+        return
+    kind = f"an array of dtype {dtype}" if dtype is not None else f"a {type(key).__name__}"
+    raise TypeError(
+        f"{where}: key must be one PRNG key (jax.random.PRNGKey(seed), a uint32 array of shape "
+        f"(2,), or jax.random.key(seed)), got {kind} and shape {shape}."
+    )
 
 
 def check_params_keys(where: str, params, keys: Sequence[str], *, init: str) -> None:

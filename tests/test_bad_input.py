@@ -330,6 +330,21 @@ def test_token_ids_outside_the_vocabulary_are_refused_not_nan():
             model.apply({"params": params}, bad)
 
 
+def test_float_ids_and_a_mask_of_another_shape_are_named():
+    import jax
+    import jax.numpy as jnp
+
+    from ntsim.transformers import BertClassifier
+
+    config, ids = _tiny_bert()
+    model = BertClassifier(config)
+    params = model.init(jax.random.PRNGKey(0), ids)["params"]
+    with pytest.raises(ValueError, match="input_ids must be integer token ids, got dtype float32"):
+        model.apply({"params": params}, ids.astype(jnp.float32))
+    with pytest.raises(ValueError, match=r"attention_mask must have the shape of input_ids"):
+        model.apply({"params": params}, ids, jnp.ones((2, 4), jnp.int32))
+
+
 def test_a_classifier_needs_a_label():
     import jax
 

@@ -475,3 +475,49 @@ def test_a_setting_of_the_wrong_type_is_refused_before_anything_runs(fn):
     words = r"setting must (be an instance of \w+|have the fields)"
     with pytest.raises(TypeError, match=rf"{fn.__name__}: {words}"):
         fn(**kwargs)
+
+
+# --- the second trial's library cases (NL01–NL39, C37) -------------------------------------
+
+SECOND_TRIAL_CASES = [
+    ("mean-ci-nan", lambda: core.mean_ci(np.array([1.0, np.nan, 2.0])),
+     ValueError, ["mean_ci", "values must be finite", "1 non-finite"]),
+    ("bootstrap-size-0", lambda: core.bootstrap_ci(lambda i: 0.0, 0),
+     ValueError, ["bootstrap_ci", "size must be a positive integer", "0"]),
+    ("spearman-nan", lambda: core.spearman(np.array([1.0, np.nan, 3.0]), np.arange(3.0)),
+     ValueError, ["spearman", "a must be finite"]),
+    ("gd-shrinkage-nan", lambda: es.gd_shrinkage(jnp.array([1.0, jnp.nan]), 0.5, 10),
+     ValueError, ["gd_shrinkage", "eigenvalues must be finite"]),
+    ("tree-distance-keys", lambda: core.tree_distance({"a": jnp.ones(3)}, {"b": jnp.ones(3)}),
+     ValueError, ["tree_distance", "pytree structure of params0"]),
+    ("tree-distance-shape", lambda: core.tree_distance({"a": jnp.ones(4)}, {"a": jnp.ones(3)}),
+     ValueError, ["tree_distance", "params['a'] must have params0's shape (3,), got (4,)"]),
+    ("gd-vector-loss", lambda: core.gradient_descent(lambda p: p**2, jnp.ones(3), num_steps=2,
+                                                     learning_rate=0.1),
+     ValueError, ["gradient_descent", "loss_fn must return a scalar", "(3,)"]),
+    ("simulate-int-key", lambda: lt.simulate_aligned(jnp.array([1, 2, 3]), lt.AlignedSetting()),
+     TypeError, ["simulate_aligned", "key must be one PRNG key", "shape (3,)"]),
+    ("spectral-norm-empty", lambda: lz.spectral_norm(jnp.zeros((0, 0))),
+     ValueError, ["spectral_norm", "at least one entry", "(0, 0)"]),
+    ("krr-train-risk-shapes", lambda: lz.krr_train_risk(jnp.eye(3), jnp.ones(4), 0.1),
+     ValueError, ["krr_train_risk", "targets must have shape (3,)", "(4,)"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "words"),
+    [c[1:] for c in SECOND_TRIAL_CASES],
+    ids=[c[0] for c in SECOND_TRIAL_CASES],
+)
+def test_second_trial_cases_raise_naming_the_argument(call, error, words):
+    with pytest.raises(error) as info:
+        jax.block_until_ready(call())
+    for word in words:
+        assert word in str(info.value), (word, str(info.value))
+
+
+def test_a_typed_key_and_a_legacy_key_are_both_accepted():
+    setting = lt.AlignedSetting(d=8, n=3, draws=2)
+    legacy = lt.simulate_aligned(jax.random.PRNGKey(0), setting).risks
+    typed = lt.simulate_aligned(jax.random.key(0), setting).risks
+    np.testing.assert_array_equal(legacy, typed)

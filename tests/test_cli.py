@@ -221,6 +221,34 @@ def test_a_swallowed_interrupt_still_stops_the_run(monkeypatch, tmp_path, capsys
     assert cli.main(["list"]) == 0  # the next run starts without the old Ctrl-C
 
 
+def test_an_interrupt_inside_jax_garbage_collection_is_asked_again_not_printed(monkeypatch):
+    """A Ctrl-C that lands in JAX's gc callback is not raised there (Python would print
+    "Exception ignored" and drop it): it is remembered and SIGINT is sent again, to land
+    at the next bytecode outside the callback."""
+    import signal
+    import sys
+    import time
+
+    from ntsim import _io
+
+    sent = []
+    monkeypatch.setattr(_io.os, "kill", lambda pid, sig: sent.append(sig))
+
+    def _xla_gc_callback():  # the name JAX's callback has
+        return sys._getframe()
+
+    frame = _xla_gc_callback()
+    _io._INTERRUPTED.clear()
+    _io._on_interrupt(signal.SIGINT, frame)  # no KeyboardInterrupt here
+    deadline = time.monotonic() + 5.0
+    while not sent and time.monotonic() < deadline:  # the re-sent SIGINT comes from a timer
+        time.sleep(0.01)
+    assert _io.interrupt_requested() and sent == [signal.SIGINT]
+    with pytest.raises(KeyboardInterrupt):  # anywhere else it raises as Python does
+        _io._on_interrupt(signal.SIGINT, sys._getframe())
+    _io._INTERRUPTED.clear()
+
+
 def test_interrupt_exits_130(monkeypatch, capsys):
     def interrupted(args):
         raise KeyboardInterrupt

@@ -298,12 +298,20 @@ def _upgrade(entry: dict) -> dict:
 def _load(path: pathlib.Path) -> list[dict]:
     if not path.exists():
         return []
+    why = None
     try:
-        return [_upgrade(e) for e in json.loads(path.read_text())["claims"]]
-    except (ValueError, KeyError, TypeError) as error:
-        raise ValueError(
-            f"{path}: not a readable verification table ({error}); move it away to start anew."
-        ) from None
+        table = json.loads(path.read_text())
+        if not isinstance(table, dict):
+            why = f"a JSON {type(table).__name__}, not a table object"
+        else:
+            return [_upgrade(e) for e in table["claims"]]
+    except IsADirectoryError:
+        why = "a directory"
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        why = str(error) or type(error).__name__
+    raise ValueError(
+        f"{path}: not a readable verification table ({why}); move it away to start anew."
+    )
 
 
 def _merge(path: pathlib.Path, new: list[dict]) -> list[dict]:

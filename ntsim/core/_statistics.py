@@ -38,6 +38,18 @@ __all__ = [
 Z95 = 1.959963984540054
 
 
+def _finite(where: str, name: str, values: np.ndarray) -> np.ndarray:
+    """``values``, required free of NaN and ±inf (a NaN would be ranked, averaged or
+    resampled into a plausible-looking number)."""
+    bad = int(np.sum(~np.isfinite(values)))
+    if bad:
+        raise ValueError(
+            f"{where}: {name} must be finite (no NaN or inf), got {bad} non-finite entries in "
+            f"an array of shape {values.shape}."
+        )
+    return values
+
+
 def _ranks(values: np.ndarray) -> np.ndarray:
     """Ranks 1..n with ties averaged."""
     order = np.argsort(values, kind="stable")
@@ -63,6 +75,8 @@ def spearman(a: ArrayLike, b: ArrayLike) -> float:
         raise ValueError(
             f"spearman: a and b must be 1-D of the same length ≥ 2, got {a.shape}, {b.shape}."
         )
+    _finite("spearman", "a", a)
+    _finite("spearman", "b", b)
     ra, rb = _ranks(a), _ranks(b)
     ra, rb = ra - ra.mean(), rb - rb.mean()
     denom = np.sqrt(np.sum(ra**2) * np.sum(rb**2))
@@ -141,6 +155,7 @@ def mean_ci(values: ArrayLike, *, level: float = 0.95, axis: int = 0, distributi
     count = values.shape[axis]
     if count < 2:
         raise ValueError(f"mean_ci: need at least 2 values along axis {axis}, got {count}.")
+    _finite("mean_ci", "values", values)
     mean = values.mean(axis=axis)
     half = _quantile(level, count, distribution) * values.std(axis=axis, ddof=1) / np.sqrt(count)
     return mean, (mean - half, mean + half)
@@ -177,6 +192,8 @@ def bootstrap_ci(
       >>> point, bool(lo < 49.5 < hi)
       (49.5, True)
     """
+    if isinstance(size, bool) or not isinstance(size, int | np.integer) or size < 1:
+        raise ValueError(f"bootstrap_ci: size must be a positive integer, got {size!r}.")
     rng = np.random.default_rng(seed)
     point = float(statistic(np.arange(size)))
     draws = np.array([statistic(rng.integers(0, size, size)) for _ in range(resamples)])

@@ -112,7 +112,26 @@ class TrainResult(NamedTuple):
     first_nonfinite_step: Array
 
 
+def _check_same_tree(where: str, params: Params, params0: Params) -> None:
+    """Require ``params`` to have ``params0``'s pytree structure and leaf shapes (static)."""
+    structure, structure0 = jax.tree.structure(params), jax.tree.structure(params0)
+    if structure != structure0:
+        raise ValueError(
+            f"{where}: params must have the pytree structure of params0, got {structure} vs "
+            f"{structure0}."
+        )
+    for (path, leaf), leaf0 in zip(
+        jax.tree_util.tree_leaves_with_path(params), jax.tree.leaves(params0), strict=True
+    ):
+        if jnp.shape(leaf) != jnp.shape(leaf0):
+            raise ValueError(
+                f"{where}: params{jax.tree_util.keystr(path)} must have params0's shape "
+                f"{jnp.shape(leaf0)}, got {jnp.shape(leaf)}."
+            )
+
+
 def _squared_distance(params: Params, params0: Params) -> Array:
+    _check_same_tree("tree_distance", params, params0)
     leaves = jax.tree.leaves(jax.tree.map(lambda a, b: jnp.sum(jnp.square(a - b)), params, params0))
     return sum(leaves, start=jnp.zeros(()))
 
@@ -221,6 +240,13 @@ def mse_loss(
 def _objective(loss_fn, params0, proximal, where):
     """``F(θ) = L(θ) + (λ/2)‖θ − θ_0‖²``; the term is skipped when ``proximal`` is literally 0."""
     check_nonnegative(where, "proximal", proximal)
+    out = jax.eval_shape(loss_fn, params0)
+    if not hasattr(out, "shape") or out.shape != ():
+        raise ValueError(
+            f"{where}: loss_fn must return a scalar, got "
+            f"{getattr(out, 'shape', type(out).__name__)} (reduce the per-example losses, e.g. "
+            "with jnp.mean)."
+        )
     if isinstance(proximal, (int, float)) and proximal == 0:
         return loss_fn
 

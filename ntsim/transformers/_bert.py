@@ -172,6 +172,16 @@ class BertEncoder(nn.Module):
             raise ValueError(
                 f"BertEncoder: input_ids must be (batch, length), got {input_ids.shape}."
             )
+        if not jnp.issubdtype(input_ids.dtype, jnp.integer):
+            raise ValueError(
+                f"BertEncoder: input_ids must be integer token ids, got dtype {input_ids.dtype}."
+            )
+        for name, extra in (("attention_mask", attention_mask), ("token_type_ids", token_type_ids)):
+            if extra is not None and jnp.shape(extra) != input_ids.shape:
+                raise ValueError(
+                    f"BertEncoder: {name} must have the shape of input_ids {input_ids.shape}, "
+                    f"got {jnp.shape(extra)}."
+                )
         length = input_ids.shape[1]
         if length > c.max_position_embeddings:
             raise ValueError(

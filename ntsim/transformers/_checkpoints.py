@@ -243,7 +243,14 @@ def tokenize(tokenizer, texts: list[str]) -> dict[str, np.ndarray]:
     """``{"input_ids", "attention_mask", "token_type_ids"}`` as ``int32`` arrays ``(N, T)``."""
     if isinstance(texts, str):
         raise TypeError("tokenize: pass a list of strings, not one string.")
-    encodings = tokenizer.encode_batch(list(texts))
+    texts = list(texts)
+    for index, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise TypeError(
+                f"tokenize: texts must be strings, got a {type(text).__name__} at index "
+                f"{index} ({text!r})."
+            )
+    encodings = tokenizer.encode_batch(texts)
     return {
         "input_ids": np.asarray([e.ids for e in encodings], np.int32),
         "attention_mask": np.asarray([e.attention_mask for e in encodings], np.int32),

@@ -62,7 +62,19 @@ def load_finetune_state(path: str | os.PathLike, like: FinetuneState) -> Finetun
     Raises:
       ValueError: the file was written for a different parameter/optimiser structure.
     """
-    with np.load(path) as f:
+    try:
+        archive = np.load(path, allow_pickle=False)
+    except (ValueError, OSError) as error:  # not an .npz (numpy then talks about pickles)
+        raise ValueError(
+            f"load_finetune_state: {path} is not a state written by save_finetune_state (not an "
+            f".npz archive: {type(error).__name__})."
+        ) from None
+    if not isinstance(archive, np.lib.npyio.NpzFile):
+        raise ValueError(
+            f"load_finetune_state: {path} is not a state written by save_finetune_state (a "
+            "single .npy array, not an .npz archive)."
+        )
+    with archive as f:
         stored = dict(f)
     leaves = jax.tree_util.tree_leaves_with_path(like)
     names = [path_string(p) for p, _ in leaves]

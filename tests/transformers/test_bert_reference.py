@@ -138,3 +138,5 @@ def test_bad_inputs_raise_clear_errors(tmp_path, monkeypatch):
         load_pretrained("minilm-l3")
     with pytest.raises(TypeError, match="list of strings"):
         tokenize(load_tokenizer(), "one string")
+    with pytest.raises(TypeError, match=r"texts must be strings, got a int at index 1 \(2\)"):
+        tokenize(load_tokenizer(), ["a", 2])

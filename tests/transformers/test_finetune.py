@@ -170,6 +170,11 @@ def test_checkpoint_resume_reproduces_run(key, tmp_path):
     assert int(state.step) == 20
     with pytest.raises(ValueError, match="does not match"):
         load_finetune_state(path, resumed_state_like({"v": jnp.zeros(2)}, optax.sgd(0.1), key))
+    (tmp_path / "notes.txt").write_text("not a state")
+    np.save(tmp_path / "one.npy", np.zeros(3))
+    for wrong in (tmp_path / "notes.txt", tmp_path / "one.npy"):
+        with pytest.raises(ValueError, match="is not a state written by save_finetune_state"):
+            load_finetune_state(wrong, state)
     save_finetune_state(tmp_path / "sub" / "again.npz", state)  # creates the directory
     assert not list((tmp_path / "sub").glob("*.tmp"))
 

@@ -28,7 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ntsim._types import Array, PRNGKey
-from ntsim._validation import check_int_fields, check_setting_type
+from ntsim._validation import check_int_fields, check_key, check_setting_type
 from ntsim.core import (
     Record,
     empirical_ntk_fn,
@@ -99,6 +99,7 @@ def simulate_linearised_gd(key: PRNGKey, setting: LinearisedGDSetting) -> Array:
     random SP init; ``K = JJᵀ/(Nn)`` from the empirical NTK; ``η_0 = 1/λ̂_max(K)``.
     """
     check_setting_type("simulate_linearised_gd", setting, LinearisedGDSetting)
+    check_key("simulate_linearised_gd", key)
     width, n, d, steps = setting.width, setting.num_train, setting.input_dim, setting.steps
 
     def instance(k):
@@ -152,6 +153,7 @@ def simulate_kernel_closed_forms(key: PRNGKey, setting: ClosedFormSetting) -> Cl
     """Kernel GD from ``f_PT`` iterated in function space (``f_{τ+1}(x) = f_τ(x) −
     (α/N)𝕂(x, X)(f_τ(X) − Y)``, train and test) against the closed forms; ``α = 1/λ̂_max``."""
     check_setting_type("simulate_kernel_closed_forms", setting, ClosedFormSetting)
+    check_key("simulate_kernel_closed_forms", key)
     n, m, steps = setting.num_train, setting.num_test, setting.steps
 
     def instance(k):
@@ -206,6 +208,7 @@ def simulate_bias_variance_monte_carlo(key: PRNGKey, setting: MonteCarloSetting)
     ``f_τ − f_tgt = −(I − αK)^τΔ* + [I − (I − αK)^τ]w`` by explicit matrix powers.
     """
     check_setting_type("simulate_bias_variance_monte_carlo", setting, MonteCarloSetting)
+    check_key("simulate_bias_variance_monte_carlo", key)
     n, draws = setting.num_train, setting.draws
 
     def instance(k):
@@ -261,6 +264,7 @@ def simulate_bias_variance_bounds(key: PRNGKey, setting: BoundsSetting) -> BiasV
     """Random kernels, ``Δ* = 𝕂a`` with ``a ~ N(0, I)`` (``‖Δ*‖²_H = aᵀ𝕂a``),
     ``σ ~ U[0.2, 2]``, ``α = 1/λ̂_max``."""
     check_setting_type("simulate_bias_variance_bounds", setting, BoundsSetting)
+    check_key("simulate_bias_variance_bounds", key)
     n, num_taus = setting.num_train, setting.num_taus
 
     def instance(k):

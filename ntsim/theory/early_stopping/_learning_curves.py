@@ -36,7 +36,7 @@ import jax
 import jax.numpy as jnp
 
 from ntsim._types import Array, PRNGKey
-from ntsim._validation import check_int_fields, check_setting_type
+from ntsim._validation import check_int_fields, check_key, check_setting_type
 from ntsim.core import eigen_decay_exponent
 from ntsim.theory.early_stopping._stopping import holdout_early_stopping
 from ntsim.theory.early_stopping._synthetic_tasks import (
@@ -171,6 +171,7 @@ def holdout_learning_curves(key: PRNGKey, setting: LearningCurveSetting) -> Lear
     last ``round(holdout_fraction·N)`` are held out. ``vmap``-compatible over ``key``.
     """
     check_setting_type("holdout_learning_curves", setting, LearningCurveSetting)
+    check_key("holdout_learning_curves", key)
     s = setting
     k_pre, k_tasks = jax.random.split(key)
     pre = pretrain_attention_for(k_pre, s)
@@ -243,6 +244,7 @@ def simulate_learning_curves(key: PRNGKey, setting: LearningCurveSweepSetting) -
 
     Run it in float64 (the NTK spectra span many decades)."""
     check_setting_type("simulate_learning_curves", setting, LearningCurveSweepSetting)
+    check_key("simulate_learning_curves", key)
     keys = jax.random.split(key, setting.num_seeds)
     return jax.jit(
         lambda ks: jax.lax.map(

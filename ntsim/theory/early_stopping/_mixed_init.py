@@ -38,7 +38,7 @@ import jax
 import jax.numpy as jnp
 
 from ntsim._types import Array, ArrayLike, Params, PRNGKey
-from ntsim._validation import check_int_fields, check_setting_type
+from ntsim._validation import check_int_fields, check_key, check_setting_type
 from ntsim.core import Model, empirical_ntk_fn, tree_distance
 from ntsim.theory.early_stopping._width_scaling import (
     WidthScalingSetting,
@@ -149,6 +149,7 @@ def mixed_init_run(key: PRNGKey, width: int, setting: WidthScalingSetting) -> Mi
     ``vmap``-compatible over ``key`` (``width`` and ``setting`` static).
     """
     check_setting_type("mixed_init_run", setting, WidthScalingSetting)
+    check_key("mixed_init_run", key)
     k_pre, k_head = jax.random.split(key)
     model, data, params0, params_pt = pretrain_source(k_pre, width, setting)
     head = jax.random.normal(k_head, (width, 1), params_pt["head"]["w"].dtype) / jnp.sqrt(width)
@@ -185,6 +186,7 @@ def simulate_mixed_init(key: PRNGKey, setting: WidthScalingSetting) -> MixedInit
     ``log(relative_error)`` on ``log n``.
     """
     check_setting_type("simulate_mixed_init", setting, WidthScalingSetting)
+    check_key("simulate_mixed_init", key)
     keys = jax.random.split(key, setting.num_seeds)
     per_width = []
     for width in setting.widths:
@@ -237,6 +239,7 @@ def simulate_mixed_init_blocks(key: PRNGKey, setting: MixedInitBlocksSetting) ->
     leaf: eqs. (93), (95) hold for any backbone) and a fresh head ``W ~ N(0, 1/n)``; blocks by
     ``ntsim.core.empirical_ntk_fn(per_block=True)`` against the two formulas. Float64."""
     check_setting_type("simulate_mixed_init_blocks", setting, MixedInitBlocksSetting)
+    check_key("simulate_mixed_init_blocks", key)
     width, num_inputs = setting.width, setting.num_inputs
 
     def instance(k):

@@ -26,6 +26,7 @@ import jax.numpy as jnp
 from ntsim._types import Array, ArrayLike, PRNGKey
 from ntsim._validation import (
     check_int_fields,
+    check_key,
     check_ndim,
     check_nonnegative,
     check_positive,
@@ -153,6 +154,7 @@ def simulate_shrinkage_sandwich(key: PRNGKey, setting: SandwichSetting) -> Sandw
     ``printed=False`` and ``printed=True`` on the same draw. Run it in float64.
     """
     check_setting_type("simulate_shrinkage_sandwich", setting, SandwichSetting)
+    check_key("simulate_shrinkage_sandwich", key)
 
     def instance(k):
         k_lam, k_alpha, k_tau = jax.random.split(k, 3)

@@ -24,7 +24,7 @@ import numpy as np
 
 from ntsim._checks import require
 from ntsim._types import Array, ArrayLike, PRNGKey
-from ntsim._validation import check_positive, check_positive_int, check_setting_type
+from ntsim._validation import check_key, check_positive, check_positive_int, check_setting_type
 from ntsim.core import stopping_time_constant_step, sweep_keys
 from ntsim.theory.early_stopping._kernel_gd import gd_shrinkage
 from ntsim.theory.early_stopping._ridge import krr_shrinkage
@@ -314,6 +314,7 @@ def simulate_sobolev_sweep(key: PRNGKey, setting: SobolevSweepSetting) -> Sobole
     Run it in float64 (the Sobolev spectrum spans ``N²``).
     """
     check_setting_type("simulate_sobolev_sweep", setting, SobolevSweepSetting)
+    check_key("simulate_sobolev_sweep", key)
     per_size = []
     for index, n in enumerate(setting.sizes):  # static N: one compilation each
 

@@ -20,7 +20,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from ntsim._types import Array, ArrayLike
-from ntsim._validation import check_ndim, check_positive, check_positive_int, check_setting_type
+from ntsim._validation import (
+    check_key,
+    check_ndim,
+    check_positive,
+    check_positive_int,
+    check_setting_type,
+)
 from ntsim.core import critical_radius, log_log_slope, stopping_time
 from ntsim.theory.early_stopping._kernel_gd import pretrained_kernel_gd
 
@@ -429,6 +435,7 @@ def simulate_power_law_rates(key, setting: PowerLawRateSetting) -> PowerLawRates
     Deterministic: the spectra are exact. Run it in float64 (``N`` up to ``10^7``).
     """
     check_setting_type("simulate_power_law_rates", setting, PowerLawRateSetting)
+    check_key("simulate_power_law_rates", key)
     del key
     c = critical_radius_coefficient(setting.noise_std, setting.rkhs_distance)
     top = setting.top

@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 
 from ntsim._types import Array, PRNGKey
-from ntsim._validation import check_int_fields, check_setting_type
+from ntsim._validation import check_int_fields, check_key, check_setting_type
 from ntsim.core import local_rademacher_complexity, stopping_time, stopping_time_constant_step
 from ntsim.theory.early_stopping._stopping import (
     CORRECTED_C_H_EXPONENT,
@@ -95,6 +95,7 @@ def simulate_rademacher_facts(key: PRNGKey, setting: SpectrumSetting) -> Array:
     non-decreasing and ``R̂/ϱ²`` non-increasing over ``radii`` radii spanning 6 decades
     around ``λ̂_max^{1/2}``: ``(instances, 4)``, ``≥ 0`` where the fact holds (eq. (10))."""
     check_setting_type("simulate_rademacher_facts", setting, SpectrumSetting)
+    check_key("simulate_rademacher_facts", key)
 
     def instance(k):
         lam = random_spectrum(k, setting.num_eigenvalues)
@@ -127,6 +128,7 @@ class CriticalRadiusRun(NamedTuple):
 def simulate_critical_radius(key: PRNGKey, setting: SpectrumSetting) -> CriticalRadiusRun:
     """Eq. (11), corrected exponent: ``σ ~ U[0.1, 2]``, ``C_H ~ U[0.2, 5]``."""
     check_setting_type("simulate_critical_radius", setting, SpectrumSetting)
+    check_key("simulate_critical_radius", key)
 
     def instance(k):
         k_spec, k_sigma, k_ch = jax.random.split(k, 3)
@@ -159,6 +161,7 @@ def simulate_c_h_rescaling(key: PRNGKey, setting: SpectrumSetting) -> CHRescalin
     unit-ball problem with noise ``σ/C_H`` whose GD iterates are the original ones divided by
     ``C_H``: a consistent rule picks the same ``ϱ̂`` and ``T̂`` (``α = 1/λ̂_max``)."""
     check_setting_type("simulate_c_h_rescaling", setting, SpectrumSetting)
+    check_key("simulate_c_h_rescaling", key)
 
     def instance(k):
         k_spec, k_sigma, k_ch = jax.random.split(k, 3)
@@ -197,6 +200,7 @@ def simulate_stopping_times(key: PRNGKey, setting: SpectrumSetting) -> StoppingT
     """``σ ~ U[0.05, 1]``, ``α ~ U[0.2, 1]/λ̂_max``; the decreasing schedule ``α_t = α·max{(1 +
     t/20)^{−1/2}, 1/2}`` with ``C_H = 1`` and horizon ``2·horizon``."""
     check_setting_type("simulate_stopping_times", setting, SpectrumSetting)
+    check_key("simulate_stopping_times", key)
     horizon = setting.horizon
 
     def instance(k):
@@ -238,6 +242,7 @@ def simulate_optimal_stopping(key: PRNGKey, setting: SpectrumSetting) -> Optimal
     ``α = 1/λ̂_max``, ``T̂_max`` from the rule; the oracle is the best integer next to
     ``τ* = √(C/c)/α`` clipped to ``[1, T̂_max]`` (``T̂_max`` itself when ``c = 0``)."""
     check_setting_type("simulate_optimal_stopping", setting, SpectrumSetting)
+    check_key("simulate_optimal_stopping", key)
     horizon = setting.horizon
 
     def instance(k):

@@ -35,7 +35,7 @@ import jax
 import jax.numpy as jnp
 
 from ntsim._types import Array, ArrayLike, PRNGKey
-from ntsim._validation import check_int_fields, check_ndim, check_setting_type
+from ntsim._validation import check_int_fields, check_key, check_ndim, check_setting_type
 from ntsim.theory.early_stopping._kernel_gd import gd_shrinkage
 
 __all__ = [
@@ -353,6 +353,7 @@ def simulate_linear_task_vectors(
     are ``split(key, instances)``. Run it in float64 (the checks are identities).
     """
     check_setting_type("simulate_linear_task_vectors", setting, LinearTaskVectorSetting)
+    check_key("simulate_linear_task_vectors", key)
     keys = jax.random.split(key, setting.instances)
     return jax.jit(
         lambda ks: jax.lax.map(

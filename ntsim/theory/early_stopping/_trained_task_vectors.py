@@ -29,7 +29,7 @@ import jax.numpy as jnp
 from jax.flatten_util import ravel_pytree
 
 from ntsim._types import Array, ArrayLike, PRNGKey
-from ntsim._validation import check_int_fields, check_positive_int, check_setting_type
+from ntsim._validation import check_int_fields, check_key, check_positive_int, check_setting_type
 from ntsim.core import gradient_descent, mse_loss
 from ntsim.theory.early_stopping._synthetic_tasks import (
     pretrain_attention_for,
@@ -206,6 +206,7 @@ def trained_task_vectors(key: PRNGKey, setting: TaskVectorSetting) -> TrainedTas
     ``vmap``-compatible over ``key``; ``setting`` is static.
     """
     check_setting_type("trained_task_vectors", setting, TaskVectorSetting)
+    check_key("trained_task_vectors", key)
     k_pre, k_basis, k_x, k_t, k_w = jax.random.split(key, 5)
     s = setting
     pre = pretrain_attention_for(k_pre, s)
@@ -313,6 +314,7 @@ def simulate_trained_task_vectors(
     ``split(key, num_seeds)`` shared across widths; seeds mapped in vmapped batches of 4 up
     to n = 64 and 2 above, which bound memory)."""
     check_setting_type("simulate_trained_task_vectors", setting, TaskVectorSweepSetting)
+    check_key("simulate_trained_task_vectors", key)
     keys = jax.random.split(key, setting.num_seeds)
     per_width = []
     for width in setting.widths:

@@ -36,7 +36,7 @@ import jax
 import jax.numpy as jnp
 
 from ntsim._types import Array, ArrayLike, Params, PRNGKey
-from ntsim._validation import check_choice, check_int_fields, check_setting_type
+from ntsim._validation import check_choice, check_int_fields, check_key, check_setting_type
 from ntsim.core import (
     LOGIT_SCALINGS,
     Model,
@@ -243,6 +243,7 @@ def source_target_data(key: PRNGKey, setting: WidthScalingSetting) -> TaskData:
     about optimisation, not statistics).
     """
     check_setting_type("source_target_data", setting, WidthScalingSetting)
+    check_key("source_target_data", key)
     ks = jax.random.split(key, 5)
     shape = (setting.seq_len, setting.input_dim)
     x_src = jax.random.normal(ks[0], (setting.num_source, *shape))
@@ -290,6 +291,7 @@ def pretrain_source(
     ``(model, data, θ_0, θ_PT)``; ``vmap``-compatible over ``key`` inside a caller.
     """
     check_setting_type("pretrain_source", setting, WidthScalingSetting)
+    check_key("pretrain_source", key)
     k_data, k_init = jax.random.split(key)
     data = source_target_data(k_data, setting)
     model = paper_attention_model(
@@ -320,6 +322,7 @@ def width_scaling_run(key: PRNGKey, width: int, setting: WidthScalingSetting) ->
     ``vmap``-compatible over ``key`` (``width`` and ``setting`` are static).
     """
     check_setting_type("width_scaling_run", setting, WidthScalingSetting)
+    check_key("width_scaling_run", key)
     model, data, params0, params_pt = pretrain_source(key, width, setting)
     lr = setting.eta0 / width
 
@@ -402,6 +405,7 @@ def simulate_width_scaling(key: PRNGKey, setting: WidthScalingSetting) -> WidthS
     ``log(field)`` on ``log n`` per seed (:func:`fit_log_log_rate`).
     """
     check_setting_type("simulate_width_scaling", setting, WidthScalingSetting)
+    check_key("simulate_width_scaling", key)
     keys = jax.random.split(key, setting.num_seeds)
     per_width = [
         jax.jit(jax.vmap(lambda k, w=width: width_scaling_run(k, w, setting)))(keys)
@@ -457,6 +461,7 @@ def simulate_init_logits(key: PRNGKey, setting: InitLogitSetting) -> InitLogits:
     the scale ``s`` of eq. (3), not by :func:`attention_logits`'s own.
     """
     check_setting_type("simulate_init_logits", setting, InitLogitSetting)
+    check_key("simulate_init_logits", key)
     keys = jax.random.split(key, setting.num_seeds)
 
     def at_width(width: int):

@@ -44,7 +44,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ntsim._types import ArrayLike, PRNGKey
-from ntsim._validation import check_int_fields, check_setting_type
+from ntsim._validation import check_int_fields, check_key, check_setting_type
 from ntsim.core import Record, eigen_decay_exponent, gradient_descent
 from ntsim.theory.early_stopping._minilm_model import (
     MINILM_TASKS,
@@ -170,6 +170,7 @@ def simulate_minilm_ntk_decay(
     added classification head).
     """
     check_setting_type("simulate_minilm_ntk_decay", setting, MiniLMDecaySetting)
+    check_key("simulate_minilm_ntk_decay", key)
     spectra, num_params = [], 0
     for d, dataset in enumerate(setting.datasets):
         rows = []
@@ -381,6 +382,7 @@ def simulate_minilm_stopping_rule(
     prefixes), validation and test sentences, and a fresh head.
     """
     check_setting_type("simulate_minilm_stopping_rule", setting, MiniLMStoppingSetting)
+    check_key("simulate_minilm_stopping_rule", key)
     units = [memo(f"seed{s}", lambda s=s: _stopping_seed(setting, jax.random.fold_in(key, s)))
              for s in range(setting.seeds)]  # fmt: skip
     fields = {name: np.asarray([u[name] for u in units]) for name in MiniLMStopping._fields[2:]}
@@ -489,6 +491,7 @@ def simulate_minilm_task_vectors(
 ) -> MiniLMTaskVectors:
     """Task vectors of separately fine-tuned MiniLMs, measured against Cor 2 (module doc)."""
     check_setting_type("simulate_minilm_task_vectors", setting, MiniLMTaskVectorSetting)
+    check_key("simulate_minilm_task_vectors", key)
     units = [memo(f"seed{s}", lambda s=s: _task_vector_seed(setting, jax.random.fold_in(key, s)))
              for s in range(setting.seeds)]  # fmt: skip
     return MiniLMTaskVectors(

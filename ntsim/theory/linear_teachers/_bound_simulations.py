@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 
 from ntsim._types import Array, PRNGKey
-from ntsim._validation import check_setting_type
+from ntsim._validation import check_key, check_setting_type
 from ntsim.core import covariance, gaussian_inputs, power_law_spectrum, random_orthogonal
 from ntsim.theory.linear_teachers import _bounds, _regression
 
@@ -106,6 +106,7 @@ class Thm42Run(NamedTuple):
 def simulate_thm4_2_deterministic(key: PRNGKey, setting: SizesSetting) -> Thm42Run:
     """Thm 4.2 deterministic ratios (module doc)."""
     check_setting_type("simulate_thm4_2_deterministic", setting, SizesSetting)
+    check_key("simulate_thm4_2_deterministic", key)
     d = setting.d
     lo, hi = setting.spectrum_range
 
@@ -147,6 +148,7 @@ class ImpliedConstantRun(NamedTuple):
 def simulate_implied_constant(key: PRNGKey, setting: SizesSetting) -> ImpliedConstantRun:
     """Implied constant of Thm 4.2's ``g`` for Gaussian data (module doc)."""
     check_setting_type("simulate_implied_constant", setting, SizesSetting)
+    check_key("simulate_implied_constant", key)
     d = setting.d
     spectrum = power_law_spectrum(d, setting.power_law)
 
@@ -173,6 +175,7 @@ class IdentityRiskRun(NamedTuple):
 def simulate_identity_risk(key: PRNGKey, setting: SizesSetting) -> IdentityRiskRun:
     """``Σ = I``, Gaussian ``X``, ``θ_S, θ_T ~ N(0, I)`` (module doc)."""
     check_setting_type("simulate_identity_risk", setting, SizesSetting)
+    check_key("simulate_identity_risk", key)
     d = setting.d
 
     def instance(k, n):

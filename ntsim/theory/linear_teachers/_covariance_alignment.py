@@ -21,7 +21,7 @@ import numpy as np
 
 from ntsim._config import Validated, param
 from ntsim._types import Array, PRNGKey
-from ntsim._validation import check_setting_type
+from ntsim._validation import check_key, check_setting_type
 from ntsim.core import gaussian_inputs, sweep_keys, two_level_spectrum
 from ntsim.theory.linear_teachers import _alignment, _bounds
 
@@ -110,6 +110,7 @@ def simulate_covariance_alignment(
       ((2, 2, 20), (2, 2, 0))
     """
     check_setting_type("simulate_covariance_alignment", setting, CovarianceAlignmentSetting)
+    check_key("simulate_covariance_alignment", key)
     s = setting
     spectrum = two_level_spectrum(s.d, s.top, s.top_value, s.bottom_value)
     grid = s.bound_sizes

@@ -37,7 +37,7 @@ import jax.numpy as jnp
 import optax
 
 from ntsim._types import Array, PRNGKey
-from ntsim._validation import check_setting_type
+from ntsim._validation import check_key, check_setting_type
 from ntsim.core import (
     Record,
     balanced_deep_linear_params,
@@ -200,6 +200,7 @@ def simulate_root_equation(key: PRNGKey, setting: RootEquationSetting) -> RootEq
       ((2,), True)
     """
     check_setting_type("simulate_root_equation", setting, RootEquationSetting)
+    check_key("simulate_root_equation", key)
     d = setting.d
     outs = []
     for j, n in enumerate(setting.n_values):  # static shapes
@@ -284,6 +285,7 @@ def simulate_deep_gd(key: PRNGKey, setting: DeepGDSetting) -> DeepGDRun:
     ``η`` runs the same number of steps (one program per depth).
     """
     check_setting_type("simulate_deep_gd", setting, DeepGDSetting)
+    check_key("simulate_deep_gd", key)
     s = setting
     errors, losses = [], []
     for depth in s.depths:  # static widths
@@ -356,6 +358,7 @@ def simulate_end_to_end(key: PRNGKey, setting: DeepGDSetting, *, records: int = 
     the instances are those of :func:`simulate_deep_gd` (same keys per depth).
     """
     check_setting_type("simulate_end_to_end", setting, DeepGDSetting)
+    check_key("simulate_end_to_end", key)
     s = setting
     terms = []
     for depth in s.depths:
@@ -414,6 +417,7 @@ def simulate_null_space_drift(key: PRNGKey, setting: NullSpaceSetting) -> NullSp
     """Layer-wise GD from balanced weights, recording ``‖P_⊥(W_1(t) − W_1(0))‖_F`` at every
     step; instances per depth from ``jax.random.split(fold_in(key, L), draws)``."""
     check_setting_type("simulate_null_space_drift", setting, NullSpaceSetting)
+    check_key("simulate_null_space_drift", key)
     s = setting
     drifts = []
     for depth in s.depths:
@@ -515,6 +519,7 @@ def simulate_approximately_balanced(
     pretrained ``β(0)``; the same ``draws`` keys (tasks and init directions) for every
     ``σ₀``."""
     check_setting_type("simulate_approximately_balanced", setting, ApproxBalancedSetting)
+    check_key("simulate_approximately_balanced", key)
     keys = jax.random.split(key, setting.draws)
     sigmas = jnp.asarray(setting.sigmas)
     per_key = lambda k: jax.vmap(lambda s0: _approx_error(k, s0, setting))(sigmas)  # noqa: E731
@@ -596,6 +601,7 @@ def simulate_aligned(key: PRNGKey, setting: AlignedSetting) -> AlignedRun:
       (2, 8)
     """
     check_setting_type("simulate_aligned", setting, AlignedSetting)
+    check_key("simulate_aligned", key)
     keys = jax.random.split(key, setting.draws)
     one = lambda k: _aligned_terms(_tasks(k, setting.n, setting.d), setting.depths)  # noqa: E731
     out = jax.jit(jax.vmap(one))(keys)

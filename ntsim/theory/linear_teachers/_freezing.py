@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 
 from ntsim._types import Array, PRNGKey
-from ntsim._validation import check_setting_type
+from ntsim._validation import check_key, check_setting_type
 from ntsim.core import (
     Record,
     balanced_deep_linear_params,
@@ -216,6 +216,7 @@ def simulate_freezing(
       ((4, 2), True)
     """
     check_setting_type("simulate_freezing", setting, FreezingSetting)
+    check_key("simulate_freezing", key)
     out = sweep_keys(_freezing_draw, key, setting.draws, progress=progress,
                      description="fig3 draws", setting=setting)  # fmt: skip
     return FreezingRun(
@@ -323,6 +324,7 @@ def simulate_frozen_first_layer(
     """Thm 5.5: GD with ``W_1`` frozen at the exactly 0-balanced rank-one construction
     (:func:`ntsim.core.balanced_deep_linear_params`, ``β(0) = θ_S``), per ``n`` and draw."""
     check_setting_type("simulate_frozen_first_layer", setting, FrozenFirstLayerSetting)
+    check_key("simulate_frozen_first_layer", key)
     parts = []
     for j, n in enumerate(setting.n_values):  # static n: one program per n
         keys = jax.random.split(jax.random.fold_in(key, j), setting.draws)

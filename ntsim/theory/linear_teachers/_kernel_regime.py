@@ -30,7 +30,7 @@ import jax
 import jax.numpy as jnp
 
 from ntsim._types import Array, PRNGKey
-from ntsim._validation import check_int_fields, check_setting_type
+from ntsim._validation import check_int_fields, check_key, check_setting_type
 from ntsim.core import Record, random_signs, two_layer_relu, two_layer_relu_hinf
 from ntsim.theory.linear_teachers import _relu as relu
 
@@ -147,6 +147,7 @@ def simulate_kernel_regime(key: PRNGKey, setting: KernelRegimeSetting) -> Kernel
     """Pretrain + fine-tune at every width (module doc); the same ``repeats`` keys
     (``jax.random.split(key, repeats)``) at every width, one program per width."""
     check_setting_type("simulate_kernel_regime", setting, KernelRegimeSetting)
+    check_key("simulate_kernel_regime", key)
     keys = jax.random.split(key, setting.repeats)
     per_width = []
     for width in setting.widths:  # static shapes
@@ -192,6 +193,7 @@ def simulate_relu_risk_runs(key: PRNGKey, setting: ReluRiskSetting) -> dict:
     """:func:`simulate_relu_fine_tuning` for ``setting.repeats`` keys
     (``jax.random.split(key, repeats)``): each array gains a leading ``repeats`` axis."""
     check_setting_type("simulate_relu_risk_runs", setting, ReluRiskSetting)
+    check_key("simulate_relu_risk_runs", key)
     s = setting
 
     def one(k):

@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ntsim._types import Array, PRNGKey
-from ntsim._validation import check_setting_type
+from ntsim._validation import check_key, check_setting_type
 from ntsim.core import empirical_ntk_fn, random_signs, two_layer_relu, two_layer_relu_hinf
 from ntsim.theory.linear_teachers import _common, _relu
 
@@ -67,6 +67,7 @@ def _per_n(key, fn, setting: NTKSizes):
 def simulate_hinf_psd(key: PRNGKey, setting: NTKSizes) -> Array:
     """``λ_min(H^∞ − XXᵀ/4)/λ_max(H^∞)`` per instance (``n > d`` allowed)."""
     check_setting_type("simulate_hinf_psd", setting, NTKSizes)
+    check_key("simulate_hinf_psd", key)
 
     def margin(k, n):
         x = _relu.unit_norm_inputs(k, n, setting.d)
@@ -89,6 +90,7 @@ class Cor62Run(NamedTuple):
 def simulate_cor6_2(key: PRNGKey, setting: NTKSizes) -> Cor62Run:
     """Cor. 6.2 instances (module doc); needs ``n < d`` for the derived bound."""
     check_setting_type("simulate_cor6_2", setting, NTKSizes)
+    check_key("simulate_cor6_2", key)
     d = setting.d
 
     def instance(k, n):
@@ -165,6 +167,7 @@ def simulate_hinf_gram(key: PRNGKey, setting: HinfGramSetting) -> HinfGramRun:
     """``‖H_m − H^∞‖_F²`` and its exact expectation per (width, draw); the draws use
     ``jax.random.split(key, draws)`` at every width (``lax.map`` bounds memory)."""
     check_setting_type("simulate_hinf_gram", setting, HinfGramSetting)
+    check_key("simulate_hinf_gram", key)
     keys = jax.random.split(key, setting.draws)
     errors, expected = [], []
     for width in setting.widths:  # static shapes
@@ -201,6 +204,7 @@ def simulate_hinf_fixture(key: PRNGKey, setting: HinfFixtureSetting) -> HinfFixt
       FileNotFoundError: the reference file is missing (run from a source checkout).
     """
     check_setting_type("simulate_hinf_fixture", setting, HinfFixtureSetting)
+    check_key("simulate_hinf_fixture", key)
     del key
     import ntsim
 

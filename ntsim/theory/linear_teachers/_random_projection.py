@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ntsim._types import Array, PRNGKey
-from ntsim._validation import check_setting_type
+from ntsim._validation import check_key, check_setting_type
 from ntsim.theory.linear_teachers import _deep
 
 __all__ = [
@@ -151,6 +151,7 @@ def simulate_random_projection(
       1.0
     """
     check_setting_type("simulate_random_projection", setting, RandomProjectionSetting)
+    check_key("simulate_random_projection", key)
     d, n = setting.d, setting.n
     grid = np.array([(a, t) for a in setting.distances for t in setting.target_norms])
     grid = grid.repeat(setting.draws, axis=0)

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 
 from ntsim._types import Array, PRNGKey
-from ntsim._validation import check_setting_type
+from ntsim._validation import check_key, check_setting_type
 from ntsim.core import (
     Record,
     covariance,
@@ -107,6 +107,7 @@ class ClosedFormRun(NamedTuple):
 def simulate_thm4_1_closed_form(key: PRNGKey, setting: Thm41Setting) -> ClosedFormRun:
     """Eq. (1) two ways, and fine-tuning risk with both tasks shifted (module doc)."""
     check_setting_type("simulate_thm4_1_closed_form", setting, Thm41Setting)
+    check_key("simulate_thm4_1_closed_form", key)
 
     def terms(inst):
         x, ts, tt, sigma, u = (inst[k] for k in ("x", "theta_s", "theta_t", "sigma", "u"))
@@ -139,6 +140,7 @@ class GDRun(NamedTuple):
 def simulate_thm4_1_gd(key: PRNGKey, setting: Thm41Setting) -> GDRun:
     """GD from ``θ_S`` with ``η = 0.9n/λ_max(XᵀX)`` (module doc)."""
     check_setting_type("simulate_thm4_1_gd", setting, Thm41Setting)
+    check_key("simulate_thm4_1_gd", key)
     steps, every = setting.gd_steps, setting.gd_record_every
 
     def terms(inst):
@@ -176,6 +178,7 @@ class MonteCarloRun(NamedTuple):
 def simulate_thm4_1_monte_carlo(key: PRNGKey, setting: Thm41Setting) -> MonteCarloRun:
     """γ by the pseudo-inverse form; ``R(γ)`` by eq. (2) and by fresh samples (module doc)."""
     check_setting_type("simulate_thm4_1_monte_carlo", setting, Thm41Setting)
+    check_key("simulate_thm4_1_monte_carlo", key)
     k_inst, k_mc = jax.random.split(key)
 
     def terms(inst):

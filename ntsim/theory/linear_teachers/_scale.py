@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 
 from ntsim._types import Array, PRNGKey
-from ntsim._validation import check_setting_type
+from ntsim._validation import check_key, check_setting_type
 from ntsim.core import sweep_keys
 from ntsim.theory.linear_teachers import _common, _deep
 
@@ -117,6 +117,7 @@ def simulate_scale_target_vs_source(
       True
     """
     check_setting_type("simulate_scale_target_vs_source", setting, ScaleSetting)
+    check_key("simulate_scale_target_vs_source", key)
     out = sweep_keys(_scale_draw, key, setting.draws, progress=progress,
                      description="fig2b draws", setting=setting)  # fmt: skip
     return ScaleRun(
@@ -202,6 +203,7 @@ def simulate_depth_and_alpha(
       (2, 6, 4)
     """
     check_setting_type("simulate_depth_and_alpha", setting, DepthSetting)
+    check_key("simulate_depth_and_alpha", key)
     risk = sweep_keys(_depth_draw, key, setting.draws, progress=progress,
                       description="fig2a draws", setting=setting)  # fmt: skip
     return DepthRun(risk, tuple(setting.depths), tuple(setting.alphas), setting.d // 10)

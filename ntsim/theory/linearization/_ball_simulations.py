@@ -14,7 +14,7 @@ from jax.flatten_util import ravel_pytree
 
 from ntsim._config import Validated, param
 from ntsim._types import Array, PRNGKey
-from ntsim._validation import check_setting_type
+from ntsim._validation import check_key, check_setting_type
 from ntsim.core import (
     gradient_flow,
     linear,
@@ -82,6 +82,7 @@ class Lemma1Setting:
 def simulate_lemma1(key: PRNGKey, setting: Lemma1Setting) -> Lemma1Run:
     """Lemma 1 on pairs of Jacobians around ``θ_0`` (:class:`Lemma1Run`)."""
     check_setting_type("simulate_lemma1", setting, Lemma1Setting)
+    check_key("simulate_lemma1", key)
     s, pairs = setting.network, setting.pairs
 
     def one(k):
@@ -158,6 +159,7 @@ def _linear_top_mode(key, n: int, r0):
 def simulate_distance(key: PRNGKey, setting: DistanceSetting) -> DistanceRun:
     """Selective, constant-λ and linear runs for Thm 2 (:class:`DistanceRun`)."""
     check_setting_type("simulate_distance", setting, DistanceSetting)
+    check_key("simulate_distance", key)
     s = setting.network
 
     def network(k, selective, zero_fraction):
@@ -207,6 +209,7 @@ PLATEAU_FACTORS = (8.0, 16.0, 32.0, 64.0)
 def simulate_plateau(key: PRNGKey, setting: NetworkSetting) -> PlateauRun:
     """Thm 2's plateau: constant-λ runs at several large λ (:class:`PlateauRun`)."""
     check_setting_type("simulate_plateau", setting, NetworkSetting)
+    check_key("simulate_plateau", key)
     s = setting
 
     def one(k):
@@ -243,6 +246,7 @@ class LinearityTableRun(NamedTuple):
 def simulate_linearity_table(key: PRNGKey, setting: NetworkSetting) -> LinearityTableRun:
     """The slides' linearity-vs-λ table on network instances, ``η = 0.5/(2λ_max(K) + 50)``."""
     check_setting_type("simulate_linearity_table", setting, NetworkSetting)
+    check_key("simulate_linearity_table", key)
     s = setting
 
     def one(k):
@@ -288,6 +292,7 @@ class GapRun(NamedTuple):
 def simulate_gap(key: PRNGKey, setting: NetworkSetting) -> GapRun:
     """Thm 3: the network against its linearisation (:class:`GapRun`)."""
     check_setting_type("simulate_gap", setting, NetworkSetting)
+    check_key("simulate_gap", key)
     s = setting
 
     def one(k):
@@ -326,6 +331,7 @@ class ExitRun(NamedTuple):
 def simulate_exit_time(key: PRNGKey, setting: NetworkSetting) -> ExitRun:
     """Thm 4 (``λ < λ_o``): when does a run leave the ``r``-ball (:class:`ExitRun`)."""
     check_setting_type("simulate_exit_time", setting, NetworkSetting)
+    check_key("simulate_exit_time", key)
     s = setting
 
     def one(k):
@@ -375,6 +381,7 @@ class ContainmentSetting:
 def simulate_containment(key: PRNGKey, setting: ContainmentSetting) -> ContainmentRun:
     """Thm 4: does λ at the threshold keep ``θ_t`` in the ``r``-ball (:class:`ContainmentRun`)."""
     check_setting_type("simulate_containment", setting, ContainmentSetting)
+    check_key("simulate_containment", key)
     s = setting.network
 
     def network(k):
@@ -460,6 +467,7 @@ def simulate_krr(key: PRNGKey, setting: KrrSetting) -> KrrRun:
     """The linearised flow to convergence (``t = 40/min(λ, 2cλ_max)``, diffrax rtol = atol =
     1e-10), :class:`KrrRun`."""
     check_setting_type("simulate_krr", setting, KrrSetting)
+    check_key("simulate_krr", key)
     s = setting
 
     def one(k):
@@ -504,6 +512,7 @@ class ResidualRun(NamedTuple):
 def simulate_residual_path(key: PRNGKey, setting: NetworkSetting) -> ResidualRun:
     """The linearised flow against :func:`residual_path` (:class:`ResidualRun`)."""
     check_setting_type("simulate_residual_path", setting, NetworkSetting)
+    check_key("simulate_residual_path", key)
     s = setting
 
     def one(k):

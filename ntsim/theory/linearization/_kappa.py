@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ntsim._types import Array, PRNGKey
-from ntsim._validation import check_int_fields, check_setting_type
+from ntsim._validation import check_int_fields, check_key, check_setting_type
 from ntsim.core import spearman
 from ntsim.theory.linearization._peft import (
     kernel_condition_number,
@@ -122,6 +122,7 @@ def simulate_kappa(key: PRNGKey, setting: KappaSetting) -> KappaRun:
     (parameter shapes differ), replicates and tasks are vmapped.
     """
     check_setting_type("simulate_kappa", setting, KappaSetting)
+    check_key("simulate_kappa", key)
     s = setting
     targets = [("layers", i, "w") for i in range(len(s.hidden))]
     keys = jax.random.split(key, s.replicates)

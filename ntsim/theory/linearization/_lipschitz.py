@@ -38,6 +38,10 @@ def spectral_norm(matrix: ArrayLike) -> Array:
     """Largest singular value of a 2-D array (finite entries checked when concrete)."""
     m = jnp.asarray(matrix)
     check_ndim("spectral_norm", "matrix", m, 2)
+    if m.size == 0:
+        raise ValueError(
+            f"spectral_norm: matrix must hold at least one entry, got shape {m.shape}."
+        )
     if _is_concrete(m):  # traced inside the falsifier's search: checked by its caller
         require_finite("spectral_norm", "matrix", m)
     small = m @ m.T if m.shape[0] <= m.shape[1] else m.T @ m

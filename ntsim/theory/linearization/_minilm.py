@@ -43,7 +43,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ntsim._types import Array, PRNGKey
-from ntsim._validation import check_int_fields, check_setting_type
+from ntsim._validation import check_int_fields, check_key, check_setting_type
 from ntsim.core import eigen_decay_exponent
 from ntsim.theory.linearization._minilm_training import (
     TrainingSetup,
@@ -219,6 +219,7 @@ def simulate_minilm_kappa(key: PRNGKey, setting: MiniLMKappaSetting) -> MiniLMKa
     ``A`` columns across ranks) and the datasets.
     """
     check_setting_type("simulate_minilm_kappa", setting, MiniLMKappaSetting)
+    check_key("simulate_minilm_kappa", key)
     from ntsim.transformers import adapter_model, binary_sentiment_split, load_pretrained
 
     s = setting

@@ -31,7 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ntsim._types import Array, PRNGKey
-from ntsim._validation import check_setting_type
+from ntsim._validation import check_key, check_setting_type
 from ntsim.theory.linearization._minilm_training import (
     TrainingSetup,
     fit_stacked,
@@ -108,6 +108,7 @@ def simulate_minilm_lambda(key: PRNGKey, setting: MiniLMLambdaSetting) -> MiniLM
     ``split(fold_in(key, 1000), seeds)[s]``, the same for every λ (paired).
     """
     check_setting_type("simulate_minilm_lambda", setting, MiniLMLambdaSetting)
+    check_key("simulate_minilm_lambda", key)
     from ntsim.transformers import (
         AdapterLayout,
         adapter_model,

@@ -34,7 +34,7 @@ from jax.flatten_util import ravel_pytree
 
 from ntsim._config import Validated, param
 from ntsim._types import Array, PRNGKey
-from ntsim._validation import check_setting_type
+from ntsim._validation import check_key, check_setting_type
 from ntsim.core import (
     empirical_ntk_fn,
     lora,
@@ -206,6 +206,7 @@ class KernelBlocksRun(NamedTuple):
 def simulate_kernel_blocks(key: PRNGKey, setting: KernelSpectraSetting) -> KernelBlocksRun:
     """NTK additivity over parameter blocks and the LoRA NTK at init, on random MLPs."""
     check_setting_type("simulate_kernel_blocks", setting, KernelSpectraSetting)
+    check_key("simulate_kernel_blocks", key)
     s = setting
 
     def one(k):
@@ -257,6 +258,7 @@ class LayerKernelsRun(NamedTuple):
 def simulate_layer_kernels(key: PRNGKey, setting: KernelSpectraSetting) -> LayerKernelsRun:
     """Per-layer NTKs ``K`` (head) and ``S`` (first, middle layer) for Thm 6."""
     check_setting_type("simulate_layer_kernels", setting, KernelSpectraSetting)
+    check_key("simulate_layer_kernels", key)
     s = setting
 
     def one(k):
@@ -304,6 +306,7 @@ THM5_EPSILON = 0.1
 def simulate_thm5(key: PRNGKey, setting: KernelSpectraSetting) -> Thm5Run:
     """Random kernels, targets and a good pretrained model (:class:`Thm5Run`)."""
     check_setting_type("simulate_thm5", setting, KernelSpectraSetting)
+    check_key("simulate_thm5", key)
     s = setting
 
     def one(k):
@@ -332,6 +335,7 @@ class Thm7Run(NamedTuple):
 def simulate_thm7(key: PRNGKey, setting: KernelSpectraSetting) -> Thm7Run:
     """Instances for Thm 7 and its proof step (:class:`Thm7Run`)."""
     check_setting_type("simulate_thm7", setting, KernelSpectraSetting)
+    check_key("simulate_thm7", key)
     s = setting
 
     def one(k):
@@ -381,6 +385,7 @@ class SplitStepRun(NamedTuple):
 def simulate_split_step(key: PRNGKey, setting: SplitStepSetting) -> SplitStepRun:
     """One split step and its combined form on random pytrees."""
     check_setting_type("simulate_split_step", setting, SplitStepSetting)
+    check_key("simulate_split_step", key)
 
     def one(k):
         ka, kb, kc, ke, kl = jax.random.split(k, 5)
@@ -429,6 +434,7 @@ class GdToFlowRun(NamedTuple):
 def simulate_gd_to_flow(key: PRNGKey, setting: GdToFlowSetting) -> GdToFlowRun:
     """Split-step GD at three step sizes against the Lemma-3 flow (:class:`GdToFlowRun`)."""
     check_setting_type("simulate_gd_to_flow", setting, GdToFlowSetting)
+    check_key("simulate_gd_to_flow", key)
     s = setting
 
     def one(k):
@@ -469,6 +475,7 @@ class Thm1Run(NamedTuple):
 def simulate_thm1_identity(key: PRNGKey, setting: NetworkSetting) -> Thm1Run:
     """Thm 1's identities (:func:`thm1_identity`) at random points near ``θ_0``."""
     check_setting_type("simulate_thm1_identity", setting, NetworkSetting)
+    check_key("simulate_thm1_identity", key)
     from ntsim.theory.linearization._dynamics import thm1_identity
 
     s = setting
@@ -507,6 +514,7 @@ class SelectiveRun(NamedTuple):
 def simulate_selective(key: PRNGKey, setting: NetworkSetting) -> SelectiveRun:
     """Thm 1's selective scheme on network instances (:class:`SelectiveRun`)."""
     check_setting_type("simulate_selective", setting, NetworkSetting)
+    check_key("simulate_selective", key)
     s = setting
 
     def one(k):
@@ -568,6 +576,7 @@ def simulate_selective_step(key: PRNGKey, setting: SelectiveStepSetting) -> Sele
     form ``y' − y* = −λη(y* − f_θ0) + ε(1 − λη)(I − 2ηK)(y* − f_θ0)``.
     """
     check_setting_type("simulate_selective_step", setting, SelectiveStepSetting)
+    check_key("simulate_selective_step", key)
     s = setting
     p = 4 * s.n
 

@@ -135,6 +135,11 @@ def krr_train_risk(kernel: ArrayLike, targets: ArrayLike, ridge: ArrayLike) -> A
     r"""``R = ‖(I − K(K + σI)^{−1})ỹ‖² = ‖σ(K + σI)^{−1}ỹ‖²`` (Thm 5's risk, summed)."""
     check_nonnegative("krr_train_risk", "ridge", ridge)
     evals, evecs = _eigh(kernel, "krr_train_risk")
+    if jnp.shape(targets) != evals.shape:
+        raise ValueError(
+            f"krr_train_risk: targets must have shape {evals.shape} to match the kernel, got "
+            f"{jnp.shape(targets)}."
+        )
     coeff = evecs.T @ jnp.asarray(targets, evals.dtype)
     sigma = jnp.asarray(ridge, evals.dtype)
     return jnp.sum((sigma * coeff / (evals + sigma)) ** 2)

@@ -24,7 +24,7 @@ import jax
 import numpy as np
 
 from ntsim._types import PRNGKey
-from ntsim._validation import check_int_fields, check_setting_type
+from ntsim._validation import check_int_fields, check_key, check_setting_type
 from ntsim.core import (
     arithmetic_corpus,
     causal_decoder,
@@ -134,6 +134,7 @@ def simulate_budget_sweep(
     """:func:`budget_sweep` as a simulation ``(key, setting) -> run`` (what the claims read and
     the experiment ``overtraining/fig_pretraining_budget`` plots); ``progress`` as there."""
     check_setting_type("simulate_budget_sweep", setting, BudgetSetting)
+    check_key("simulate_budget_sweep", key)
     out = budget_sweep(setting, key, progress=progress)
     return BudgetSweepRun(
         budgets=np.asarray(out["budgets"]),
@@ -171,6 +172,7 @@ def budget_sweep(
       pretraining loss before the last budget), and the corpora's descriptions.
     """
     check_setting_type("budget_sweep", setting, BudgetSetting)
+    check_key("budget_sweep", key)
     c = setting
     k_init, k_batches, k_eval, k_noise, k_ft = jax.random.split(key, 5)
     init_keys, batch_keys, noise_keys = (

@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 
 from ntsim._types import Array, PRNGKey
-from ntsim._validation import check_int_fields, check_setting_type
+from ntsim._validation import check_int_fields, check_key, check_setting_type
 from ntsim.theory.overtraining._finetuning import (
     finetune,
     finetune_ideal_checkpoints,
@@ -95,6 +95,7 @@ class RecursionRun(NamedTuple):
 def simulate_recursion(key: PRNGKey, setting: RecursionSetting) -> RecursionRun:
     """GD on eqs. 16–17 from every ideal checkpoint; ``UᵀθV`` every ``record_every`` steps."""
     check_setting_type("simulate_recursion", setting, RecursionSetting)
+    check_key("simulate_recursion", key)
     d = setting.d
 
     def one(k):
@@ -136,6 +137,7 @@ class DeadUnitsRun(NamedTuple):
 def simulate_dead_units(key: PRNGKey, setting: DeadUnitsSetting) -> DeadUnitsRun:
     """Finite-batch GD from ``(W̄1, W̄2)`` of a random checkpoint ``n ∈ {0..d−1}``."""
     check_setting_type("simulate_dead_units", setting, DeadUnitsSetting)
+    check_key("simulate_dead_units", key)
     d = setting.d
 
     def one(k):
@@ -191,6 +193,7 @@ class FixedPointRun(NamedTuple):
 def simulate_fixed_point(key: PRNGKey, setting: FixedPointSetting) -> FixedPointRun:
     """Long GD (``m = ∞``) from ``(W̄1, W̄2)`` at ``n = d``; the converged modes."""
     check_setting_type("simulate_fixed_point", setting, FixedPointSetting)
+    check_key("simulate_fixed_point", key)
     d = setting.d
 
     def one(k):
@@ -232,6 +235,7 @@ class ContractionRun(NamedTuple):
 def simulate_contraction(key: PRNGKey, setting: ContractionSetting) -> ContractionRun:
     """Iterate the corrected per-mode map (:func:`mode_trajectory`) on random scalars."""
     check_setting_type("simulate_contraction", setting, ContractionSetting)
+    check_key("simulate_contraction", key)
     k_p, k_f, k_r = jax.random.split(key, 3)
     count = setting.instances
     pre = jax.random.uniform(k_p, (count,), minval=0.05, maxval=3.0)
@@ -276,6 +280,7 @@ def simulate_minibatch_gradient(
 ) -> MinibatchGradientRun:
     """:func:`finetune` against ``jax.grad`` of eq. (9) on the same batches (run's doc)."""
     check_setting_type("simulate_minibatch_gradient", setting, MinibatchGradientSetting)
+    check_key("simulate_minibatch_gradient", key)
     d, batch = setting.d, setting.batch
 
     def one(k):

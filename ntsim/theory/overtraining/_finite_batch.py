@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 
 from ntsim._types import Array, ArrayLike, PRNGKey
-from ntsim._validation import check_int_fields, check_setting_type
+from ntsim._validation import check_int_fields, check_key, check_setting_type
 from ntsim.theory.overtraining._finetuning import finetune_step
 from ntsim.theory.overtraining._instances import (
     haar_pair,
@@ -139,6 +139,7 @@ def _pair_gap(w, w_other):
 def simulate_finite_batch(key: PRNGKey, setting: FiniteBatchSetting) -> FiniteBatchRun:
     """The three dynamics of App A.3 on shared Gaussian batches (module doc)."""
     check_setting_type("simulate_finite_batch", setting, FiniteBatchSetting)
+    check_key("simulate_finite_batch", key)
     s = setting
     d = s.d
 

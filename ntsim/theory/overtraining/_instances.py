@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 
 from ntsim._types import Array, ArrayLike, PRNGKey
+from ntsim._validation import check_positive_int
 from ntsim.core import random_orthogonal
 from ntsim.theory.overtraining._pretraining import ideal_checkpoint
 
@@ -25,6 +26,7 @@ __all__ = [
 
 def haar_pair(key: PRNGKey, d: int) -> tuple[Array, Array]:
     """Independent Haar ``U, V ∈ O(d)`` (the singular vectors of both tasks)."""
+    d = check_positive_int("haar_pair", "d", d)
     k_u, k_v = jax.random.split(key)
     return random_orthogonal(k_u, d), random_orthogonal(k_v, d)
 

@@ -16,6 +16,7 @@ import jax.numpy as jnp
 from ntsim._types import Array, ArrayLike, PRNGKey
 from ntsim._validation import (
     check_int_fields,
+    check_key,
     check_ndim,
     check_nonnegative,
     check_positive_int,
@@ -270,6 +271,7 @@ def simulate_perturbed_loss_monte_carlo(
     check_setting_type(
         "simulate_perturbed_loss_monte_carlo", setting, PerturbedLossMonteCarloSetting
     )
+    check_key("simulate_perturbed_loss_monte_carlo", key)
     d, samples = setting.d, setting.samples
 
     def one(k):
@@ -324,6 +326,7 @@ def simulate_ideal_perturbation(
     :func:`expected_perturbed_loss`.
     """
     check_setting_type("simulate_ideal_perturbation", setting, IdealPerturbationSetting)
+    check_key("simulate_ideal_perturbation", key)
     d = setting.d
 
     def one(k):
@@ -374,6 +377,7 @@ def simulate_hessian_traces(key: PRNGKey, setting: HessianTraceSetting) -> Hessi
     ``(W1, W2, A)`` and at a random ideal checkpoint; the identity it is held against is
     :func:`hessian_trace` / :func:`ideal_hessian_traces`."""
     check_setting_type("simulate_hessian_traces", setting, HessianTraceSetting)
+    check_key("simulate_hessian_traces", key)
     d = setting.d
 
     def trace(w1, w2, a):

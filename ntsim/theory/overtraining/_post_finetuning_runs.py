@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ntsim._types import Array, ArrayLike, PRNGKey
-from ntsim._validation import check_int_fields, check_setting_type
+from ntsim._validation import check_int_fields, check_key, check_setting_type
 from ntsim.theory.overtraining._finetuning import (
     finetune,
     finetune_ideal_checkpoints,
@@ -106,6 +106,7 @@ class SensitivityRun(NamedTuple):
 def simulate_progressive_sensitivity(key: PRNGKey, setting: SensitivitySetting) -> SensitivityRun:
     """``Δ_pre(n)`` from GD on the matrices (``m = ∞``) from every ideal checkpoint."""
     check_setting_type("simulate_progressive_sensitivity", setting, SensitivitySetting)
+    check_key("simulate_progressive_sensitivity", key)
     d = setting.d
 
     def one(k):
@@ -156,6 +157,7 @@ class ThresholdRun(NamedTuple):
 def simulate_misalignment_threshold(key: PRNGKey, setting: ThresholdSetting) -> ThresholdRun:
     """Post-FT pretraining-loss increments at ``λ = 0`` (GD on the matrices, ``m = ∞``)."""
     check_setting_type("simulate_misalignment_threshold", setting, ThresholdSetting)
+    check_key("simulate_misalignment_threshold", key)
     d, (lo, hi) = setting.d, setting.ratio_gap
 
     def one(k):
@@ -200,6 +202,7 @@ class RegularisationRun(NamedTuple):
 def simulate_regularisation(key: PRNGKey, setting: RegularisationSetting) -> RegularisationRun:
     """Post-FT losses from every ideal checkpoint for each λ of ``setting.regs``."""
     check_setting_type("simulate_regularisation", setting, RegularisationSetting)
+    check_key("simulate_regularisation", key)
     d = setting.d
 
     def one(k):
@@ -249,6 +252,7 @@ class LongFinetuningRun(NamedTuple):
 def simulate_long_finetuning(key: PRNGKey, setting: LongFinetuningSetting) -> LongFinetuningRun:
     """Post-FT pretraining losses from real and ideal checkpoints, short and long runs."""
     check_setting_type("simulate_long_finetuning", setting, LongFinetuningSetting)
+    check_key("simulate_long_finetuning", key)
     s = setting
     d = s.d
 
@@ -322,6 +326,7 @@ def _a23_setting(key, d):
 def simulate_converged_model(key: PRNGKey, setting: ConvergedModelSetting) -> ConvergedModelRun:
     """Fine-tune ideal and real checkpoints for A.10's step count; distance to the target."""
     check_setting_type("simulate_converged_model", setting, ConvergedModelSetting)
+    check_key("simulate_converged_model", key)
     d = setting.d
     keys = jax.random.split(key, setting.instances)
     *_, need = jax.vmap(lambda k: _a23_setting(k, d))(keys)

@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 
 from ntsim._types import Array, PRNGKey
-from ntsim._validation import check_int_fields, check_setting_type
+from ntsim._validation import check_int_fields, check_key, check_setting_type
 from ntsim.theory.overtraining._instances import (
     haar_pair,
     ideal_checkpoints,
@@ -88,6 +88,7 @@ class AlignedFlowRun(NamedTuple):
 def simulate_aligned_flow(key: PRNGKey, setting: AlignedFlowSetting) -> AlignedFlowRun:
     """Gradient flow of eqs. 5–6 from ``W1 = e^{−τ}U, W2 = e^{−τ}Vᵀ`` (diffrax, Tsit5)."""
     check_setting_type("simulate_aligned_flow", setting, AlignedFlowSetting)
+    check_key("simulate_aligned_flow", key)
     d = setting.d
 
     def one(k):
@@ -154,6 +155,7 @@ def simulate_real_checkpoints(key: PRNGKey, setting: RealCheckpointSetting) -> R
     """Gradient flow from ``e^{−τ}I`` and its checkpoints nearest to ``UΣ^pre_{:n}Vᵀ``
     (:func:`~ntsim.theory.overtraining.closest_checkpoints`), ``n = 0..d``."""
     check_setting_type("simulate_real_checkpoints", setting, RealCheckpointSetting)
+    check_key("simulate_real_checkpoints", key)
     d = setting.d
 
     def one(k):
@@ -220,6 +222,7 @@ def simulate_real_vs_ideal_gap(key: PRNGKey, setting: RealVsIdealGapSetting) -> 
     ideal checkpoint) and ``min_Q max(‖W1Q − W̄1‖, ‖QᵀW2 − W̄2‖)`` — the distance Thm A.1
     bounds, up to the rotation that leaves ``L̃`` unchanged — for every ``τ`` and ``n``."""
     check_setting_type("simulate_real_vs_ideal_gap", setting, RealVsIdealGapSetting)
+    check_key("simulate_real_vs_ideal_gap", key)
     d = setting.d
     taus, gammas = jnp.asarray(setting.taus), jnp.asarray(setting.gammas)
 

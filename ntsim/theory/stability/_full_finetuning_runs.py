@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ntsim._validation import check_setting_type
+from ntsim._validation import check_key, check_setting_type
 from ntsim.theory.stability import _full_finetuning as ff
 
 __all__ = [
@@ -99,6 +99,7 @@ class LooGridRun(NamedTuple):
 def simulate_loo_grid(key, setting: LooGridSetting) -> LooGridRun:
     """:func:`~ntsim.theory.stability.simulate_loo_stability_grid` over the setting's grid."""
     check_setting_type("simulate_loo_grid", setting, LooGridSetting)
+    check_key("simulate_loo_grid", key)
     s = setting
     mu = np.asarray(s.mu_over_beta, float)[:, None, None]
     ns = np.asarray(s.num_samples, int)[None, :, None]
@@ -139,6 +140,7 @@ class RadiusScalingRun(NamedTuple):
 def simulate_radius_scaling(key, setting: RadiusScalingSetting) -> RadiusScalingRun:
     """:func:`~ntsim.theory.stability.simulate_loo_stability` per instance at every radius."""
     check_setting_type("simulate_radius_scaling", setting, RadiusScalingSetting)
+    check_key("simulate_radius_scaling", key)
     s = setting
 
     def one(k):
@@ -174,6 +176,7 @@ class DivergenceRun(NamedTuple):
 def simulate_quadratic_divergence(key, setting: DivergenceSetting) -> DivergenceRun:
     """``log(‖w_T − w_*‖/‖w_0 − w_*‖)`` of GD at ``η = factor/β_F`` per instance."""
     check_setting_type("simulate_quadratic_divergence", setting, DivergenceSetting)
+    check_key("simulate_quadratic_divergence", key)
     s = setting
 
     def one(k):
@@ -212,6 +215,7 @@ class LipschitzScalingRun(NamedTuple):
 def simulate_lipschitz_scaling(key, setting: LipschitzScalingSetting) -> LipschitzScalingRun:
     """``sup_T‖Δ_T‖`` per instance and curvature scale, ``η`` fixed and retuned."""
     check_setting_type("simulate_lipschitz_scaling", setting, LipschitzScalingSetting)
+    check_key("simulate_lipschitz_scaling", key)
     s = setting
 
     mu_over_beta, radius = 0.5, 1.0
@@ -255,6 +259,7 @@ class ContractionRun(NamedTuple):
 def simulate_contraction(key, setting: ContractionSetting) -> ContractionRun:
     """The largest relative excess of ``‖w_t − w_*‖`` over Lemma A.1.1's bound, per instance."""
     check_setting_type("simulate_contraction", setting, ContractionSetting)
+    check_key("simulate_contraction", key)
     s = setting
     k_inst, k_ratio, k_eta = jax.random.split(key, 3)
 
@@ -312,6 +317,7 @@ def _random_points(key, count, shape, spread):
 def simulate_pointwise_lemma(key, setting: PointwiseLemmaSetting) -> PointwiseLemmaRun:
     """Both sides of the lemma on ``instances`` random losses and points."""
     check_setting_type("simulate_pointwise_lemma", setting, PointwiseLemmaSetting)
+    check_key("simulate_pointwise_lemma", key)
     s = setting
     if s.lemma not in POINTWISE_LEMMAS or s.family not in LOSS_FAMILIES:
         raise ValueError(f"simulate_pointwise_lemma: unknown lemma/family {s.lemma}/{s.family}.")

@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ntsim._validation import check_setting_type
+from ntsim._validation import check_key, check_setting_type
 from ntsim.core import (
     hard_margin_svm,
     separable_dataset,
@@ -150,6 +150,7 @@ def simulate_loo_anchor(key, setting: LooAnchorSetting) -> LooAnchorRun:
     against :func:`loo_anchor_closed_form`.
     """
     check_setting_type("simulate_loo_anchor", setting, LooAnchorSetting)
+    check_key("simulate_loo_anchor", key)
     del key
     x = jnp.asarray(LOO_ANCHOR_POINTS, jnp.result_type(float))
     y = jnp.asarray(LOO_ANCHOR_LABELS, x.dtype)
@@ -203,6 +204,7 @@ class SoudryRun(NamedTuple):
 def simulate_soudry_directions(key, setting: SoudrySetting) -> SoudryRun:
     """GD (logistic, ``η = 1/β_F``, ``w_0 = 0``) on ``wᵀ[x; −1]`` vs both SVM directions."""
     check_setting_type("simulate_soudry_directions", setting, SoudrySetting)
+    check_key("simulate_soudry_directions", key)
     s = setting
     steps = ht.log_spaced_steps(s.num_steps, s.num_records)
 
@@ -282,6 +284,7 @@ class LooBoundRun(NamedTuple):
 def simulate_loo_bound(key, setting: LooBoundSetting) -> LooBoundRun:
     """GD from 0 on ``S`` and ``S^i`` (``1/n`` normaliser, drawn ``i``) and the augmented SVMs."""
     check_setting_type("simulate_loo_bound", setting, LooBoundSetting)
+    check_key("simulate_loo_bound", key)
     s = setting
     steps = ht.log_spaced_steps(s.num_steps, s.num_records)
     n = s.points
@@ -356,6 +359,7 @@ class MultiHeadRun(NamedTuple):
 def simulate_multi_head(key, setting: MultiHeadSetting) -> MultiHeadRun:
     """GD on ``max(heads)`` random-init heads (one dataset each), against the augmented SVM."""
     check_setting_type("simulate_multi_head", setting, MultiHeadSetting)
+    check_key("simulate_multi_head", key)
     s = setting
     steps = ht.log_spaced_steps(s.num_steps, s.num_records)
 
@@ -458,6 +462,7 @@ class SyntheticPanelRun(NamedTuple):
 def simulate_synthetic_panel(key, setting: SyntheticPanelSetting) -> SyntheticPanelRun:
     """:func:`ntsim.theory.stability.loo_sweep` over every cell, ``datasets`` keys each."""
     check_setting_type("simulate_synthetic_panel", setting, SyntheticPanelSetting)
+    check_key("simulate_synthetic_panel", key)
     s = setting
     params = np.repeat(np.asarray(s.cells(), np.float32), s.datasets, axis=0)
     steps = ht.log_spaced_steps(s.num_steps, s.num_records)
@@ -499,6 +504,7 @@ class OverNRun(NamedTuple):
 def simulate_loo_over_n(key, setting: OverNSetting) -> OverNRun:
     """The base cell at every ``n`` (one compiled program per ``n``, key ``split(key, M)[j]``)."""
     check_setting_type("simulate_loo_over_n", setting, OverNSetting)
+    check_key("simulate_loo_over_n", key)
     s = setting
     steps = ht.log_spaced_steps(s.num_steps, s.num_records)
     params = np.tile(np.asarray(s.base, np.float32), (s.datasets, 1))

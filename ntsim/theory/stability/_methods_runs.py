@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ntsim._config import Validated, param
-from ntsim._validation import check_setting_type
+from ntsim._validation import check_key, check_setting_type
 from ntsim.core import max_margin_regularizer, multi_head_loss, multi_head_predict
 from ntsim.theory.stability import _tables
 
@@ -55,6 +55,7 @@ class TablesRun(NamedTuple):
 def simulate_tables(key, setting: TablesSetting) -> TablesRun:
     """The tables are data: ``key`` is unused."""
     check_setting_type("simulate_tables", setting, TablesSetting)
+    check_key("simulate_tables", key)
     del key
     parts, labels, duplicates = [], [], []
     for name in setting.names:
@@ -90,6 +91,7 @@ class MMRIdentityRun(NamedTuple):
 def simulate_mmr_identity(key, setting: MMRIdentitySetting) -> MMRIdentityRun:
     """Random batches and ``max_margin_regularizer`` on each."""
     check_setting_type("simulate_mmr_identity", setting, MMRIdentitySetting)
+    check_key("simulate_mmr_identity", key)
     s = setting
 
     def one(k):
@@ -130,6 +132,7 @@ class MHLossIdentityRun(NamedTuple):
 def simulate_mhloss_identity(key, setting: MHLossIdentitySetting) -> MHLossIdentityRun:
     """Random batches and heads, with ``multi_head_loss``, its gradient and prediction."""
     check_setting_type("simulate_mhloss_identity", setting, MHLossIdentitySetting)
+    check_key("simulate_mhloss_identity", key)
     s = setting
 
     def one(k):

@@ -44,7 +44,7 @@ import numpy as np
 import optax
 
 from ntsim._types import Array, ArrayLike, Params, PRNGKey
-from ntsim._validation import _is_concrete, check_int_fields, check_setting_type
+from ntsim._validation import _is_concrete, check_int_fields, check_key, check_setting_type
 from ntsim.core import (
     augmented_linear_head,
     logistic_loss,
@@ -145,6 +145,7 @@ def _sign(v: Array) -> Array:
 def transfer_task_data(key: PRNGKey, setting: TransferSetting) -> TransferData:
     """Draw one source/target task pair (module doc). Pure; vmappable over ``key``."""
     check_setting_type("transfer_task_data", setting, TransferSetting)
+    check_key("transfer_task_data", key)
     s = setting
     k_a, k_dirs, k_b, k_zs, k_xs, k_zt, k_xt, k_flip = jax.random.split(key, 8)
     mixing = jax.random.normal(k_a, (s.d, s.latent)) / math.sqrt(s.latent)
@@ -216,6 +217,7 @@ def pretrain(
     *continues* a pretrained objective on the target inputs, as in Fu et al. (2023, Sec 3.3).
     """
     check_setting_type("pretrain", setting, TransferSetting)
+    check_key("pretrain", key)
     s = setting
     k_enc, k_head, k_dec, k_train = jax.random.split(key, 4)
     params = {
@@ -260,6 +262,7 @@ def surt_retrain(
     points (a leave-one-out set drops ``x_i`` here too).
     """
     check_setting_type("surt_retrain", setting, TransferSetting)
+    check_key("surt_retrain", key)
 
     def loss_fn(p, k):
         return masked_reconstruction_loss(
@@ -360,6 +363,7 @@ def finetune(
     zeroed, so Adam leaves it exactly at ``encoder0`` (MixOut then mixes it with itself).
     """
     check_setting_type("finetune", setting, TransferSetting)
+    check_key("finetune", key)
     s = setting
     n = s.n_train
     if n % batch_size:
@@ -470,6 +474,7 @@ def finetune_loo(
     order and the method noise. The keywords are :func:`finetune`'s.
     """
     check_setting_type("finetune_loo", setting, TransferSetting)
+    check_key("finetune_loo", key)
     weights = jnp.asarray(weights, jnp.result_type(float))
     pair = jnp.stack([weights, weights.at[removed].set(0.0)])
     kw = dict(

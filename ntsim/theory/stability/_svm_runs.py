@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ntsim._validation import check_setting_type
+from ntsim._validation import check_key, check_setting_type
 from ntsim.core import (
     hard_margin_svm,
     max_margin_regularizer,
@@ -85,6 +85,7 @@ class StepSizeRun(NamedTuple):
 def simulate_step_sizes(key, setting: StepSizeSetting) -> StepSizeRun:
     """GD on ``S`` and ``S^i`` from ``w_0 = 0`` at every ``η = factor/β_F``."""
     check_setting_type("simulate_step_sizes", setting, StepSizeSetting)
+    check_key("simulate_step_sizes", key)
     s = setting
     record = tuple(range(s.num_steps + 1))
 
@@ -140,6 +141,7 @@ class MMRRun(NamedTuple):
 def simulate_mmr_margin(key, setting: MMRSetting) -> MMRRun:
     """Projected GD on eq. (8) over ``W`` (random ``W_0``), and the SVM margins it produces."""
     check_setting_type("simulate_mmr_margin", setting, MMRSetting)
+    check_key("simulate_mmr_margin", key)
     s = setting
 
     def one(k):
@@ -196,6 +198,7 @@ class MarginMonotoneRun(NamedTuple):
 def simulate_margin_monotone(key, setting: MarginMonotoneSetting) -> MarginMonotoneRun:
     """The paper's SVM on ``S`` and on ``S^i`` for support and random ``i``."""
     check_setting_type("simulate_margin_monotone", setting, MarginMonotoneSetting)
+    check_key("simulate_margin_monotone", key)
     s = setting
     n = s.points
 
@@ -268,6 +271,7 @@ class SvmGapRun(NamedTuple):
 def simulate_svm_gaps(key, setting: SvmGapSetting) -> SvmGapRun:
     """The λ-SVM leave-one-out gap of ``setting``'s variant, one drawn ``i`` per dataset."""
     check_setting_type("simulate_svm_gaps", setting, SvmGapSetting)
+    check_key("simulate_svm_gaps", key)
     s = setting
     n = s.points
     norm_si = n if s.loo_normalizer == "n" else n - 1
@@ -341,6 +345,7 @@ def simulate_lemma_a2_1(key, setting: RandomPointsSetting) -> LemmaSidesRun:
     ``‖a/‖a‖ − b/‖b‖‖ = 2`` and ``2‖a − b‖/max(‖a‖, ‖b‖) = 2(1 + t)`` (``max = ‖a‖``).
     """
     check_setting_type("simulate_lemma_a2_1", setting, RandomPointsSetting)
+    check_key("simulate_lemma_a2_1", key)
     count = setting.count
     k_a, k_b, k_s = jax.random.split(key, 3)
     a = jax.random.normal(k_a, (count, 4)) * jnp.exp(2 * jax.random.normal(k_s, (count, 1)))
@@ -367,6 +372,7 @@ def simulate_lemma_a2_2(key, setting: RandomPointsSetting) -> LemmaSidesRun:
     ``2 + 2α‖x‖`` and ``|b₁| + |b₂| = 1 + α‖x‖ + s``: both sides equal ``1 + α‖x‖ + s``.
     """
     check_setting_type("simulate_lemma_a2_2", setting, RandomPointsSetting)
+    check_key("simulate_lemma_a2_2", key)
     count = setting.count
     ks = jax.random.split(key, 6)
     v1, v2, x = (jax.random.normal(k, (count, 3)) for k in ks[:3])
@@ -420,6 +426,7 @@ def simulate_max_terms(key, setting: RandomPointsSetting) -> MaxTermsRun:
     """``n ∈ [1, e¹⁰]``, ``λ ∈ [e⁻¹², e²]`` log-uniform, ``B`` log-normal (10% at ``B = 0``),
     ``γ`` up to ``e(B + 1)``."""
     check_setting_type("simulate_max_terms", setting, RandomPointsSetting)
+    check_key("simulate_max_terms", key)
     count = setting.count
     ks = jax.random.split(key, 4)
     n = jnp.round(jnp.exp(jax.random.uniform(ks[0], (count,), maxval=10.0)))
