@@ -440,19 +440,38 @@ def test_a_partial_run_may_not_replace_the_committed_matrix(monkeypatch, capsys)
     assert code == 2 and "ntsim: error:" in err and "--out DIR" in err
 
 
-def test_dry_run_with_resume_marks_the_mutants_resume_would_keep(monkeypatch, capsys):
-    """On the committed overtraining matrix (current at the claims), ``--dry-run --resume``
-    marks every planned mutant as kept; without ``--resume`` none."""
+def test_dry_run_with_resume_marks_the_mutants_resume_would_keep(monkeypatch, capsys, tmp_path):
+    """``--dry-run --resume`` marks a planned mutant as kept exactly when the recorded entry
+    holds it and its claims have the code hashes recorded; without ``--resume`` none. The
+    committed overtraining entry is copied with its claims' hashes set to the current ones,
+    so the test does not depend on whether the committed matrix is current."""
+    import json
     import pathlib
 
+    from ntsim.claims import claim_code_hash
     from ntsim.cli import main
+    from ntsim.mutation import site_key
 
-    monkeypatch.chdir(pathlib.Path(__file__).resolve().parents[2])
-    assert main(["mutate", "--topic", "overtraining", "--dry-run", "--resume"]) == 0
+    root = pathlib.Path(__file__).resolve().parents[2]
+    matrix = json.loads((root / "figures" / "MUTATION.json").read_text(encoding="utf-8"))
+    entry = matrix["topics"]["overtraining"]
+    plan = plan_topic("overtraining")
+    current = {c.id: claim_code_hash(c) for c in plan.claims}
+    for cid, row in entry["claims"].items():
+        row["code_hash"] = current.get(cid, row.get("code_hash"))
+    (tmp_path / "MUTATION.json").write_text(json.dumps(matrix), encoding="utf-8")
+    recorded = {(o["module"], o["function"], o["index"], o["operator"], o["before"])
+                for o in entry["outcomes"]}  # fmt: skip
+
+    monkeypatch.chdir(root)
+    out = ["--out", str(tmp_path)]
+    assert main(["mutate", "--topic", "overtraining", "--dry-run", "--resume", *out]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert len(lines) == len(plan_topic("overtraining").mutants)
-    assert all(line.endswith("(kept by --resume)") for line in lines)
-    assert main(["mutate", "--topic", "overtraining", "--dry-run"]) == 0
+    assert len(lines) == len(plan.mutants)
+    expected = [site_key(module, site) in recorded for module, site in plan.mutants]
+    assert [line.endswith("(kept by --resume)") for line in lines] == expected
+    assert any(expected)  # some planned mutants were recorded: the marking is exercised
+    assert main(["mutate", "--topic", "overtraining", "--dry-run", *out]) == 0
     assert not any("kept by" in line for line in capsys.readouterr().out.splitlines())
 
 

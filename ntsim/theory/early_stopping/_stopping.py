@@ -21,7 +21,6 @@ import numpy as np
 
 from ntsim._types import Array, ArrayLike
 from ntsim._validation import (
-    check_key,
     check_ndim,
     check_positive,
     check_positive_int,
@@ -435,7 +434,6 @@ def simulate_power_law_rates(key, setting: PowerLawRateSetting) -> PowerLawRates
     Deterministic: the spectra are exact. Run it in float64 (``N`` up to ``10^7``).
     """
     check_setting_type("simulate_power_law_rates", setting, PowerLawRateSetting)
-    check_key("simulate_power_law_rates", key)
     del key
     c = critical_radius_coefficient(setting.noise_std, setting.rkhs_distance)
     top = setting.top

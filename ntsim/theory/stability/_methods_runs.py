@@ -55,7 +55,6 @@ class TablesRun(NamedTuple):
 def simulate_tables(key, setting: TablesSetting) -> TablesRun:
     """The tables are data: ``key`` is unused."""
     check_setting_type("simulate_tables", setting, TablesSetting)
-    check_key("simulate_tables", key)
     del key
     parts, labels, duplicates = [], [], []
     for name in setting.names:
