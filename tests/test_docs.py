@@ -66,3 +66,44 @@ def test_docstring_warnings_only_in_the_pending_files(tmp_path):
     assert PENDING_DOCSTRING_FIXES <= warned, (
         f"mended, remove from the list: {sorted(PENDING_DOCSTRING_FIXES - warned)}"
     )
+
+
+def _status_rows() -> dict[str, str]:
+    """The README status table's numbers, from the registry: per topic the claims, the
+    printed / proof / figure / derived readings as "expected holds / refuted", the sanity
+    checks and the experiments."""
+    import collections
+
+    from ntsim.claims import REGISTRY
+    from ntsim.experiment import list_experiments
+
+    count = collections.Counter()
+    for claim in REGISTRY:
+        reading = "sanity" if claim.kind == "sanity" else claim.reading.kind
+        count[claim.topic, reading, claim.expect] += 1
+        count[claim.topic] += 1
+    experiments = collections.Counter(name.split("/")[0] for name in list_experiments())
+    rows = {}
+    for topic in sorted({claim.topic for claim in REGISTRY}):
+        cells = [str(count[topic])]
+        for reading in ("printed", "proof", "figure", "derived"):
+            cells.append(f"{count[topic, reading, 'holds']} / {count[topic, reading, 'refuted']}")
+        cells += [str(count[topic, "sanity", "holds"]), str(experiments[topic])]
+        rows[topic] = " | ".join(cells)
+    return rows
+
+
+def test_the_readme_status_table_is_the_registry():
+    """The status table cannot drift from the claims: its numbers are recounted here."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    expected = _status_rows()
+    total = sum(int(row.split(" | ")[0]) for row in expected.values())
+    assert f"expected verdicts of the {total} registered claims" in text
+    found = {}
+    for line in text.splitlines():
+        match = re.match(r"\| `(\w+)` \([^)]*\) \| (.*) \|$", line)
+        if match:
+            found[match.group(1)] = match.group(2)
+    assert found == expected, "README status rows should read:\n" + "\n".join(
+        f"{topic}: | {row} |" for topic, row in expected.items()
+    )
