@@ -240,8 +240,8 @@ def compare(
     * ``"lower_bound"`` (``measured >= reference``): ``measured − reference + atol``.
 
     Args:
-      measured: measured values, any shape (flattened).
-      reference: closed form or bound, broadcastable to ``measured``.
+      measured (ArrayLike): measured values, any shape (flattened).
+      reference (ArrayLike): closed form or bound, broadcastable to ``measured``.
       relation: how ``measured`` must relate to ``reference``.
       rtol: relative tolerance (``"equal"`` only).
       atol: absolute slack.

@@ -150,7 +150,11 @@ def two_level_spectrum(d: int, top: int, top_value: ArrayLike, bottom_value: Arr
     Args:
       d: dimension (positive integer).
       top: number of leading eigenvalues, ``0 ≤ top ≤ d``.
-      top_value, bottom_value: the two eigenvalues, ``≥ 0`` (may be traced).
+      top_value: the leading eigenvalue, ``≥ 0`` (may be traced).
+      bottom_value: the trailing eigenvalue, ``≥ 0`` (may be traced).
+
+    Returns:
+      The ``(d,)`` eigenvalues, leading ones first, in the default float dtype.
 
     Examples:
       >>> [round(v, 6) for v in two_level_spectrum(4, 1, 1.5, 0.3).tolist()]

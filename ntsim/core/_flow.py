@@ -52,7 +52,8 @@ def gradient_flow(
       save_times: increasing times in ``[0, t1]`` at which to return the parameters.
       learning_rate: η > 0, a time rescaling (may be traced).
       proximal: λ ≥ 0 (may be traced).
-      rtol, atol: tolerances of the PID controller.
+      rtol: relative tolerance of the PID controller.
+      atol: absolute tolerance of the PID controller.
       max_steps: solver step budget (diffrax raises if it runs out).
       solver: a diffrax solver; default ``diffrax.Tsit5()``.
 

@@ -289,7 +289,11 @@ def log_log_slope(x: ArrayLike, y: ArrayLike) -> tuple[Array, Array]:
     law and undefined (reported as computed) for two points.
 
     Args:
-      x, y: positive arrays of the same shape ``(n,)``, ``n ≥ 2``.
+      x: positive abscissae, shape ``(n,)``, ``n ≥ 2``.
+      y: positive ordinates, the same shape as ``x``.
+
+    Returns:
+      ``(slope, stderr)``: the fitted slope and its standard error, scalars.
 
     Examples:
       >>> import jax.numpy as jnp

@@ -303,10 +303,14 @@ def soft_margin_svm(
     ``SVC(C=1/(2λm))`` solves the bias-free form.
 
     Args:
-      x, y, penalize_bias, sample_mask, tol, max_iter: as in
-        :func:`hard_margin_svm`.
+      x: points, shape ``(n, d)``.
+      y: labels ``±1``, shape ``(n,)``.
       regularization: ``λ > 0`` (may be traced).
+      penalize_bias: penalise ``b`` (``‖w‖² = ‖v‖² + b²``) or not (``‖w‖² = ‖v‖²``).
+      sample_mask: boolean ``(n,)``; ``False`` removes a point (leave-one-out sets).
       normalizer: ``m > 0`` (may be traced); default ``Σ_i sample_mask_i``.
+      tol: KKT tolerance (default ``1e-9`` in float64, ``1e-4`` in float32).
+      max_iter: cap on interior-point iterations (a static integer).
 
     Returns:
       :class:`SVMSolution`.

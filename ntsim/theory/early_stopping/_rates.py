@@ -25,7 +25,8 @@ class RateFit(NamedTuple):
 
     Attributes:
       slope: mean over seeds of the per-seed slopes.
-      lo, hi: the two-sided ``level`` Student-t interval of that mean.
+      lo: lower end of the two-sided ``level`` Student-t interval of that mean.
+      hi: upper end of that interval.
       slopes: the per-seed slopes, ``(S,)``.
       level: the confidence level of ``(lo, hi)``.
     """
@@ -45,9 +46,12 @@ def fit_log_log_rate(axis, values, *, level: float = 0.95) -> RateFit:
     """Mean per-seed least-squares slope of ``log values`` on ``log axis``, with its CI.
 
     Args:
-      axis: ``(A,)`` positive points of the swept axis (``A ≥ 2``).
-      values: ``(A, S)`` positive values, one column per seed (``S ≥ 2``).
+      axis (ArrayLike): ``(A,)`` positive points of the swept axis (``A ≥ 2``).
+      values (ArrayLike): ``(A, S)`` positive values, one column per seed (``S ≥ 2``).
       level: confidence level of the Student-t interval on the ``S`` slopes.
+
+    Returns:
+      :class:`RateFit`: the mean slope, its interval and the per-seed slopes.
 
     Raises:
       ValueError: wrong shapes, fewer than two points or seeds, non-positive values.

@@ -326,15 +326,21 @@ def holdout_early_stopping(
     Args:
       kernel_train: ``𝕂(X_tr, X_tr)``, ``(N_tr, N_tr)``, unnormalised.
       kernel_val_train: ``𝕂(X_val, X_tr)``, ``(N_val, N_tr)``.
-      y_train, y_val: targets of both splits.
+      y_train: training targets, ``(N_tr,)``.
+      y_val: validation targets, ``(N_val,)``.
       step_size: ``α`` with ``α λ̂_max(𝕂_tr/N_tr) ≤ 1``; ``None``: ``min{1, 1/λ̂_max}``.
       max_steps: horizon (static).
       patience: see :func:`patience_stopping`.
       eval_every: steps between validation evaluations (static).
-      f_pt_train, f_pt_val: ``f_PT`` on both splits (``None``: 0).
+      f_pt_train: ``f_PT(X_tr)``, ``(N_tr,)`` (``None``: 0).
+      f_pt_val: ``f_PT(X_val)``, ``(N_val,)`` (``None``: 0).
       kernel_eval_train: ``𝕂(X_eval, X_tr)``, ``(P, N_tr)``: also return the kept model's
         predictions on these inputs (e.g. all design points).
       f_pt_eval: ``f_PT(X_eval)`` (``None``: 0).
+
+    Returns:
+      :class:`HoldoutResult`: the kept and stopping steps, the validation curve and, with
+      ``kernel_eval_train``, the kept model's predictions.
 
     Examples:
       >>> import jax.numpy as jnp
@@ -381,7 +387,8 @@ class PowerLawRateSetting:
       top: the largest ``N``; slopes are fitted over ``N ∈ [top/100, top]`` and, to see the
         convergence, over the earlier window ``[top/1000, top/10]``.
       sizes_per_window: geometrically spaced ``N`` per window.
-      noise_std: ``σ``; ``rkhs_distance``: ``C_H`` (``c = C_H/(2eσ)``, eq. (11) corrected).
+      noise_std: ``σ``.
+      rkhs_distance: ``C_H`` (``c = C_H/(2eσ)``, eq. (11) corrected).
     """
 
     betas: tuple[float, ...] = (0.6, 0.75, 1.0, 1.5, 2.0)

@@ -50,13 +50,17 @@ class KernelRegimeSetting:
     """Thm 6.1 with linear teachers (sizes are ours; the paper gives none).
 
     Attributes:
-      d, n, n_source: input dimension, target and source sample sizes.
+      d: input dimension.
+      n: target sample size.
+      n_source: source sample size ``n_S``.
       kappa: first-layer init scale ``κ``.
       gap: ``‖θ_T − θ_S‖`` (``‖θ_S‖ = 1``).
       num_test: test points for the prediction deviation.
       widths: network widths ``m`` (nested).
       repeats: independent draws (data, teachers, neurons) per width.
-      pretrain_steps, fine_tune_steps, record_every: GD.
+      pretrain_steps: GD iterations on the source task.
+      fine_tune_steps: GD iterations on the target task.
+      record_every: steps between records of the Gram drift.
       batch_size: repeats computed together (bounds memory at large ``m``).
     """
 
@@ -85,7 +89,11 @@ class KernelRegimeRun(NamedTuple):
 
     Attributes:
       widths: the widths ``m``.
-      prediction, distance, gram_drift, log_loss: shape ``(len(widths), repeats)``.
+      prediction: ``‖f_net − f_ker‖/‖f_ker − f_S‖`` on the test points, ``(len(widths),
+        repeats)``.
+      distance: ``|‖W_FT − W_S‖_F/√(ỹᵀ(H^∞)⁻¹ỹ) − 1|``, the same shape.
+      gram_drift: ``max_t ‖H(t) − H^∞‖₂/‖H^∞‖₂`` over both phases, the same shape.
+      log_loss: ``log10`` of the final/initial train loss (the worse phase), the same shape.
       first_nonfinite: first step at which GD produced a non-finite value (−1: none).
     """
 
@@ -166,8 +174,15 @@ class ReluRiskSetting:
     """Sizes of the risk runs (ours): :func:`simulate_relu_fine_tuning` per repeat.
 
     Attributes:
-      d, n_source, n_values, gap_norms, width, init_scale, pretrain_steps, fine_tune_steps,
-        num_test: as in :func:`simulate_relu_fine_tuning`.
+      d: input dimension.
+      n_source: source sample size ``n_S``.
+      n_values: target sample sizes ``n``, one fine-tuning per value.
+      gap_norms: teacher gaps ``‖θ_T − θ_S‖``, one fine-tuning per value.
+      width: hidden width ``m``.
+      init_scale: ``κ`` of the first-layer initialisation ``w_r ~ N(0, κ²I)``.
+      pretrain_steps: GD iterations on the source task.
+      fine_tune_steps: GD iterations on each target task.
+      num_test: fresh test inputs per draw.
       repeats: independent draws.
       batch_size: draws computed together (bounds memory at large ``width``).
     """

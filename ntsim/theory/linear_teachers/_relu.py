@@ -118,10 +118,14 @@ def residual_targets(apply, params: Params, x: ArrayLike, y: ArrayLike) -> Array
     """``ỹ = y − f(X, Θ_S)``, the targets left after pretraining (Thm 6.1, below eq. (11)).
 
     Args:
-      apply: ``apply(params, x_i)`` on one example (e.g. ``two_layer_relu(signs).apply``).
+      apply (Callable): ``apply(params, x_i)`` on one example (e.g.
+        ``two_layer_relu(signs).apply``).
       params: the pretrained parameters ``Θ_S = Θ(0)`` of fine-tuning.
       x: target inputs ``(n, d)``.
       y: target labels ``(n,)``.
+
+    Returns:
+      ``ỹ``, shape ``(n,)``.
     """
     check_ndim("residual_targets", "x", x, 2)
     check_ndim("residual_targets", "y", y, 1)
@@ -394,6 +398,19 @@ def simulate_relu_fine_tuning(
     ``n_values`` (the first ``n`` target inputs) and every ``g`` fine-tunes by GD
     (``η = 0.9·n/λ_max(H^∞)``) and evaluates on ``num_test`` fresh inputs. Pure and
     vmappable over ``key`` (divergence is not raised here: check the returned losses).
+
+    Args:
+      key: PRNG key of the draw (inputs, teachers and network).
+      d: input dimension.
+      n_source: source sample size ``n_S``.
+      n_values: target sample sizes ``n`` (positive integers; nested: the first ``n`` of
+        ``max(n_values)`` target inputs).
+      gap_norms: teacher gaps ``g = ‖θ_T − θ_S‖``.
+      width: hidden width ``m``.
+      init_scale: ``κ`` of :func:`pretrain_two_layer_relu`.
+      pretrain_steps: GD iterations on the source task.
+      fine_tune_steps: GD iterations on each target task.
+      num_test: fresh test inputs (positive integer).
 
     Returns:
       A dict of arrays of shape ``(len(n_values), len(gap_norms))``: ``network_risk`` and

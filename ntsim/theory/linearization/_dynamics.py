@@ -147,7 +147,8 @@ def finetune(
     Args:
       apply: scalar model on one example.
       params0: the pretrained parameters ``θ_0`` (also the anchor).
-      x, y: training inputs ``(n, ...)`` and targets ``(n,)``.
+      x: training inputs ``(n, ...)``.
+      y: training targets ``(n,)``.
       proximal: ``λ ≥ 0`` with ``λη ≤ 1``.
       learning_rate: ``η > 0``.
       num_steps: number of steps (static).

@@ -61,8 +61,15 @@ def lemma1_pair(jac_a: ArrayLike, jac_b: ArrayLike, param_gap: ArrayLike = jnp.n
     r"""Lemma 1 (Rahimi Afzal et al. 2025): ``‖J_aJ_aᵀ − J_bJ_bᵀ‖ ≤ (‖J_a‖ + ‖J_b‖)‖J_a − J_b‖``.
 
     Args:
-      jac_a, jac_b: Jacobians ``(n, p)`` at ``θ_a`` and ``θ_b``.
+      jac_a: the Jacobian ``J_a``, ``(n, p)``, at ``θ_a``.
+      jac_b: the Jacobian ``J_b`` at ``θ_b``, the same shape as ``jac_a``.
       param_gap: ``‖θ_a − θ_b‖`` (recorded only).
+
+    Returns:
+      :class:`Lemma1Pair`: the kernel gap, its bound, the Jacobian gap and ``param_gap``.
+
+    Raises:
+      ValueError: ``jac_a`` and ``jac_b`` are not matrices of the same shape.
     """
     jac_a, jac_b = jnp.asarray(jac_a), jnp.asarray(jac_b)
     if jac_a.shape != jac_b.shape or jac_a.ndim != 2:
@@ -94,8 +101,10 @@ class LipschitzEstimate(NamedTuple):
     """Algorithm 1's estimates on the sphere of radius ``r`` around ``θ_0``.
 
     Attributes:
-      lip_f_max, lip_f_avg: max / mean over samples (and ``θ_0``) of ``‖J_θ‖_op``.
-      lip_grad_max, lip_grad_avg: max / mean of ``‖J_θ − J_{θ_0}‖_op/‖θ − θ_0‖``.
+      lip_f_max: max over samples (and ``θ_0``) of ``‖J_θ‖_op``.
+      lip_f_avg: mean over samples (and ``θ_0``) of ``‖J_θ‖_op``.
+      lip_grad_max: max over samples of ``‖J_θ − J_{θ_0}‖_op/‖θ − θ_0‖``.
+      lip_grad_avg: mean over samples of ``‖J_θ − J_{θ_0}‖_op/‖θ − θ_0‖``.
     """
 
     lip_f_max: Array

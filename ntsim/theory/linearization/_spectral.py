@@ -233,7 +233,8 @@ def thm7_bounds(kernel: ArrayLike, extra: ArrayLike, targets: ArrayLike, ridge: 
     ``η`` and are meaningless for ``η ≥ 1``). Also returns ``η``.
 
     Returns:
-      ``(SpectralBounds(lower, ratio, upper), η)``.
+      bounds (SpectralBounds): ``q/a ≤ (R(K+S)/R(K))^{1/2} ≤ a q`` as ``(lower, value, upper)``.
+      eta (Array): ``η = ‖K^{−1/2} S K^{−1/2}‖`` (:func:`perturbation_size`).
     """
     k = jnp.asarray(kernel)
     s = jnp.asarray(extra, k.dtype)

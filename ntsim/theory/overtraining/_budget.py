@@ -84,10 +84,19 @@ def pretrain_for_budget(
       data: the training byte stream (int array).
       key: batch key (the same key gives the same batch sequence for every budget).
       budget: number of optimisation steps ``T`` (a multiple of ``chunk``).
-      batch_size, context: windows per step and their length.
-      peak_lr, warmup, weight_decay: the schedule and AdamW's decoupled decay.
+      batch_size: windows per step.
+      context: length of each window in bytes.
+      peak_lr: the schedule's peak learning rate ``η_peak`` (:func:`cosine_to_zero`).
+      warmup: the schedule's linear warm-up length ``w`` in steps.
+      weight_decay: AdamW's decoupled weight decay.
       chunk: steps per compiled scan (the budget is traced: one compilation for all budgets).
       progress: called with the number of steps done after each chunk.
+
+    Returns:
+      The parameters after ``budget`` steps.
+
+    Raises:
+      ValueError: ``budget`` is not a positive multiple of ``chunk``.
     """
     budget = check_positive_int("pretrain_for_budget", "budget", budget)
     if budget % chunk:
@@ -125,13 +134,25 @@ def pretrain_replicates_for_budget(
     """:func:`pretrain_for_budget` vmapped over independent pretraining runs.
 
     Args:
+      apply: ``apply(params, tokens (T,)) -> logits (T, V)``, shared by every run.
       params: the initialisations with a leading replicate axis ``R`` (one per run).
+      data: the training byte stream (int array), shared by every run.
       keys: ``(R, 2)`` batch keys, one per run (row ``r`` gives run ``r`` the batch sequence
         that :func:`pretrain_for_budget` would draw from it).
-      The rest as :func:`pretrain_for_budget`.
+      budget: number of optimisation steps ``T`` (a multiple of ``chunk``).
+      batch_size: windows per step.
+      context: length of each window in bytes.
+      peak_lr: the schedule's peak learning rate ``η_peak`` (:func:`cosine_to_zero`).
+      warmup: the schedule's linear warm-up length ``w`` in steps.
+      weight_decay: AdamW's decoupled weight decay.
+      chunk: steps per compiled scan (one compilation for all budgets).
+      progress: called with the number of steps done after each chunk.
 
     Returns:
-      the pretrained parameters with the leading replicate axis.
+      The pretrained parameters with the leading replicate axis.
+
+    Raises:
+      ValueError: ``budget`` is not a positive multiple of ``chunk``.
     """
     budget = check_positive_int("pretrain_replicates_for_budget", "budget", budget)
     if budget % chunk:

@@ -51,7 +51,8 @@ class FinetuneResult(NamedTuple):
     """Output of :func:`finetune`.
 
     Attributes:
-      w1, w2: the factors after ``num_steps`` steps.
+      w1: the factor ``W_1`` after ``num_steps`` steps.
+      w2: the factor ``W_2`` after ``num_steps`` steps.
       thetas: ``θ = W1W2`` at steps ``0, every, 2·every, …`` (``(records, d, d)``).
       steps: the step index of each record.
     """
@@ -89,8 +90,9 @@ def finetune(
     same batches (the real and ideal dynamics of App A.3 share them).
 
     Args:
-      w1, w2: the checkpoint (real, e.g. from :func:`pretrain_gradient_flow`, or ideal,
-        :func:`ideal_checkpoint`).
+      w1: the checkpoint's first factor ``W_1(0)`` (real, e.g. from
+        :func:`pretrain_gradient_flow`, or ideal, :func:`ideal_checkpoint`).
+      w2: the checkpoint's second factor ``W_2(0)``, from the same source as ``w1``.
       a_ft: ``A^ft``.
       learning_rate: ``η > 0`` (may be traced). A.8 asks ``4η(λ + 2)Γ < 1``.
       num_steps: ``K`` (static).
