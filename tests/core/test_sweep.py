@@ -102,3 +102,36 @@ def test_bad_inputs_raise(key):
         sweep(fn, jnp.ones(3), chunk_size=0)
     with pytest.raises(ValueError, match="num must be a positive integer"):
         sweep_keys(lambda k: k, key, 0)
+
+
+_LAPACK_SWEEP = """
+import jax, jax.numpy as jnp, numpy as np
+from ntsim.core import sweep
+assert jax.local_device_count() == 4
+def fn(key):  # batched LAPACK in every device's program at once: eigh, QR and SVD
+    a = jax.random.normal(key, (24, 24))
+    q, r = jnp.linalg.qr(a)
+    return {"eigh": jnp.linalg.eigvalsh(a @ a.T), "qr": jnp.abs(jnp.diag(r)),
+            "svd": jnp.linalg.svd(q @ a, compute_uv=False)}
+keys = jax.random.split(jax.random.PRNGKey(0), 64)
+expected = jax.jit(jax.vmap(fn), device=jax.local_devices()[0])(keys)
+for _ in range(10):
+    got = sweep(fn, keys, chunk_size=16)
+for name in got:
+    np.testing.assert_allclose(got[name], expected[name], rtol=1e-4, atol=1e-4)
+print("ok")
+"""
+
+
+def test_concurrent_lapack_on_four_host_devices_finishes():
+    """jaxlib 0.10.0–0.10.2 were pinned out for a CPU deadlock when several device programs
+    ran batched LAPACK at once (a sharded sweep on forced host devices). This runs exactly
+    that, 10 sweeps × 4 devices, in a child process with a time limit: a deadlock fails the
+    test instead of hanging the suite."""
+    import subprocess
+    import sys
+
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4")
+    done = subprocess.run([sys.executable, "-c", _LAPACK_SWEEP], env=env, capture_output=True,
+                          text=True, timeout=240)  # fmt: skip
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
