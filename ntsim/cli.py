@@ -23,18 +23,8 @@ the traceback of either. What can be checked before computing is (the seed's ran
 ``--out`` can be written, that ``report --out`` exists), so no long run ends in an error
 it could have had at the start.
 
-Compilation cache: quick-scale runs are dominated by XLA compilation, so the command line
-turns on JAX's persistent compilation cache (``~/.cache/ntsim/jax``, or
-``$NTSIM_JAX_CACHE``; ``NTSIM_JAX_CACHE=off`` disables it). A re-run — say after changing
-one config field — recompiles only the programs that changed. Library code never sets it.
-
-Compiler effort: the command line also asks XLA's CPU backend for LLVM optimization level 1
-(``--xla_backend_optimization_level=1`` in ``XLA_FLAGS``; ``$NTSIM_XLA_OPT_LEVEL`` picks
-another level, ``NTSIM_XLA_OPT_LEVEL=default`` keeps XLA's own, and a level already in
-``XLA_FLAGS`` wins). Measured on 2 CPU cores: quick experiments compile and run 25–45% faster
-end to end, while the head-tuning sweep (elementwise-bound) and a MiniLM fine-tuning step
-(matmul-bound) run as fast as at XLA's default level; level 0 compiles faster still but
-makes the sweep 4× slower (benchmarks/RESULTS.md).
+JAX start-up: the compilation cache and the compiler effort the command line sets before
+JAX starts are in :mod:`ntsim._jax_startup`.
 """
 
 from __future__ import annotations
@@ -50,6 +40,7 @@ import traceback
 from collections.abc import Sequence
 
 from ntsim._io import catch_interrupts, interrupt_requested
+from ntsim._jax_startup import configure_compilation_cache, configure_compiler_effort
 from ntsim.falsify import add_falsify_parser
 from ntsim.mutation import add_mutate_parser
 
@@ -445,59 +436,6 @@ _COMMANDS = {
 }
 
 
-def _configure_compilation_cache() -> None:
-    """Point JAX's persistent compilation cache at ``$NTSIM_JAX_CACHE`` (module doc).
-
-    Must run before JAX is imported: the settings are read from the environment then. An
-    explicit ``JAX_COMPILATION_CACHE_DIR`` wins. XLA logs every cache hit at ERROR level, so
-    its C++ logging is limited to fatal messages while the cache is on (Python exceptions
-    are unaffected).
-    """
-    where = os.environ.get("NTSIM_JAX_CACHE", str(pathlib.Path.home() / ".cache/ntsim/jax"))
-    if where.lower() in ("off", "0", "none", ""):
-        return
-    cache = pathlib.Path(where)
-    if "JAX_COMPILATION_CACHE_DIR" not in os.environ and cache.exists() and not cache.is_dir():
-        raise ValueError(
-            f"NTSIM_JAX_CACHE {where}: exists and is not a directory (JAX would run without "
-            "its cache after one warning); give a directory, or NTSIM_JAX_CACHE=off"
-        )
-    if "jax" in sys.modules:
-        return
-    os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", where)
-    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.5")
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-
-
-def xla_flags_with_opt_level(flags: str, level: str) -> str:
-    """``flags`` with ``--xla_backend_optimization_level=level`` appended (module doc).
-
-    Unchanged when ``level`` is ``"default"`` or ``flags`` already sets the level.
-
-    Examples:
-      >>> xla_flags_with_opt_level("--xla_force_host_platform_device_count=4", "1")
-      '--xla_force_host_platform_device_count=4 --xla_backend_optimization_level=1'
-      >>> xla_flags_with_opt_level("--xla_backend_optimization_level=3", "1")
-      '--xla_backend_optimization_level=3'
-    """
-    level = level.strip().lower()
-    if level == "default" or "xla_backend_optimization_level" in flags:
-        return flags
-    if level not in ("0", "1", "2", "3"):
-        raise ValueError(f"NTSIM_XLA_OPT_LEVEL must be 0-3 or 'default', got {level!r}.")
-    return f"{flags} --xla_backend_optimization_level={level}".strip()
-
-
-def _configure_compiler_effort() -> None:
-    """Set ``XLA_FLAGS`` from ``$NTSIM_XLA_OPT_LEVEL`` (default 1) before JAX starts."""
-    if "jax" in sys.modules:  # too late: XLA has read its flags
-        return
-    flags = os.environ.get("XLA_FLAGS", "")
-    new = xla_flags_with_opt_level(flags, os.environ.get("NTSIM_XLA_OPT_LEVEL", "1"))
-    if new != flags:
-        os.environ["XLA_FLAGS"] = new
-
-
 def run_script(module_name_or_file: str, argv: Sequence[str] | None = None) -> None:
     """``python experiments/<topic>/<name>.py [--scale ...]``: the same as ``ntsim run``.
 
@@ -595,8 +533,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``ntsim`` console script; returns the exit status (module doc)."""
     args = _build_parser().parse_args(_glue_dash_values(sys.argv[1:] if argv is None else argv))
     try:
-        _configure_compilation_cache()
-        _configure_compiler_effort()
+        configure_compilation_cache()
+        configure_compiler_effort()
         _check_before_computing(args)
         with catch_interrupts():
             status = _COMMANDS[args.command](args)

@@ -118,8 +118,8 @@ def test_command_line_sets_the_llvm_optimization_level_before_jax_starts(level, 
     env.update({"XLA_FLAGS": given} if given is not None else {})
     env.update({"NTSIM_XLA_OPT_LEVEL": level} if level is not None else {})
     script = (
-        "import os, sys; from ntsim import cli; assert 'jax' not in sys.modules; "
-        "cli._configure_compiler_effort(); print(os.environ.get('XLA_FLAGS', ''))"
+        "import os, sys; from ntsim import cli, _jax_startup; assert 'jax' not in sys.modules; "
+        "_jax_startup.configure_compiler_effort(); print(os.environ.get('XLA_FLAGS', ''))"
     )
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
                           text=True, timeout=120)  # fmt: skip
