@@ -32,7 +32,9 @@ least ``−sqrt(eps)·max|λ|`` (the round-off of a Jacobian contraction; see
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import threading
 
 import jax
 import jax.numpy as jnp
@@ -50,6 +52,7 @@ __all__ = [
     "require_nonnegative",
     "require_positive",
     "require_psd_spectrum",
+    "traced_checks_skipped",
 ]
 
 
@@ -84,7 +87,15 @@ def _any_over_batch_rule(axis_size, in_batched, flag):
     return _any_over_batch(jnp.any(flag, axis=0) if in_batched[0] else flag), False
 
 
-def _host_raise(message: str, value, *values):
+def _host_raise(message: str, value, failed, *values):
+    """Raise on the host. Under ``vmap`` (``broadcast_all``) every argument carries the
+    batch axes in front and ``failed`` has exactly them: the message shows the values of the
+    first failing element and says which it is."""
+    failed = np.asarray(failed)
+    if failed.ndim:
+        index = tuple(int(i) for i in np.argwhere(failed)[0])
+        values = [np.asarray(v)[index] for v in values]
+        message = message.rstrip(".") + f" (element {index} of a vmapped batch)."
     _raise(message, values)
     return value  # never reached
 
@@ -97,12 +108,13 @@ def _checked(message: str, value, failed, *values):
     used; the passing branch returns ``value`` itself (bit-identical). The callback is a
     ``pure_callback`` (no effects), which keeps jit's fast dispatch path.
     """
+    failed = jnp.any(failed)  # one flag per call (per element under vmap)
     flag = _any_over_batch(failed)
 
     def fail(value, values):
         shape = jax.ShapeDtypeStruct(jnp.shape(value), jnp.result_type(value))
         host = functools.partial(_host_raise, message)
-        return jax.pure_callback(host, shape, value, *values, vmap_method="broadcast_all")
+        return jax.pure_callback(host, shape, value, failed, *values, vmap_method="broadcast_all")
 
     return jax.lax.cond(flag, fail, lambda value, values: value, value, values)
 
@@ -110,6 +122,28 @@ def _checked(message: str, value, failed, *values):
 @_checked.defjvp
 def _checked_jvp(message, primals, tangents):
     return _checked(message, *primals), tangents[0]  # the check is transparent to autodiff
+
+
+_SKIP_TRACED = threading.local()
+
+
+@contextlib.contextmanager
+def traced_checks_skipped():
+    """Inside the block, checks on traced values are not compiled in (concrete values are
+    still checked). For an inner loop that must stay free of callbacks and handles bad
+    values itself: ``ntsim falsify``'s gradient search, whose diverging starts give NaN and
+    are dropped (as ``equinox``'s ``EQX_ON_ERROR=nan`` does for a whole process). Programs
+    traced inside the block have no checks, so JAX's in-memory caches are cleared on leaving
+    it: no unchecked trace is reused outside.
+    """
+    previous = getattr(_SKIP_TRACED, "on", False)
+    _SKIP_TRACED.on = True
+    try:
+        yield
+    finally:
+        _SKIP_TRACED.on = previous
+        if not previous:
+            jax.clear_caches()
 
 
 def require(value, failed, message: str, *values):
@@ -133,6 +167,8 @@ def require(value, failed, message: str, *values):
     if _is_concrete(failed):
         if np.any(np.asarray(failed)):
             _raise(message, values)
+        return value
+    if getattr(_SKIP_TRACED, "on", False):
         return value
     failed = jax.lax.stop_gradient(jnp.asarray(failed))
     return _checked(message, jnp.asarray(value), failed, *values)

@@ -521,3 +521,25 @@ def test_a_typed_key_and_a_legacy_key_are_both_accepted():
     legacy = lt.simulate_aligned(jax.random.PRNGKey(0), setting).risks
     typed = lt.simulate_aligned(jax.random.key(0), setting).risks
     np.testing.assert_array_equal(legacy, typed)
+
+
+def test_under_vmap_the_message_shows_the_first_failing_element():
+    ridges = jnp.array([0.1, 0.2, -3.0, -4.0])
+    fn = jax.jit(jax.vmap(lambda r: _krr(ridge=r).train))
+    with pytest.raises(RuntimeFailure, match=r"got -3\.0 \(element \(2,\) of a vmapped batch\)"):
+        jax.block_until_ready(fn(ridges))
+
+
+def test_traced_checks_can_be_skipped_for_a_search_that_drops_bad_values():
+    """Inside ``traced_checks_skipped`` a traced bad value gives the unchecked number (what
+    ``ntsim falsify``'s search drops); outside, the same call stops with the error again
+    (the unchecked trace is not reused: the caches are cleared on leaving)."""
+    from ntsim._checks import traced_checks_skipped
+
+    fn = jax.jit(lambda r: _krr(ridge=r).train)
+    with traced_checks_skipped():
+        assert jnp.all(jnp.isfinite(fn(-0.01)))  # a number, as before the checks existed
+        with pytest.raises(ValueError, match="ridge must be non-negative"):
+            _krr(ridge=-0.01)  # concrete values are still checked inside
+    with pytest.raises(RuntimeFailure, match="ridge must be non-negative"):
+        jax.block_until_ready(fn(-0.01))

@@ -28,6 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from ntsim._checks import traced_checks_skipped
 from ntsim._types import Array, PRNGKey
 
 if TYPE_CHECKING:
@@ -239,7 +240,7 @@ def falsify(
     if budget_seconds is not None and not 0 < budget_seconds < np.inf:
         raise ValueError(f"falsify: budget_seconds must be positive, got {budget_seconds!r}.")
     start = time.perf_counter()
-    with jax.enable_x64(space.x64):
+    with jax.enable_x64(space.x64), traced_checks_skipped():  # NaN starts are dropped
         params = jax.vmap(space.draw)(jax.random.split(key, restarts))
         value, ok = jax.jit(jax.vmap(space.log_ratio))(params)
         best = jnp.where(ok, value, -jnp.inf)
@@ -279,7 +280,7 @@ def random_search(
     if not isinstance(samples, int) or samples < 1:
         raise ValueError(f"random_search: samples must be a positive int, got {samples!r}.")
     start = time.perf_counter()
-    with jax.enable_x64(space.x64):
+    with jax.enable_x64(space.x64), traced_checks_skipped():  # NaN draws are dropped
         evaluate = jax.jit(jax.vmap(lambda k: space.log_ratio(space.draw(k))))
         keys = jax.random.split(key, samples)
         values, oks = [], []

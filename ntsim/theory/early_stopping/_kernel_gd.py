@@ -119,7 +119,8 @@ def gd_shrinkage(eigenvalues: ArrayLike, step_size: ArrayLike, steps: ArrayLike)
     lam = jnp.asarray(eigenvalues)
     check_ndim(where, "eigenvalues", lam, 1)
     lam = lam.astype(jnp.result_type(lam, float))
-    lam = require_finite(where, "eigenvalues", lam)  # a NaN would give a shrinkage of 1
+    if _is_concrete(lam):  # a NaN would give a shrinkage of 1; traced inside the falsifier's
+        lam = require_finite(where, "eigenvalues", lam)  # search: checked by its caller
     _check_step_size(where, step_size, lam)
     tau = _steps(where, steps, lam.dtype)
     a = jnp.asarray(step_size, lam.dtype) * jnp.maximum(lam, 0)
