@@ -82,9 +82,8 @@ from ntsim.theory.linear_teachers._deep import (
     random_projection_bounds,
     unit_pair_at_distance,
 )
+from ntsim.theory.linear_teachers._deep_aligned import AlignedRun, AlignedSetting, simulate_aligned
 from ntsim.theory.linear_teachers._deep_simulations import (
-    AlignedRun,
-    AlignedSetting,
     ApproxBalancedRun,
     ApproxBalancedSetting,
     DeepGDRun,
@@ -94,7 +93,6 @@ from ntsim.theory.linear_teachers._deep_simulations import (
     NullSpaceSetting,
     RootEquationRun,
     RootEquationSetting,
-    simulate_aligned,
     simulate_approximately_balanced,
     simulate_deep_gd,
     simulate_end_to_end,

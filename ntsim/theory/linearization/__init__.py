@@ -98,6 +98,18 @@ from ntsim.theory.linearization._kappa import (
     loss_rank_correlations,
     simulate_kappa,
 )
+from ntsim.theory.linearization._kernel_simulations import (
+    THM5_EPSILON,
+    KernelBlocksRun,
+    KernelSpectraSetting,
+    LayerKernelsRun,
+    Thm5Run,
+    Thm7Run,
+    simulate_kernel_blocks,
+    simulate_layer_kernels,
+    simulate_thm5,
+    simulate_thm7,
+)
 from ntsim.theory.linearization._lipschitz import (
     LipschitzEstimate,
     estimate_lipschitz,
@@ -121,12 +133,8 @@ from ntsim.theory.linearization._peft import (
     synthetic_tasks,
 )
 from ntsim.theory.linearization._simulations import (
-    THM5_EPSILON,
     GdToFlowRun,
     GdToFlowSetting,
-    KernelBlocksRun,
-    KernelSpectraSetting,
-    LayerKernelsRun,
     NetworkInstance,
     NetworkSetting,
     SelectiveRun,
@@ -135,19 +143,13 @@ from ntsim.theory.linearization._simulations import (
     SplitStepRun,
     SplitStepSetting,
     Thm1Run,
-    Thm5Run,
-    Thm7Run,
     instance_model,
     random_instance,
     simulate_gd_to_flow,
-    simulate_kernel_blocks,
-    simulate_layer_kernels,
     simulate_selective,
     simulate_selective_step,
     simulate_split_step,
     simulate_thm1_identity,
-    simulate_thm5,
-    simulate_thm7,
 )
 from ntsim.theory.linearization._spectral import (
     RIDGE_CONVENTIONS,
