@@ -25,12 +25,15 @@ TINY = minilm_stability.Config(
 
 
 def test_tweet_subsets_keep_negative_and_positive_only(monkeypatch, key):
+    """The experiment's split (``binary_sentiment_split``): tweets keep only the negative
+    and positive texts, labelled 0/1, in disjoint train and test subsets."""
+    from ntsim.transformers import _text_splits, binary_sentiment_split
+
     words = {0: "bad", 1: "okay", 2: "good"}
     texts = [f"{words[i % 3]} {i}" for i in range(60)]
     labels = np.arange(60) % 3
-    monkeypatch.setattr(minilm_stability, "load_text_dataset", lambda name: (texts, labels))
-    config = minilm_stability.Config(dataset="tweets", train_size=24, test_size=16, max_length=6)
-    train, test = minilm_stability._subsets(config, key)
+    monkeypatch.setattr(_text_splits, "load_text_dataset", lambda name: (texts, labels))
+    train, test = binary_sentiment_split("tweets", key, train_size=24, test_size=16, max_length=6)
     tokenizer = load_tokenizer(6)
     seen = []
     for split, size in ((train, 24), (test, 16)):
@@ -42,9 +45,7 @@ def test_tweet_subsets_keep_negative_and_positive_only(monkeypatch, key):
             seen.append(int(number))
     assert len(set(seen)) == 40  # train and test disjoint; 40 of the 40 non-neutral texts
     with pytest.raises(ValueError, match="exceeds the 40 examples"):
-        minilm_stability._subsets(
-            minilm_stability.Config(dataset="tweets", train_size=32, test_size=16), key
-        )
+        binary_sentiment_split("tweets", key, train_size=32, test_size=16, max_length=6)
 
 
 def _stub(calls):
