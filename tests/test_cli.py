@@ -258,6 +258,38 @@ def test_interrupt_exits_130(monkeypatch, capsys):
     assert "ntsim: interrupted" in capsys.readouterr().err
 
 
+def test_an_interrupt_while_the_command_line_is_imported_exits_130(monkeypatch, capsys):
+    """The console script imports ntsim.cli (and JAX) inside its own handler: a Ctrl-C in
+    those seconds is one line and 130, not an import traceback (trial case I09)."""
+    import sys
+
+    from ntsim import _console
+
+    class InterruptingFinder:
+        def find_spec(self, name, path=None, target=None):
+            if name == "ntsim.cli":
+                raise KeyboardInterrupt
+            return None
+
+    monkeypatch.delitem(sys.modules, "ntsim.cli")
+    monkeypatch.setattr(sys, "meta_path", [InterruptingFinder(), *sys.meta_path])
+    assert _console.main() == 130
+    assert capsys.readouterr().err.strip() == "ntsim: interrupted"
+
+
+def test_an_interrupt_while_the_arguments_are_parsed_exits_130(monkeypatch, capsys):
+    """argparse runs before cli.main's own handler (trial case I09 ended in gettext once)."""
+    from ntsim import _console
+
+    def interrupted(self, *args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli.argparse.ArgumentParser, "parse_args", interrupted)
+    monkeypatch.setattr(cli.sys, "argv", ["ntsim", "list"])
+    assert _console.main() == 130
+    assert capsys.readouterr().err.strip() == "ntsim: interrupted"
+
+
 def test_report_names_a_png_without_its_json(tmp_path, capsys):
     (tmp_path / "topic").mkdir()
     (tmp_path / "topic" / "orphan.png").write_bytes(b"\x89PNG")

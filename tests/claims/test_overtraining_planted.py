@@ -166,6 +166,34 @@ def test_smaller_one_step_bound_refutes_lemma_a15(monkeypatch):
     assert _outcome("overtraining.lemma_a15.one_step_batch_gap").verdict == "refuted"
 
 
+def test_a_batch_error_measured_against_2i_refutes_lemma_a12():
+    """The finite-batch run records ‖Σ_k − 2I‖ instead of ‖Σ_k − I‖ (≈ 1 + the true error):
+    the bounds of Lemmas A.15–A.20 only loosen, but the Gaussian form of A.12 is refuted."""
+    import dataclasses
+
+    claim = get_claim("overtraining.lemma_a12.batch_concentration")
+    true_fn = claim.uses.fn
+
+    def planted(key, setting):
+        run = true_fn(key, setting)
+        return run._replace(batch_error=1 + run.batch_error)
+
+    uses = dataclasses.replace(claim.uses, fn=planted, name=claim.uses.name + ".planted")
+    (record,) = run_claims([dataclasses.replace(claim, uses=uses)], scale="quick", seeds=(0,))
+    assert record.verdict == "refuted"
+
+
+def test_the_gaussian_batch_bound_without_its_deviation_term_is_refuted(monkeypatch):
+    """t dropped from (1 + √(d/m) + t)² − 1: the largest of 320 batch errors exceeds it."""
+    import ntsim.claims.overtraining._batch_concentration as concentration
+
+    def planted(d, batch, batches, delta):
+        return (1 + (d / batch) ** 0.5) ** 2 - 1
+
+    monkeypatch.setattr(concentration, "gaussian_batch_error_bound", planted)
+    assert _outcome("overtraining.lemma_a12.batch_concentration").verdict == "refuted"
+
+
 # --------------------------------------------------------------------------- post fine-tuning
 
 

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from ntsim.claims.overtraining import (
+    _batch_concentration,
     _budget,
     _finetuning,
     _finite_batch,
@@ -21,6 +22,7 @@ CLAIMS = (
     *_perturbation.CLAIMS,
     *_finetuning.CLAIMS,
     *_finite_batch.CLAIMS,
+    *_batch_concentration.CLAIMS,
     *_post_finetuning.CLAIMS,
     *_budget.CLAIMS,
 )
