@@ -14,7 +14,8 @@ end to end, while the head-tuning sweep (elementwise-bound) and a MiniLM fine-tu
 makes the sweep 4× slower (benchmarks/RESULTS.md).
 
 Both must run before JAX is imported (its settings are read from the environment then);
-:func:`ntsim.cli.main` calls them first.
+:func:`ntsim.cli.main` calls them first. Then, for the commands that compute,
+:func:`start_jax` imports JAX and starts its backend with Ctrl-C deferred.
 """
 
 from __future__ import annotations
@@ -23,7 +24,12 @@ import os
 import pathlib
 import sys
 
-__all__ = ["configure_compilation_cache", "configure_compiler_effort", "xla_flags_with_opt_level"]
+__all__ = [
+    "configure_compilation_cache",
+    "configure_compiler_effort",
+    "start_jax",
+    "xla_flags_with_opt_level",
+]
 
 
 def configure_compilation_cache() -> None:
@@ -77,3 +83,15 @@ def configure_compiler_effort() -> None:
     new = xla_flags_with_opt_level(flags, os.environ.get("NTSIM_XLA_OPT_LEVEL", "1"))
     if new != flags:
         os.environ["XLA_FLAGS"] = new
+
+
+def start_jax() -> None:
+    """Import JAX and start its default backend (after the two settings above).
+
+    The command line calls this inside :func:`ntsim._io.interrupts_deferred`, so a Ctrl-C
+    in these seconds stops the command cleanly after them instead of interrupting the
+    import of JAX's compiled extension, which crashed the process at exit.
+    """
+    import jax
+
+    jax.devices()

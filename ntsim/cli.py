@@ -39,8 +39,8 @@ import time
 import traceback
 from collections.abc import Sequence
 
-from ntsim._io import catch_interrupts, interrupt_requested
-from ntsim._jax_startup import configure_compilation_cache, configure_compiler_effort
+from ntsim._io import catch_interrupts, interrupt_requested, interrupts_deferred
+from ntsim._jax_startup import configure_compilation_cache, configure_compiler_effort, start_jax
 from ntsim.falsify import add_falsify_parser
 from ntsim.mutation import add_mutate_parser
 
@@ -425,6 +425,9 @@ def _cmd_mutate(args) -> int:
     return run_mutate_command(args, _log)
 
 
+#: Commands that compute with JAX: it is started before them (:func:`start_jax`).
+_COMPUTING = ("run", "verify", "reproduce", "mutate", "falsify")
+
 _COMMANDS = {
     "list": _cmd_list,
     "run": _cmd_run,
@@ -537,6 +540,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         configure_compiler_effort()
         _check_before_computing(args)
         with catch_interrupts():
+            if args.command in _COMPUTING:
+                with interrupts_deferred():
+                    start_jax()
             status = _COMMANDS[args.command](args)
             if interrupt_requested():  # a Ctrl-C that something swallowed: still a stop
                 raise KeyboardInterrupt

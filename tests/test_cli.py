@@ -290,6 +290,38 @@ def test_an_interrupt_while_the_arguments_are_parsed_exits_130(monkeypatch, caps
     assert capsys.readouterr().err.strip() == "ntsim: interrupted"
 
 
+def test_a_deferred_interrupt_is_raised_when_the_block_ends():
+    """Ctrl-C while JAX starts (interrupts_deferred) does not stop the block half-way: it is
+    raised after it, and the command line still exits 130 (trial case I09, a crash at exit)."""
+    import signal
+
+    from ntsim import _io
+
+    finished = []
+    with pytest.raises(KeyboardInterrupt), _io.catch_interrupts():
+        with _io.interrupts_deferred():
+            signal.raise_signal(signal.SIGINT)
+            finished.append("the block ran to its end")
+        finished.append("not reached")
+    assert finished == ["the block ran to its end"]
+    with _io.catch_interrupts(), _io.interrupts_deferred():  # nothing remembered from before
+        pass
+
+
+def test_jax_starts_with_interrupts_deferred_before_a_computing_command(monkeypatch, capsys):
+    import signal
+
+    from ntsim import _io
+
+    handlers = []
+    monkeypatch.setattr(cli, "start_jax", lambda: handlers.append(signal.getsignal(signal.SIGINT)))
+    monkeypatch.setitem(cli._COMMANDS, "run", lambda args: 0)
+    monkeypatch.setitem(cli._COMMANDS, "list", lambda args: 0)
+    assert cli.main(["list"]) == 0 and handlers == []
+    assert cli.main(["run", "linear_teachers/fig1_covariance_alignment"]) == 0
+    assert handlers == [_io._remember_interrupt]
+
+
 def test_report_names_a_png_without_its_json(tmp_path, capsys):
     (tmp_path / "topic").mkdir()
     (tmp_path / "topic" / "orphan.png").write_bytes(b"\x89PNG")
