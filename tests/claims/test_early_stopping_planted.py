@@ -297,3 +297,24 @@ def test_trained_cosine_catches_a_step_cap_over_all_four_tasks(monkeypatch):
     )
     planted = _record("early_stopping.cor2.trained_cosine_matches_kernel")
     assert planted.verdict == "refuted" and not planted.as_expected
+
+
+def test_an_off_by_one_width_normaliser_refutes_the_small_width_moment():
+    """E[S² | h] normalised by n − 1 instead of n (the mutant the widths 64–1024 cannot
+    resolve): every ratio shrinks by (n − 1)/n, and at widths 4–16 the anchor refutes it."""
+    import dataclasses
+
+    claim = get_claim("early_stopping.lemma2.logit_moment_small_widths")
+    true_fn = claim.uses.fn
+
+    def planted(key, setting):
+        run = true_fn(key, setting)
+        shrink = ((run.widths - 1) / run.widths)[:, None]
+        return run._replace(
+            inverse_moment=run.inverse_moment * shrink,
+            inverse_sqrt_moment=run.inverse_sqrt_moment * shrink,
+        )
+
+    uses = dataclasses.replace(claim.uses, fn=planted, name=claim.uses.name + ".planted")
+    (record,) = run_claims([dataclasses.replace(claim, uses=uses)], scale="quick", seeds=(0,))
+    assert record.verdict == "refuted"
