@@ -299,20 +299,21 @@ def test_trained_cosine_catches_a_step_cap_over_all_four_tasks(monkeypatch):
     assert planted.verdict == "refuted" and not planted.as_expected
 
 
-def test_an_off_by_one_width_normaliser_refutes_the_small_width_moment():
-    """E[S² | h] normalised by n − 1 instead of n (the mutant the widths 64–1024 cannot
-    resolve): every ratio shrinks by (n − 1)/n, and at widths 4–16 the anchor refutes it."""
+@pytest.mark.parametrize("shift", [-1, 1])
+def test_an_off_by_one_width_normaliser_refutes_the_small_width_moment(shift):
+    """E[S² | h] normalised by n ± 1 instead of n (the widths 64–1024 cannot resolve it):
+    every ratio moves by n/(n ± 1), and at width 4 the anchor refutes it."""
     import dataclasses
 
-    claim = get_claim("early_stopping.lemma2.logit_moment_small_widths")
+    claim = get_claim("early_stopping.eq3.logit_moment_small_widths")
     true_fn = claim.uses.fn
 
     def planted(key, setting):
         run = true_fn(key, setting)
-        shrink = ((run.widths - 1) / run.widths)[:, None]
+        factor = (run.widths / (run.widths + shift))[:, None]
         return run._replace(
-            inverse_moment=run.inverse_moment * shrink,
-            inverse_sqrt_moment=run.inverse_sqrt_moment * shrink,
+            inverse_moment=run.inverse_moment * factor,
+            inverse_sqrt_moment=run.inverse_sqrt_moment * factor,
         )
 
     uses = dataclasses.replace(claim.uses, fn=planted, name=claim.uses.name + ".planted")
