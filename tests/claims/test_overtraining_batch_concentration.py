@@ -33,3 +33,24 @@ def test_the_bound_fails_at_most_as_often_as_delta(batch, d, delta):
 def test_bad_sizes_are_refused(kwargs):
     with pytest.raises(ValueError, match="gaussian_batch_error_bound"):
         gaussian_batch_error_bound(**kwargs)
+
+
+def test_the_check_reads_d_and_the_batch_size_from_the_run():
+    """A run of another setting is judged against its own bound (the referee's case: d = 8,
+    m = 500 was refuted against the quick setting's bound while the check guessed the
+    setting from the run's shape)."""
+    import jax
+
+    from ntsim.claims.overtraining._batch_concentration import (
+        FAILURE_PROBABILITY,
+        check_batch_concentration,
+    )
+    from ntsim.theory import overtraining as ot
+
+    setting = ot.FiniteBatchSetting(d=8, batch=500, instances=8, steps=4, points=40)
+    with jax.enable_x64(True):
+        run = ot.simulate_finite_batch(jax.random.PRNGKey(0), setting)
+    result = check_batch_concentration(run)
+    bound = gaussian_batch_error_bound(8, 500, 8 * 4, FAILURE_PROBABILITY)
+    assert result.diagnostics["bound (1 + √(d/m) + t)² − 1"] == pytest.approx(bound)
+    assert result.outcome == "holds"

@@ -126,6 +126,8 @@ class FiniteBatchRun(NamedTuple):
     gap0: Array  # (instances,): checkpoint gap after the Procrustes fit
     gamma: Array  # (instances,) Γ
     eta: Array  # (instances,) η
+    d: Array  # (instances,) int: the dimension (the same for all)
+    batch: Array  # (instances,) int: the batch size m (the same for all)
 
 
 def _op(a):
@@ -181,6 +183,6 @@ def simulate_finite_batch(key: PRNGKey, setting: FiniteBatchSetting) -> FiniteBa
 
         start = ((w1, w2), (w1_bar, w2_bar), (w1_bar, w2_bar))
         _, records = jax.lax.scan(step, start, jax.random.split(k_batch, s.steps))
-        return (*records, gap0, gamma, eta)
+        return (*records, gap0, gamma, eta, jnp.asarray(d), jnp.asarray(s.batch))
 
     return FiniteBatchRun(*jax.vmap(one)(jax.random.split(key, s.instances)))
