@@ -135,3 +135,30 @@ def test_concurrent_lapack_on_four_host_devices_finishes():
     done = subprocess.run([sys.executable, "-c", _LAPACK_SWEEP], env=env, capture_output=True,
                           text=True, timeout=240)  # fmt: skip
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+_FREEZING_DRAWS = """
+import jax
+from ntsim.claims import get_claim
+from ntsim.theory.linear_teachers._freezing import _freezing_draw
+setting = get_claim("linear_teachers.fig3.frozen_expectation").uses.setting("quick")
+keys = jax.random.split(jax.random.PRNGKey(0), 16)
+with jax.enable_x64(True):
+    out = jax.block_until_ready(jax.jit(jax.vmap(lambda k: _freezing_draw(k, setting)))(keys))
+print("ok")
+"""
+
+
+def test_vmapped_float64_freezing_draws_finish_on_one_device():
+    """jaxlib 0.10.2 hangs (0% CPU, waiting in BlockUntilReady) on this program, 16 of the
+    Fig 3 draws (GD on deep linear networks and spectral norms, vmapped, float64) on ONE
+    CPU device: the deadlock that keeps the pin below 0.10 is not only a sharding one. Run
+    in a child process with a time limit, so a deadlock fails the test instead of hanging
+    the suite (jax 0.9.2: about 10-20 s)."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    done = subprocess.run([sys.executable, "-c", _FREEZING_DRAWS], env=env,
+                          capture_output=True, text=True, timeout=240)  # fmt: skip
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
