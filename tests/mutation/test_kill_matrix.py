@@ -37,7 +37,9 @@ _CHECKED_MODE = (
 
 PENDING_TOPICS: dict[str, str] = {
     "linear_teachers": _CHECKED_MODE,
-    "overtraining": _CHECKED_MODE,
+    "overtraining": _CHECKED_MODE + "; and overtraining.lemma_a12.batch_concentration was "
+    "added (2026-11-27, session 10) for the survivor simulate_finite_batch `cov - 2I` (killed "
+    "by hand at quick scale; its reason in _survivors.py goes with the remake)",
     "stability": "claims strengthened on 2026-11-27 after the second matrix (Thm 2.2's "
     "first-step floor, Cor 2.5's equality case, Lemma A.2.2's third argument attained, ξ ≥ 1 "
     "and ‖x_j‖ ≤ B premises); the committed entry was made at the older claims until the "
@@ -48,7 +50,10 @@ PENDING_TOPICS: dict[str, str] = {
     "until the linearization records and matrix are remade",
     "early_stopping": "two MiniLM claims added (early_stopping.minilm.*, branch "
     "minilm-early-stopping); the committed entry was made before them, until the matrix is "
-    "remade with the MiniLM simulations at quick scale",
+    "remade with the MiniLM simulations at quick scale; and early_stopping.eq3."
+    "logit_moment_small_widths was added (2026-11-27, session 10) for the two n - 1 survivors "
+    "of simulate_init_logits (killed by hand at quick scale, n + 1 too; their reasons in "
+    "_survivors_early_stopping.py go with the remake)",
 }
 
 #: Topics below the floor, with the rate they are at (the test fails if a topic drops
