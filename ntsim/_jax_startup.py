@@ -85,13 +85,17 @@ def configure_compiler_effort() -> None:
         os.environ["XLA_FLAGS"] = new
 
 
-def start_jax() -> None:
-    """Import JAX and start its default backend (after the two settings above).
+def start_jax(*, backend: bool = True) -> None:
+    """Import JAX and, with ``backend``, start its default backend (after the two settings
+    above).
 
     The command line calls this inside :func:`ntsim._io.interrupts_deferred`, so a Ctrl-C
     in these seconds stops the command cleanly after them instead of interrupting the
-    import of JAX's compiled extension, which crashed the process at exit.
+    import of JAX's compiled extension, which crashed the process at exit. Commands that
+    compute in worker processes (``reproduce``, ``mutate``) pass ``backend=False``: a
+    parent that started a GPU backend would hold its memory while the workers need it.
     """
     import jax
 
-    jax.devices()
+    if backend:
+        jax.devices()

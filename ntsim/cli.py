@@ -425,8 +425,9 @@ def _cmd_mutate(args) -> int:
     return run_mutate_command(args, _log)
 
 
-#: Commands that compute with JAX: it is started before them (:func:`start_jax`).
-_COMPUTING = ("run", "verify", "reproduce", "mutate", "falsify")
+#: Commands that compute with JAX, and whether they compute in this process (then its
+#: backend is started too, :func:`start_jax`) or in worker processes.
+_COMPUTING = {"run": True, "verify": True, "falsify": True, "reproduce": False, "mutate": False}
 
 _COMMANDS = {
     "list": _cmd_list,
@@ -542,7 +543,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with catch_interrupts():
             if args.command in _COMPUTING:
                 with interrupts_deferred():
-                    start_jax()
+                    start_jax(backend=_COMPUTING[args.command])
             status = _COMMANDS[args.command](args)
             if interrupt_requested():  # a Ctrl-C that something swallowed: still a stop
                 raise KeyboardInterrupt

@@ -314,12 +314,18 @@ def test_jax_starts_with_interrupts_deferred_before_a_computing_command(monkeypa
     from ntsim import _io
 
     handlers = []
-    monkeypatch.setattr(cli, "start_jax", lambda: handlers.append(signal.getsignal(signal.SIGINT)))
-    monkeypatch.setitem(cli._COMMANDS, "run", lambda args: 0)
-    monkeypatch.setitem(cli._COMMANDS, "list", lambda args: 0)
+    monkeypatch.setattr(
+        cli,
+        "start_jax",
+        lambda backend: handlers.append((signal.getsignal(signal.SIGINT), backend)),
+    )
+    for command in ("run", "list", "reproduce"):
+        monkeypatch.setitem(cli._COMMANDS, command, lambda args: 0)
     assert cli.main(["list"]) == 0 and handlers == []
     assert cli.main(["run", "linear_teachers/fig1_covariance_alignment"]) == 0
-    assert handlers == [_io._remember_interrupt]
+    assert handlers == [(_io._remember_interrupt, True)]
+    assert cli.main(["reproduce"]) == 0  # workers compute: no backend in the parent
+    assert handlers[-1] == (_io._remember_interrupt, False)
 
 
 def test_report_names_a_png_without_its_json(tmp_path, capsys):
