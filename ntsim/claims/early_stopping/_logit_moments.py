@@ -23,9 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from ntsim.claims._contract import Claim, Simulation, derived
-from ntsim.claims._decisions import Interval, all_of, estimate_in
-from ntsim.claims.early_stopping._width_scaling import MOMENT_BAND
-from ntsim.core import mean_ci
+from ntsim.claims._decisions import all_of
+from ntsim.claims.early_stopping._width_scaling import _moment
 from ntsim.theory import early_stopping as es
 
 __all__ = ["CLAIMS", "SMALL_WIDTH_LOGITS"]
@@ -42,21 +41,6 @@ SMALL_WIDTH_LOGITS = Simulation(
 )
 
 
-def _moment(ratios, width: int, scaling: str):
-    """Mean over seeds of ``S²/E[S² | h]`` at one width, decided on its 95% CI."""
-    ratios = np.asarray(ratios)  # (seeds,)
-    mean, interval = mean_ci(ratios)
-    return estimate_in(
-        float(mean),
-        interval,
-        Interval(1 - MOMENT_BAND.value, 1 + MOMENT_BAND.value),
-        num_instances=ratios.size,
-        tolerance=MOMENT_BAND,
-        diagnostics={f"n = {width}, {scaling}: mean S²/E[S² | h] [95% CI]": [
-            float(mean), *map(float, interval)]},
-    )  # fmt: skip
-
-
 def check_small_width_moment(run: es.InitLogits):
     """At every width, the mean over seeds of ``S²/E[S² | h]`` has its 95% CI within
     ``1 ± MOMENT_BAND`` (the band of ``early_stopping.lemma2.logit_scaling``), under each
@@ -68,7 +52,7 @@ def check_small_width_moment(run: es.InitLogits):
     """
     widths = [int(w) for w in np.asarray(run.widths)]
     parts = [
-        _moment(ratios[i], width, scaling)
+        _moment(ratios[i : i + 1], f"{scaling} at n = {width}")  # one width's seeds
         for scaling, ratios in (
             ("1/d", np.asarray(run.inverse_moment)),
             ("1/sqrt(d)", np.asarray(run.inverse_sqrt_moment)),
