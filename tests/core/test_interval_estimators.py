@@ -45,6 +45,32 @@ def test_spearman_ci_covers_the_population_correlation():
     assert abs(hits / trials - 0.95) < 3 * np.sqrt(0.95 * 0.05 / trials) + 0.01
 
 
+def test_spearman_ci_is_the_fieller_interval_with_equal_tails():
+    """Both ends are Fieller, Hartley & Pearson's (1957) tanh(atanh ρ ± z·√(1.06/(N − 3))),
+    computed here from scipy's ρ and normal quantile, and each tail misses the population ρ_s
+    about (1 − level)/2 of the time (a symmetric interval, not only the right total)."""
+    rng = np.random.default_rng(4)
+    x, y = rng.normal(size=40), rng.normal(size=40)
+    y = 0.6 * x + 0.8 * y
+    rho, (lo, hi) = spearman_ci(x, y, level=0.9)
+    reference = stats.spearmanr(x, y).statistic
+    half = stats.norm.ppf(0.95) * np.sqrt(1.06 / 37)
+    np.testing.assert_allclose(rho, reference, rtol=1e-12)
+    np.testing.assert_allclose((lo, hi), np.tanh(np.arctanh(reference) + np.array([-1, 1]) * half),
+                               rtol=1e-12)  # fmt: skip
+    r, trials = 0.5, 1500
+    truth = 6 / np.pi * np.arcsin(r / 2)
+    below = above = 0
+    for _ in range(trials):
+        u = rng.normal(size=60)
+        v = r * u + np.sqrt(1 - r**2) * rng.normal(size=60)
+        _, (lo, hi) = spearman_ci(u, v)
+        below += truth < lo
+        above += truth > hi
+    slack = 3 * np.sqrt(0.025 * 0.975 / trials) + 0.01  # Monte Carlo s.e. + the 1.06 rule's bias
+    assert abs(below / trials - 0.025) < slack and abs(above / trials - 0.025) < slack
+
+
 def test_bootstrap_ci_is_reproducible_and_brackets_the_mean():
     values = np.random.default_rng(2).exponential(size=200)
     first = bootstrap_ci(lambda i: values[i].mean(), values.size, seed=3)

@@ -40,10 +40,6 @@ PENDING_TOPICS: dict[str, str] = {
     "overtraining": _CHECKED_MODE + "; and overtraining.lemma_a12.batch_concentration was "
     "added (2026-11-27, session 10) for the survivor simulate_finite_batch `cov - 2I` (killed "
     "by hand at quick scale; its reason in _survivors.py goes with the remake)",
-    "stability": "claims strengthened on 2026-11-27 after the second matrix (Thm 2.2's "
-    "first-step floor, Cor 2.5's equality case, Lemma A.2.2's third argument attained, ξ ≥ 1 "
-    "and ‖x_j‖ ≤ B premises); the committed entry was made at the older claims until the "
-    "stability matrix is remade",
     "linearization": "claims strengthened; matrix pending re-record (branch lin-kill: the "
     "closed-form anchor of thm4.containment on the linear worst case at exactly λ_o, the S = 0 "
     "equality cases of thm7.step_printed); the committed entry was made at the older claims "
@@ -70,9 +66,10 @@ PENDING_KILL_RATE: dict[str, float] = {
     # 13 survived) after the blind-spot anchors and premises, which killed all five of the
     # survivors they were made for; 4 new blind spots (PENDING_BLIND_SPOTS).
     "early_stopping": 0.80,
-    # Remade 2026-11-27 at the blind-spot claims (0.643 before): 54 killed, 15 survived, 9 of
-    # them without a reason yet (PENDING_BLIND_SPOTS).
-    "stability": 0.78,
+    # Remade on 2026-11-27 (session 10) at the current claims, after the hand-killed blind
+    # spots (0.643, then 0.78 before): 60 killed, 12 survived, 47 equivalent; every survivor
+    # has a reason (solver certificates and internals, the CI procedure, instance scales).
+    "stability": 0.833,
 }
 
 #: Claims of a checked kind that kill no mutant yet, with why.
@@ -104,13 +101,6 @@ PENDING_BLIND_SPOTS: dict[str, int] = {
     # constant), _task_gap ×½ (moves Cor 6.2/6.3's loose bounds) and
     # deterministic_equivalent_crossing ×2 (killed by a unit test only).
     "linear_teachers": 3,
-    # The second matrix (2026-11-27) drew 9 survivors without a reason: 3 have reasons now
-    # (a margin normaliser, a symmetric redraw, the lax.map chunk), 5 are killed by hand at
-    # quick scale by strengthened claims (tests/claims/test_stability_anchors.py: the sup→min
-    # of simulate_lipschitz_scaling, cor2_5_gap_corrected ×2, head_xi ×½, lemma_a2_2_sides
-    # without v₂, simulate_loo_bound's min‖x‖) — pending the matrix remake — and
-    # simulate_svm_gaps' n + 1 (the paper-setting S^i normaliser) is still a blind spot.
-    "stability": 6,
     # The matrix of 2026-11 (15 survivors, all with reasons then): thm4_lambda_o ×2 and
     # thm7_step_bounds without λ_min(K) change a verdict of a strengthened claim when applied
     # by hand at quick scale (thm4.containment, thm7.step_printed: holds → refuted), so their
@@ -125,15 +115,6 @@ PENDING_UNPINNED: dict[str, str] = {
     # The claims whose numbers the surviving mutant moved:
     f"{_LT}._bounds.realised_deviation": "thm4_2.implied_constant (the n = d group only)",
     f"{_LT}._relu._task_gap": "cor6_2.bound, cor6_3.risk_main_term (loose bounds)",
-    **{
-        f"ntsim.theory.stability.{name}": "a strengthened claim kills its survivor when "
-        "applied by hand (quick scale): pending the remake of the stability matrix"
-        for name in (
-            "_full_finetuning_runs.simulate_lipschitz_scaling",  # the first-step floor
-            "_head_tuning.cor2_5_gap_corrected",  # Cor 2.5's equality case
-            "_head_tuning_runs.simulate_loo_bound",  # the ‖x_j‖ ≤ B premise
-        )
-    },
     **{
         f"ntsim.theory.linearization.{name}": "a strengthened claim kills its survivor when "
         "applied by hand (quick scale): pending the re-record of the linearization matrix"
