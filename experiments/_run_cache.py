@@ -1,10 +1,12 @@
-"""Resumable per-unit run caches for the MiniLM experiments of this topic.
+"""Resumable per-unit run caches for the long (MiniLM) experiments.
 
-The MiniLM simulations of :mod:`ntsim.theory.early_stopping` call ``memo(name, compute)``
-once per unit (a draw of sentences, a seed); :func:`disk_memo` keeps each finished unit as a
-small JSON file named by the unit and a digest of everything that determines its numbers
-(the setting and the experiment key), written atomically, so an interrupted full-scale run
-resumes where it stopped and a changed setting never reads another setting's units.
+The MiniLM simulations of :mod:`ntsim.theory.early_stopping` and
+:mod:`ntsim.theory.linearization.minilm` call ``memo(name, compute)`` once per unit (a draw
+of sentences, a seed, a dataset's kernels, one stacked training run); :func:`disk_memo`
+keeps each finished unit as a small JSON file named by the unit and a digest of everything
+that determines its numbers (the setting and the experiment key), written atomically, so an
+interrupted full-scale run resumes where it stopped and a changed setting never reads
+another setting's units.
 """
 
 from __future__ import annotations
@@ -43,3 +45,11 @@ def disk_memo(folder: str, setting, key) -> Callable[[str, Callable[[], dict]], 
         return unit
 
     return memo
+
+
+def setting_of(config, setting_type: type):
+    """The simulation setting inside an experiment ``Config`` that extends ``setting_type``
+    with fields of its own (``run_cache``): the fields ``setting_type`` declares, nothing
+    else, so the setting — and the units' digest — never depend on where units are kept."""
+    fields = dataclasses.fields(setting_type)
+    return setting_type(**{field.name: getattr(config, field.name) for field in fields})

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from experiments.early_stopping._minilm_runs import disk_memo
+from experiments._run_cache import disk_memo
 from ntsim.core import mean_ci
 from ntsim.experiment import Validated, param
 from ntsim.theory.early_stopping import minilm

@@ -29,21 +29,35 @@ checkpoint wheels (``make venv``).
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
+from experiments._run_cache import disk_memo, setting_of
 from ntsim.core import spearman
 from ntsim.theory.linearization import minilm as lz
 
-#: The experiment's configuration is the simulation's setting (the claims
-#: ``linearization.minilm_kappa.*`` read the same simulation).
-Config = lz.MiniLMKappaSetting
 
-SCALES = lz.MINILM_KAPPA_SCALES
+@dataclasses.dataclass(frozen=True)
+class Config(lz.MiniLMKappaSetting):
+    """The simulation's setting (the claims ``linearization.minilm_kappa.*`` read the same
+    simulation with the same settings) and where a run keeps its finished units."""
+
+    run_cache: str = ""  # directory keeping each finished unit (a resumable run); "" = none
+
+
+#: The simulation's scales; the full run keeps its units in ``figures/linearization/minilm_runs``.
+SCALES = {
+    "quick": Config(**dataclasses.asdict(lz.MINILM_KAPPA_SCALES["quick"])),
+    "full": Config(**dataclasses.asdict(lz.MINILM_KAPPA_SCALES["full"]),
+                   run_cache="figures/linearization/minilm_runs/kappa"),
+}  # fmt: skip
 
 
 def run(config: Config, key) -> dict:
     """:func:`ntsim.theory.linearization.minilm.simulate_minilm_kappa` and its correlations."""
-    sim = lz.simulate_minilm_kappa(key, config)
+    setting = setting_of(config, lz.MiniLMKappaSetting)
+    sim = lz.simulate_minilm_kappa(key, setting, memo=disk_memo(config.run_cache, setting, key))
     to_list = lambda a: np.asarray(a).tolist()  # noqa: E731
     correlations = {}
     for kernel in lz.MINILM_KERNELS:

@@ -18,16 +18,30 @@ Run: ``ntsim run linearization/minilm_lambda_table [--scale full]``.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
+from experiments._run_cache import disk_memo, setting_of
 from experiments.linearization.lambda_table import PAPER_LAMBDAS, PAPER_TABLE
 from ntsim.core import spearman
 from ntsim.theory.linearization import minilm as lz
 
-#: The experiment's configuration is the simulation's setting.
-Config = lz.MiniLMLambdaSetting
 
-SCALES = lz.MINILM_LAMBDA_SCALES
+@dataclasses.dataclass(frozen=True)
+class Config(lz.MiniLMLambdaSetting):
+    """The simulation's setting (the claims ``linearization.minilm_lambda.*`` read the same
+    simulation with the same settings) and where a run keeps its finished units."""
+
+    run_cache: str = ""  # directory keeping each finished unit (a resumable run); "" = none
+
+
+#: The simulation's scales; the full run keeps its units in ``figures/linearization/minilm_runs``.
+SCALES = {
+    "quick": Config(**dataclasses.asdict(lz.MINILM_LAMBDA_SCALES["quick"])),
+    "full": Config(**dataclasses.asdict(lz.MINILM_LAMBDA_SCALES["full"]),
+                   run_cache="figures/linearization/minilm_runs/lambda_table"),
+}  # fmt: skip
 
 METRICS = ("distance", "gap_train", "gap_test", "kl_test", "accuracy")
 
@@ -39,7 +53,8 @@ def _rho(x, y):
 
 def run(config: Config, key) -> dict:
     """The λ table and Spearman ρ(λ, ·) here and in the slides."""
-    sim = lz.simulate_minilm_lambda(key, config)
+    setting = setting_of(config, lz.MiniLMLambdaSetting)
+    sim = lz.simulate_minilm_lambda(key, setting, memo=disk_memo(config.run_cache, setting, key))
     lambdas = list(config.lambdas)
     spearman_vs_lambda = {}
     for metric in METRICS:

@@ -127,3 +127,85 @@ def test_kappa_loss_correlation_reads_seed_means_over_points():
     np.testing.assert_allclose(points, np.arange(8.0) + 0.1)
     reversed_run = run._replace(train_loss_adamw=-loss)
     assert lz.minilm_kappa_loss_correlation(reversed_run, "ntk", "adamw")[0] == -1.0
+
+
+# ---- the simulations' units (memo): no fine-tuning, only the model's loading (~3 s) ------
+
+
+@pytest.fixture
+def synthetic_sentiment(monkeypatch):
+    """Both datasets replaced by 80 two-word texts (no ``make data`` needed)."""
+    from ntsim.transformers import _text_splits
+
+    words = ("bad", "okay", "good")
+    texts = [f"{words[i % 3]} {i}" for i in range(120)]
+    labels = np.arange(120) % 3
+    monkeypatch.setattr(_text_splits, "load_text_dataset", lambda name: (texts, labels))
+
+
+def _replay(units):
+    """A memo that never computes: it returns ``units[name]`` and records the names asked."""
+    asked = []
+
+    def memo(name, compute):
+        asked.append(name)
+        return units[name]
+
+    return memo, asked
+
+
+def test_lambda_units_fill_rows_l_times_seeds_plus_j(synthetic_sentiment, key):
+    """Dataset units hold rows λ_l·S + seed j; the run's [d, l, j] must read that row."""
+    setting = lz.MiniLMLambdaSetting(checkpoint="minilm-l3", train_size=8, test_size=8,
+                                     max_length=8, seeds=2, epochs=1, batch_size=4,
+                                     lambdas=(0.0, 1.0, 50.0))  # fmt: skip
+    rows = np.arange(6.0)  # row l·S + j
+    units = {dataset: {name: (rows + 100 * d + 1000 * m).tolist()
+                       for m, name in enumerate(("distance", "gap_train", "gap_test", "kl_test",
+                                                 "accuracy", "train_loss"))}
+             for d, dataset in enumerate(setting.datasets)}  # fmt: skip
+    memo, asked = _replay(units)
+    run = lz.simulate_minilm_lambda(key, setting, memo=memo)
+    assert asked == list(setting.datasets)
+    for d in range(2):
+        for lam in range(3):
+            for j in range(2):
+                assert float(run.distance[d, lam, j]) == lam * 2 + j + 100 * d
+                assert float(run.gap_test[d, lam, j]) == lam * 2 + j + 100 * d + 2000
+
+
+def test_kappa_units_fill_rows_seed_times_configs_plus_c(synthetic_sentiment, key):
+    """Kernel units give λ_max, λ_min and the GD step ``step_fraction·n/max_seed λ_max``;
+    training units hold rows ``seed·C + configuration`` (one group per seed here), and the
+    run's ``[d, c, j]`` must read that row."""
+    configs = ("head", "lora_qv1", "last_layer")
+    setting = lz.MiniLMKappaSetting(checkpoint="minilm-l3", datasets=("tweets",), train_size=4,
+                                    test_size=4, max_length=8, seeds=2, epochs=1, batch_size=4,
+                                    gd_steps=2, configs=configs, seeds_at_once=1)  # fmt: skip
+    C, S, n = 3, 2, 4
+    eigenvalues = np.stack([np.stack([np.array([8.0, 4.0, 2.0, 1.0]) * (c + 1) * (j + 1)
+                                      for j in range(S)]) for c in range(C)])  # fmt: skip
+    kernels = {f"{name}_{kind}": np.full((C, S), 1.5).tolist() for kind in ("ntk", "sign")
+               for name in ("kappa", "decay", "effective_rank")}  # fmt: skip
+    kernels["eigenvalues"] = eigenvalues.tolist()
+    units = {"tweets_kernels": kernels}
+    steps = {"adamw": setting.adamw_steps, "gd": setting.gd_steps}
+    for r, regime in enumerate(("adamw", "gd")):
+        for j in range(S):  # seeds_at_once = 1: group j holds seed j's C rows
+            rows = 10.0 * r + j * C + np.arange(C)
+            units[f"tweets_{regime}_group{j}"] = {
+                "train_loss": rows.tolist(), "accuracy": (rows / 100).tolist(),
+                "curves": np.tile(rows[:, None], (1, steps[regime])).tolist(),
+                "seconds": [0.1]}  # fmt: skip
+    memo, asked = _replay(units)
+    run = lz.simulate_minilm_kappa(key, setting, memo=memo)
+    assert set(asked) == set(units)
+    np.testing.assert_array_equal(run.lambda_max[0], eigenvalues[..., 0])
+    np.testing.assert_array_equal(run.lambda_min[0], eigenvalues[..., -1])
+    np.testing.assert_allclose(run.learning_rate_gd[0], 0.5 * n / (8.0 * np.arange(1, 4) * 2))
+    for c in range(C):
+        for j in range(S):
+            assert float(run.train_loss_adamw[0, c, j]) == j * C + c
+            assert float(run.train_loss_gd[0, c, j]) == 10 + j * C + c
+            np.testing.assert_allclose(float(run.accuracy_gd[0, c, j]), (10 + j * C + c) / 100)
+            assert float(run.loss_curve_adamw[0, c, j, -1]) == j * C + c

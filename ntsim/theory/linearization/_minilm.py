@@ -46,6 +46,7 @@ from ntsim._types import Array, PRNGKey
 from ntsim._validation import check_int_fields, check_key, check_setting_type
 from ntsim.core import eigen_decay_exponent
 from ntsim.theory.linearization._minilm_training import (
+    Memo,
     TrainingSetup,
     fit_stacked,
     stack,
@@ -210,19 +211,28 @@ def _num_params(model, config) -> int:
     return count
 
 
-def simulate_minilm_kappa(key: PRNGKey, setting: MiniLMKappaSetting) -> MiniLMKappaRun:
+def simulate_minilm_kappa(
+    key: PRNGKey, setting: MiniLMKappaSetting, *, memo: Memo | None = None
+) -> MiniLMKappaRun:
     """κ at ``θ_0`` and both training regimes per (dataset, configuration, seed) (module doc).
 
     Dataset ``d``'s subsets are drawn from ``fold_in(key, d)`` and its minibatch order and
     dropout from ``fold_in(key, 2000 + d)``; seed ``s``'s head and ``A`` from
     ``jax.random.split(fold_in(key, 1000), seeds)[s]``, shared by the configurations (nested
     ``A`` columns across ranks) and the datasets.
+
+    ``memo(name, compute) -> dict`` (default: ``compute()``) receives each unit of work — a
+    dataset's kernel spectra (``"<dataset>_kernels"``), one stacked training run
+    (``"<dataset>_<regime>_group<g>"``) — and may return a kept copy of an earlier
+    ``compute()`` instead: every unit is a dict of JSON numbers and lists, so a caller can
+    keep finished units on disk and resume an interrupted run with the same numbers.
     """
     check_setting_type("simulate_minilm_kappa", setting, MiniLMKappaSetting)
     check_key("simulate_minilm_kappa", key)
     from ntsim.transformers import adapter_model, binary_sentiment_split, load_pretrained
 
     s = setting
+    memo = memo or (lambda name, compute: compute())
     model_config, encoder0 = load_pretrained(s.checkpoint)
     model = adapter_model(model_config, encoder0, _layout(s))
     seed_keys = jax.random.split(jax.random.fold_in(key, 1000), s.seeds)
@@ -239,74 +249,95 @@ def simulate_minilm_kappa(key: PRNGKey, setting: MiniLMKappaSetting) -> MiniLMKa
         inputs = {"input_ids": data["input_ids"], "attention_mask": data["attention_mask"]}
         return per_example_gradients(logit, adapters, inputs, batch_size=8)
 
+    def kernel_unit(train) -> dict:
+        """Spectra of both kernels per (configuration, seed) of one dataset."""
+        unit = {f"{name}_{kind}": np.zeros((len(s.configs), s.seeds)) for kind in ("ntk", "sign")
+                for name in ("kappa", "decay", "effective_rank")}  # fmt: skip
+        unit["eigenvalues"] = np.zeros((len(s.configs), s.seeds, s.train_size))
+        for j, seed_key in enumerate(seed_keys):
+            jac = probe_gradients(*model.probe(seed_key), encoder0, train)
+            for kind in ("ntk", "sign"):
+                for c, kernel in enumerate(_config_kernels(jac, s.configs, s.alpha, kind)):
+                    kappa, values, decay, ratio = _spectrum(kernel, s.sigma, kind == "ntk")
+                    unit[f"kappa_{kind}"][c, j] = kappa
+                    unit[f"decay_{kind}"][c, j] = decay
+                    unit[f"effective_rank_{kind}"][c, j] = ratio
+                    if kind == "ntk":
+                        unit["eigenvalues"][c, j] = values
+            del jac
+        return {name: value.tolist() for name, value in unit.items()}
+
+    # (seed, configuration) rows j·C + c, stacked seeds_at_once seeds per finetune call
+    inits = [model.init(k, c) for k in seed_keys for c in s.configs]
+    group = s.seeds_at_once * len(s.configs)
+
+    def training_unit(rows, train, test, data_key, regime, etas) -> dict:
+        """One stacked run: per row, the final training loss (the full training set, dropout
+        off) and test accuracy, the loss curve, and the seconds per step."""
+        adapters0, selection = stack(rows)
+        fit = fit_stacked(model, adapters0, selection, train, data_key,
+                          regime="adamw_ce" if regime == "adamw" else "gd_mse", setup=s,
+                          weights=None if regime == "adamw" else np.tile(etas, s.seeds_at_once),
+                          gd_steps=s.gd_steps)  # fmt: skip
+        per_segment = len(fit.records["loss"]) / len(fit.segment_seconds)
+        both = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), train, test)
+        z = np.asarray(scores(fit.params, selection, encoder0, both), np.float64)
+        z_train, z_test = z[:, : s.train_size], z[:, s.train_size :]
+        signed = 2.0 * np.asarray(train["label"], np.float64) - 1.0
+        if regime == "adamw":
+            loss = np.mean(np.logaddexp(0.0, -signed * z_train), axis=1)
+        else:
+            loss = np.mean((z_train - signed) ** 2, axis=1)
+        accuracy = np.mean((z_test > 0) == (np.asarray(test["label"]) > 0.5), axis=1)
+        return {
+            "train_loss": loss.tolist(),
+            "accuracy": accuracy.tolist(),
+            "curves": np.asarray(fit.records["per_config"]).T.tolist(),
+            "seconds": (np.asarray(fit.segment_seconds[1:]) / per_segment).tolist(),
+        }
+
     shape = (len(s.datasets), len(s.configs), s.seeds)
-    out = {name: np.zeros(shape) for name in ("kappa_ntk", "kappa_sign", "lambda_max",
-           "lambda_min", "decay_ntk", "decay_sign", "effective_rank_ntk", "effective_rank_sign",
-           "train_loss_adamw", "accuracy_adamw", "train_loss_gd", "accuracy_gd")}  # fmt: skip
+    out = {name: np.zeros(shape) for name in ("kappa_ntk", "kappa_sign", "decay_ntk",
+           "decay_sign", "effective_rank_ntk", "effective_rank_sign", "train_loss_adamw",
+           "accuracy_adamw", "train_loss_gd", "accuracy_gd")}  # fmt: skip
     eigenvalues = np.zeros((*shape, s.train_size))
-    curves_adamw = np.zeros((*shape, s.adamw_steps))
-    curves_gd = np.zeros((*shape, s.gd_steps))
+    curves = {"adamw": np.zeros((*shape, s.adamw_steps)), "gd": np.zeros((*shape, s.gd_steps))}
     learning_rate_gd = np.zeros(shape[:2])
     seconds = {"adamw": [], "gd": []}
     for d, dataset in enumerate(s.datasets):
         train, test = binary_sentiment_split(dataset, jax.random.fold_in(key, d),
                                              train_size=s.train_size, test_size=s.test_size,
                                              max_length=s.max_length)  # fmt: skip
-        y_train, y_test = np.asarray(train["label"]), np.asarray(test["label"])
-        for j, seed_key in enumerate(seed_keys):
-            jac = probe_gradients(*model.probe(seed_key), encoder0, train)
-            for kind in ("ntk", "sign"):
-                for c, kernel in enumerate(_config_kernels(jac, s.configs, s.alpha, kind)):
-                    kappa, values, decay, ratio = _spectrum(kernel, s.sigma, kind == "ntk")
-                    out[f"kappa_{kind}"][d, c, j] = kappa
-                    out[f"decay_{kind}"][d, c, j] = decay
-                    out[f"effective_rank_{kind}"][d, c, j] = ratio
-                    if kind == "ntk":
-                        eigenvalues[d, c, j] = values
-            del jac
-        out["lambda_max"][d] = eigenvalues[d, :, :, 0]
-        out["lambda_min"][d] = eigenvalues[d, :, :, -1]
+        spectra = memo(f"{dataset}_kernels", lambda train=train: kernel_unit(train))
+        for name, value in spectra.items():
+            (eigenvalues if name == "eigenvalues" else out[name])[d] = value
         etas = s.step_fraction * s.train_size / eigenvalues[d, :, :, 0].max(axis=1)
         learning_rate_gd[d] = etas
-        # (seed, configuration) rows j·C + c, stacked seeds_at_once seeds per finetune call
-        inits = [model.init(k, c) for k in seed_keys for c in s.configs]
-        both = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), train, test)
-        signed = 2.0 * y_train - 1.0
-        group = s.seeds_at_once * len(s.configs)
         for regime in ("adamw", "gd"):
-            z, curves = [], []
-            for start in range(0, len(inits), group):
-                adapters0, selection = stack(inits[start : start + group])
-                fit = fit_stacked(model, adapters0, selection, train,
-                                  jax.random.fold_in(key, 2000 + d),
-                                  regime="adamw_ce" if regime == "adamw" else "gd_mse",
-                                  setup=s, weights=None if regime == "adamw" else
-                                  np.tile(etas, s.seeds_at_once),
-                                  gd_steps=s.gd_steps)  # fmt: skip
-                per_segment = len(fit.records["loss"]) / len(fit.segment_seconds)
-                seconds[regime].extend(np.asarray(fit.segment_seconds[1:]) / per_segment)
-                z.append(np.asarray(scores(fit.params, selection, encoder0, both)))
-                curves.append(np.asarray(fit.records["per_config"]).T)
-            z, curve = np.concatenate(z), np.concatenate(curves)
-            z_train, z_test = z[:, : s.train_size], z[:, s.train_size :]
-            if regime == "adamw":
-                loss = np.mean(np.logaddexp(0.0, -signed * z_train), axis=1)
-            else:
-                loss = np.mean((z_train - signed) ** 2, axis=1)
-            accuracy = np.mean((z_test > 0) == (y_test > 0.5), axis=1)
-            grid = (s.seeds, len(s.configs))
-            curve = curve.reshape(*grid, -1).transpose(1, 0, 2)
-            (curves_adamw if regime == "adamw" else curves_gd)[d] = curve
-            out[f"train_loss_{regime}"][d] = loss.reshape(grid).T
-            out[f"accuracy_{regime}"][d] = accuracy.reshape(grid).T
+            units = [
+                memo(f"{dataset}_{regime}_group{start // group}",
+                     lambda start=start, train=train, test=test, etas=etas, d=d, regime=regime:
+                     training_unit(inits[start : start + group], train, test,
+                                   jax.random.fold_in(key, 2000 + d), regime, etas))
+                for start in range(0, len(inits), group)
+            ]  # fmt: skip
+            grid = (s.seeds, len(s.configs))  # row j·C + c
+            for name in ("train_loss", "accuracy"):
+                rows = np.concatenate([np.asarray(u[name]) for u in units])
+                out[f"{name}_{regime}"][d] = rows.reshape(grid).T
+            curve = np.concatenate([np.asarray(u["curves"]) for u in units])
+            curves[regime][d] = curve.reshape(*grid, -1).transpose(1, 0, 2)
+            seconds[regime].extend(x for u in units for x in u["seconds"])
     step_seconds = [float(np.median(seconds[r])) if seconds[r] else float("nan")
                     for r in ("adamw", "gd")]  # fmt: skip
     num_params = [_num_params(model, config) for config in s.configs]
     return MiniLMKappaRun(
         **{k: jnp.asarray(v) for k, v in out.items()},
+        lambda_max=jnp.asarray(eigenvalues[..., 0]),
+        lambda_min=jnp.asarray(eigenvalues[..., -1]),
         eigenvalues=jnp.asarray(eigenvalues),
-        loss_curve_adamw=jnp.asarray(curves_adamw),
-        loss_curve_gd=jnp.asarray(curves_gd),
+        loss_curve_adamw=jnp.asarray(curves["adamw"]),
+        loss_curve_gd=jnp.asarray(curves["gd"]),
         learning_rate_gd=jnp.asarray(learning_rate_gd),
         num_params=jnp.asarray(num_params),
         step_seconds=jnp.asarray(step_seconds),

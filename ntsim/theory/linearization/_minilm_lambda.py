@@ -33,6 +33,7 @@ import numpy as np
 from ntsim._types import Array, PRNGKey
 from ntsim._validation import check_key, check_setting_type
 from ntsim.theory.linearization._minilm_training import (
+    Memo,
     TrainingSetup,
     fit_stacked,
     linearization_gap,
@@ -100,12 +101,18 @@ def _kl64(f: np.ndarray, f_lin: np.ndarray) -> np.ndarray:
         return np.asarray(jax.vmap(bernoulli_kl)(f, f_lin))
 
 
-def simulate_minilm_lambda(key: PRNGKey, setting: MiniLMLambdaSetting) -> MiniLMLambdaRun:
+def simulate_minilm_lambda(
+    key: PRNGKey, setting: MiniLMLambdaSetting, *, memo: Memo | None = None
+) -> MiniLMLambdaRun:
     """The λ table per (dataset, λ, seed) (module doc).
 
     Dataset ``d``'s subsets come from ``fold_in(key, d)``, its minibatch order and dropout
     from ``fold_in(key, 2000 + d)``; seed ``s``'s head and ``A`` from
     ``split(fold_in(key, 1000), seeds)[s]``, the same for every λ (paired).
+
+    ``memo(name, compute) -> dict`` (default: ``compute()``) receives each dataset's stacked
+    run as a unit named by the dataset, a dict of JSON lists, and may return a kept copy (as
+    :func:`ntsim.theory.linearization.minilm.simulate_minilm_kappa`'s ``memo``).
     """
     check_setting_type("simulate_minilm_lambda", setting, MiniLMLambdaSetting)
     check_key("simulate_minilm_lambda", key)
@@ -140,14 +147,10 @@ def simulate_minilm_lambda(key: PRNGKey, setting: MiniLMLambdaSetting) -> MiniLM
 
         return jax.lax.map(one, (params, params0, selection))
 
-    shape = (len(s.datasets), len(s.lambdas), s.seeds)
-    out = {name: np.zeros(shape) for name in MiniLMLambdaRun._fields if name != "lambdas"}
-    for d, dataset in enumerate(s.datasets):
-        train, test = binary_sentiment_split(dataset, jax.random.fold_in(key, d),
-                                             train_size=s.train_size, test_size=s.test_size,
-                                             max_length=s.max_length)  # fmt: skip
-        fit = fit_stacked(model, adapters0, selection, train, jax.random.fold_in(key, 2000 + d),
-                          regime="adamw_ce", setup=s, proximal=proximal)  # fmt: skip
+    def dataset_unit(train, test, data_key) -> dict:
+        """Every (λ, seed) row of one dataset, fine-tuned as one stacked run."""
+        fit = fit_stacked(model, adapters0, selection, train, data_key, regime="adamw_ce",
+                          setup=s, proximal=proximal)  # fmt: skip
         both = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), train, test)
         result = evaluate(fit.params, adapters0, selection, encoder0, both)
         f, f_lin, distance = (np.asarray(v) for v in result)
@@ -162,8 +165,19 @@ def simulate_minilm_lambda(key: PRNGKey, setting: MiniLMLambdaSetting) -> MiniLM
             "accuracy": np.mean((f[:, n:] > 0) == y_test, axis=1),
             "train_loss": np.mean(np.logaddexp(0.0, -signed * f[:, :n]), axis=1),
         }
-        for name, value in values.items():
-            out[name][d] = value.reshape(len(s.lambdas), s.seeds)
+        return {name: np.asarray(value, np.float64).tolist() for name, value in values.items()}
+
+    memo = memo or (lambda name, compute: compute())
+    shape = (len(s.datasets), len(s.lambdas), s.seeds)
+    out = {name: np.zeros(shape) for name in MiniLMLambdaRun._fields if name != "lambdas"}
+    for d, dataset in enumerate(s.datasets):
+        train, test = binary_sentiment_split(dataset, jax.random.fold_in(key, d),
+                                             train_size=s.train_size, test_size=s.test_size,
+                                             max_length=s.max_length)  # fmt: skip
+        data_key = jax.random.fold_in(key, 2000 + d)
+        unit = memo(dataset, lambda t=train, u=test, k=data_key: dataset_unit(t, u, k))
+        for name, value in unit.items():
+            out[name][d] = np.asarray(value).reshape(len(s.lambdas), s.seeds)
     return MiniLMLambdaRun(**{k: jnp.asarray(v) for k, v in out.items()},
                            lambdas=jnp.asarray(s.lambdas))  # fmt: skip
 

@@ -23,6 +23,7 @@ Global-norm clipping is off (it would couple the configurations through a shared
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -33,6 +34,7 @@ from ntsim._types import Array
 from ntsim._validation import check_int_fields
 
 __all__ = [
+    "Memo",
     "TrainingSetup",
     "fit_stacked",
     "linearization_gap",
@@ -41,6 +43,10 @@ __all__ = [
 ]
 
 REGIMES = ("adamw_ce", "gd_mse")
+
+#: ``memo(name, compute) -> dict``: receives a unit of work's name and its computation and
+#: returns its result, computed now or kept from an earlier run (the simulations' ``memo``).
+Memo = Callable[[str, Callable[[], dict]], dict]
 
 
 @dataclasses.dataclass(frozen=True)
