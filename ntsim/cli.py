@@ -123,6 +123,12 @@ def _build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="skip claims already recorded at these seeds and the current source hash",
     )
+    p.add_argument(
+        "--keep-units",
+        metavar="DIR",
+        help="keep the finished units of the long MiniLM simulations under DIR at the current "
+        "code, so a stopped verify resumes (sets NTSIM_KEEP_UNITS)",
+    )
     _add_common(p)
     p = sub.add_parser("reproduce", help="every experiment and every claim, then a summary")
     p.add_argument("--topic", help="only this topic")
@@ -196,6 +202,10 @@ def _verify(args, topic: str | None, ids: Sequence[str] = ()) -> tuple[int, int,
     from ntsim._io import run_metadata
     from ntsim.claims import parse_seeds, run_claims, select_claims, write_verification
 
+    if getattr(args, "keep_units", None):
+        from ntsim.run_cache import KEEP_UNITS_ENV
+
+        os.environ[KEEP_UNITS_ENV] = os.path.abspath(args.keep_units)
     claims = select_claims(topic, tuple(ids))
     seeds = parse_seeds(args.seeds) if getattr(args, "seeds", None) is not None else (args.seed,)
     done = {}
@@ -503,6 +513,8 @@ def _check_before_computing(args) -> None:
     if args.command in ("run", "verify", "reproduce", "mutate", "falsify"):
         if not (args.command == "falsify" and args.list):
             check_output_dir(args.out)
+        if getattr(args, "keep_units", None) is not None:
+            check_output_dir(args.keep_units, option="--keep-units")
     elif args.command == "report":
         check_output_dir(args.out, must_exist=True)
         if not args.stale:

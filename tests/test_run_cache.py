@@ -1,4 +1,4 @@
-"""``experiments._run_cache``: finished units kept on disk, named by a digest of the setting
+"""``ntsim.run_cache``: finished units kept on disk, named by a digest of the setting
 and key, so a resumed run reads only its own units."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import dataclasses
 import jax
 import pytest
 
-from experiments._run_cache import disk_memo, setting_of
+from ntsim.run_cache import disk_memo, setting_of
 
 
 @dataclasses.dataclass(frozen=True)

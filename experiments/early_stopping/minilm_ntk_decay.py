@@ -25,9 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from experiments._run_cache import disk_memo
 from ntsim.core import mean_ci
 from ntsim.experiment import Validated, param
+from ntsim.run_cache import disk_memo
 from ntsim.theory.early_stopping import minilm
 
 

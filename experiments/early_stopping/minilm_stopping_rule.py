@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from experiments._run_cache import disk_memo
 from ntsim.experiment import Validated, param
+from ntsim.run_cache import disk_memo
 from ntsim.theory.early_stopping import minilm
 
 

@@ -33,8 +33,8 @@ import dataclasses
 
 import numpy as np
 
-from experiments._run_cache import disk_memo, setting_of
 from ntsim.core import spearman
+from ntsim.run_cache import disk_memo, setting_of
 from ntsim.theory.linearization import minilm as lz
 
 

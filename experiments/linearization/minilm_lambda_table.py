@@ -22,9 +22,9 @@ import dataclasses
 
 import numpy as np
 
-from experiments._run_cache import disk_memo, setting_of
 from experiments.linearization.lambda_table import PAPER_LAMBDAS, PAPER_TABLE
 from ntsim.core import spearman
+from ntsim.run_cache import disk_memo, setting_of
 from ntsim.theory.linearization import minilm as lz
 
 
