@@ -24,6 +24,7 @@ import numpy as np
 
 from experiments.linearization.lambda_table import PAPER_LAMBDAS, PAPER_TABLE
 from ntsim.core import spearman
+from ntsim.experiment import param
 from ntsim.run_cache import disk_memo, setting_of
 from ntsim.theory.linearization import minilm as lz
 
@@ -33,7 +34,7 @@ class Config(lz.MiniLMLambdaSetting):
     """The simulation's setting (the claims ``linearization.minilm_lambda.*`` read the same
     simulation with the same settings) and where a run keeps its finished units."""
 
-    run_cache: str = ""  # directory keeping each finished unit (a resumable run); "" = none
+    run_cache: str = param("", 'directory keeping each finished unit (resumable); "" = none')
 
 
 #: The simulation's scales; the full run keeps its units in ``figures/linearization/minilm_runs``.
