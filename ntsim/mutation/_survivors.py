@@ -27,11 +27,12 @@ from ntsim.mutation._survivors_early_stopping import EARLY_STOPPING_REASONS
 
 __all__ = ["REASONS", "SurvivorReason", "reason_for"]
 
-_CI = (
+_CI_NO_VERDICT = (
     "the confidence-interval procedure is the project's, not a statement of any paper: the "
     "claims that read it decide far from their regions' boundaries, so this interval changes "
-    "no verdict; the unit tests of ntsim.core pin the procedure (they kill this mutant)"
+    "no verdict"
 )
+_CI = _CI_NO_VERDICT + "; the unit tests of ntsim.core pin the procedure (they kill this mutant)"
 _BUDGET = (
     "the budget claims are trends over the pretraining budget and the fine-tuning learning "
     "rate of a small byte-level decoder; no statement fixes "
@@ -276,9 +277,7 @@ REASONS: tuple[SurvivorReason, ...] = (
     ),
     SurvivorReason(
         "spearman_ci", OUTSIDE,
-        "the confidence-interval procedure is the project's, not a statement of any paper: the "
-        "claims that read it decide far from their regions' boundaries, so this interval changes "
-        "no verdict (here the lower end twice as far on Fisher's z scale); "
+        _CI_NO_VERDICT + " (here the lower end twice as far on Fisher's z scale); "
         "tests/core/test_interval_estimators.py::test_spearman_ci_is_the_fieller_interval_with_"
         "equal_tails, added after this matrix was made, kills it (checked by applying it)",
         operator="scale_x2", before="centre - half",
