@@ -247,34 +247,21 @@ REASONS: tuple[SurvivorReason, ...] = (
     # ------------------------------------------------------------------ early_stopping
     *EARLY_STOPPING_REASONS,
     # ------------------------------------------------------------------ ntsim.core statistics
-    SurvivorReason(
-        "bootstrap_ci", OUTSIDE, _CI + " (here the lower quantile moved to the median)",
-        operator="drop_term", before="1 - level",
-    ),
-    SurvivorReason(
-        "mean_ci", OUTSIDE, _CI + " (here the upper end twice as far from the mean)",
-        operator="scale_x2", before="mean + half",
-    ),
-    SurvivorReason(
-        "spearman_ci", OUTSIDE, _CI + " (here the upper end mirrored below the centre)",
-        operator="flip_sign", before="centre + half",
-    ),
-    SurvivorReason(
-        "bootstrap_ci", OUTSIDE, _CI + " (here the upper quantile moved to the lower one)",
-        operator="flip_sign", before="1 + level",
-    ),
-    SurvivorReason(
-        "mean_ci", OUTSIDE, _CI + " (here the upper end at the mean)",
-        operator="drop_term", before="mean + half",
-    ),
-    SurvivorReason(
-        "bootstrap_ci", OUTSIDE, _CI + " (here the lower quantile at (1 − level/2)/2)",
-        operator="scale_x0.5", before="1 - level",
-    ),
-    SurvivorReason(
-        "mean_ci", OUTSIDE, _CI + " (here the lower end twice as far from the mean)",
-        operator="scale_x2", before="mean - half",
-    ),
+    *(
+        SurvivorReason(function, OUTSIDE, _CI + f" (here {what})", operator=operator,
+                       before=before)
+        for function, operator, before, what in (
+            ("bootstrap_ci", "drop_term", "1 - level", "the lower quantile moved to the median"),
+            ("mean_ci", "scale_x2", "mean + half", "the upper end twice as far from the mean"),
+            ("spearman_ci", "flip_sign", "centre + half",
+             "the upper end mirrored below the centre"),
+            ("bootstrap_ci", "flip_sign", "1 + level",
+             "the upper quantile moved to the lower one"),
+            ("mean_ci", "drop_term", "mean + half", "the upper end at the mean"),
+            ("bootstrap_ci", "scale_x0.5", "1 - level", "the lower quantile at (1 − level/2)/2"),
+            ("mean_ci", "scale_x2", "mean - half", "the lower end twice as far from the mean"),
+        )
+    ),  # fmt: skip
     SurvivorReason(
         "spearman_ci", OUTSIDE,
         _CI_NO_VERDICT + " (here the lower end twice as far on Fisher's z scale); "
