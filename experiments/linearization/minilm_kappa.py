@@ -7,7 +7,9 @@ on query/value at ranks 1, 2, 4, 8 or on the FFN at ranks 1, 8; the head plus th
 block) and seed: the NTK and the sign kernel of the trainable parameters at θ_0 on the
 ``train_size`` training sentences (LoRA at B = 0: the closed-form B-block), κ(K + σI), the
 eigen-decay exponent and the effective rank; then AdamW + cross-entropy (the paper's
-training) and full-batch GD + MSE (the theory's), final training loss and test accuracy.
+training) and full-batch GD + MSE (the theory's; the step starts at half the linearised
+stable step n/λ_max(K) and is halved for a run whose training MSE rises,
+``results["step_fraction_gd"]``), final training loss and test accuracy.
 
 What is plotted: (a) the AdamW training loss per step, one curve per configuration (the
 paper's panel (a)); (b) κ per configuration and dataset for both kernels (panel (b));
@@ -141,7 +143,12 @@ def plot(results: dict):
         ax.set_xlabel("κ(K + σI) at θ_0")
         ylabel = "final training cross-entropy" if regime == "adamw" else "final training MSE"
         ax.set_ylabel(ylabel)
-        title = "AdamW + CE (paper)" if regime == "adamw" else "GD + MSE (theory)"
+        if regime == "adamw":
+            title = "AdamW + CE (paper)"
+        else:  # the fractions of n/λ_max(K) the GD runs ended with
+            fractions = sorted(set(np.asarray(results["step_fraction_gd"]).ravel().tolist()))
+            title = "GD + MSE (theory; η/(n/λ_max) ∈ {" + ", ".join(
+                f"1/{round(1 / f)}" for f in fractions) + "})"  # fmt: skip
         ax.set_title(f"({'cd'[col - 2]}) {title}: κ vs loss over (dataset, config)", fontsize=9)
         ax.legend(fontsize=7)
     ax = axes[1, 1]

@@ -6,6 +6,8 @@ stacked one; ``scipy``-free Spearman on constructed points.
 
 from __future__ import annotations
 
+import itertools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -114,6 +116,39 @@ def test_stacked_gd_weights_are_step_sizes(tiny_model):
             np.testing.assert_allclose(got, -eta * g, rtol=1e-4, atol=1e-7)
 
 
+@pytest.mark.parametrize("curvatures", [(0.5, 3.0, 9.0, 40.0), (1.0, 1.0), (300.0,)])
+def test_halving_ladder_finds_the_largest_stable_step_of_quadratics(curvatures):
+    """GD on ``L x²/2`` from ``x = 1``: ``x_t = (1 − ηL)^t``, so the loss never rises iff
+    ``|1 − ηL| ≤ 1``, i.e. ``η ≤ 2/L``. With ``η = f·1`` and ``f = 1/2, 1/4, …`` the ladder
+    must stop at the largest ``2^{−k}/2 ≤ 2/L`` (oracle: that inequality solved by hand)."""
+    curvatures = np.asarray(curvatures)
+    calls = []
+
+    def run(rows, fractions):
+        calls.append(list(rows))
+        x = (1.0 - fractions[:, None] * curvatures[rows, None]) ** np.arange(9)
+        loss = curvatures[rows, None] * x**2 / 2
+        return {"train_loss": loss[:, -1].tolist(), "curves": loss[:, :-1].tolist(),
+                "accuracy": list(rows), "seconds": [float(len(rows))]}  # fmt: skip
+
+    unit = lz.halving_ladder(run, len(curvatures), 0.5, halvings=10)
+    k = np.maximum(np.ceil(np.log2(curvatures / 4)), 0)  # 2^{−k}/2 ≤ 2/L  ⇔  2^k ≥ L/4
+    np.testing.assert_array_equal(unit["step_fraction"], 0.5 / 2.0**k)
+    assert unit["accuracy"] == list(range(len(curvatures)))  # each row's own entries
+    assert unit["seconds"] == [float(len(curvatures))]  # the first call's, all rows
+    assert calls[0] == list(range(len(curvatures)))
+    assert all(set(later) <= set(earlier) for earlier, later in itertools.pairwise(calls))
+    # a row left rising after the last halving keeps its last fraction
+    capped = lz.halving_ladder(run, len(curvatures), 0.5, halvings=1)
+    np.testing.assert_array_equal(capped["step_fraction"], 0.5 / 2.0 ** np.minimum(k, 1))
+
+
+def test_gd_rises_marks_non_finite_and_rising_losses():
+    assert not lz.gd_rises([1.0, 0.9, 0.9 * (1 + lz.RISE_TOLERANCE / 2)])
+    assert lz.gd_rises([1.0, 0.9, 0.9 * (1 + 2 * lz.RISE_TOLERANCE)])
+    assert lz.gd_rises([1.0, np.inf]) and lz.gd_rises([np.nan, 0.5])
+
+
 def test_kappa_loss_correlation_reads_seed_means_over_points():
     """Points ordered identically by mean log κ and mean loss: ρ = 1, whatever the seeds."""
     kappa = np.exp(np.arange(8.0)).reshape(2, 4, 1) * np.array([1.0, 3.0])  # (D, C, S)
@@ -175,9 +210,9 @@ def test_lambda_units_fill_rows_l_times_seeds_plus_j(synthetic_sentiment, key):
 
 
 def test_kappa_units_fill_rows_seed_times_configs_plus_c(synthetic_sentiment, key):
-    """Kernel units give λ_max, λ_min and the GD step ``step_fraction·n/max_seed λ_max``;
-    training units hold rows ``seed·C + configuration`` (one group per seed here), and the
-    run's ``[d, c, j]`` must read that row."""
+    """Kernel units give λ_max, λ_min and the GD step ``f·n/max_seed λ_max`` (``f`` the
+    unit's ``step_fraction``); training units hold rows ``seed·C + configuration`` (one group
+    per seed here), and the run's ``[d, c, j]`` must read that row."""
     configs = ("head", "lora_qv1", "last_layer")
     setting = lz.MiniLMKappaSetting(checkpoint="minilm-l3", datasets=("tweets",), train_size=4,
                                     test_size=4, max_length=8, seeds=2, epochs=1, batch_size=4,
@@ -197,12 +232,17 @@ def test_kappa_units_fill_rows_seed_times_configs_plus_c(synthetic_sentiment, ke
                 "train_loss": rows.tolist(), "accuracy": (rows / 100).tolist(),
                 "curves": np.tile(rows[:, None], (1, steps[regime])).tolist(),
                 "seconds": [0.1]}  # fmt: skip
+            if regime == "gd":
+                units[f"tweets_gd_group{j}"]["step_fraction"] = (0.5 / 2 ** (rows % 4)).tolist()
     memo, asked = _replay(units)
     run = lz.simulate_minilm_kappa(key, setting, memo=memo)
     assert set(asked) == set(units)
     np.testing.assert_array_equal(run.lambda_max[0], eigenvalues[..., 0])
     np.testing.assert_array_equal(run.lambda_min[0], eigenvalues[..., -1])
-    np.testing.assert_allclose(run.learning_rate_gd[0], 0.5 * n / (8.0 * np.arange(1, 4) * 2))
+    fraction = 0.5 / 2 ** ((10 + np.arange(S)[None, :] * C + np.arange(C)[:, None]) % 4)
+    np.testing.assert_array_equal(run.step_fraction_gd[0], fraction)
+    stable = n / (8.0 * np.arange(1, 4) * 2)  # n / λ_max of the seed with the larger λ_max
+    np.testing.assert_allclose(run.learning_rate_gd[0], fraction * stable[:, None])
     for c in range(C):
         for j in range(S):
             assert float(run.train_loss_adamw[0, c, j]) == j * C + c

@@ -16,9 +16,14 @@ LoRA on query/value or the FFN at several ranks; the head plus the last block). 
 * **AdamW + cross-entropy** (the paper's training): minibatches, dropout, warm-up and
   linear decay, one peak learning rate for every configuration;
 * **GD + MSE** (the theory's): full-batch GD on the mean squared error to ``±1`` labels,
-  dropout off, step ``η = step_fraction · n / λ_max(K)`` (the linearised model's largest
-  stable step is ``n/λ_max``: each configuration runs at the same fraction of it, as the
-  small analogue's "normalised" rule does);
+  dropout off, step ``η = f · n / λ_max(K)`` (the linearised model's largest stable step is
+  ``n/λ_max``: each configuration runs at a fraction of it, as the small analogue's
+  "normalised" rule does). ``f`` starts at ``step_fraction`` and is halved, up to
+  ``step_halvings`` times, for a run whose training MSE rises
+  (:func:`~ntsim.theory.linearization.minilm.halving_ladder`): at LoRA's ``B = 0`` the kernel
+  is the ``B``-block alone, and the ``A``-block, zero there, grows with ``B`` (by ``(α/r)²``),
+  so at rank 1 the curvature the run meets outgrows ``n/λ_max(K(θ_0))`` (measured at full
+  scale: at ``f = 1/2`` LoRA on the FFN at rank 1 diverged, q/v at rank 1 oscillated);
 * the final training loss of each regime (the full training set, dropout off) and the
   test accuracy.
 
@@ -49,6 +54,7 @@ from ntsim.theory.linearization._minilm_training import (
     Memo,
     TrainingSetup,
     fit_stacked,
+    halving_ladder,
     stack,
     stacked_scores_fn,
 )
@@ -77,7 +83,10 @@ class MiniLMKappaSetting(TrainingSetup):
       configs: configuration names (``ntsim.transformers.ADAPTER_CONFIG_PATTERN``).
       sigma: the ridge of ``κ(K + σI)``.
       gd_steps: full-batch GD steps of the MSE regime.
-      step_fraction: ``η = step_fraction · n/λ_max(K)`` (max over seeds) per configuration.
+      step_fraction: the first GD step, ``η = step_fraction · n/λ_max(K)`` (``λ_max`` the
+        largest over seeds) per configuration.
+      step_halvings: at most this many halvings of a GD run's step when its training MSE
+        rises (module doc; ``0``: every run at ``step_fraction``).
       seeds_at_once: seeds per stacked run (each with every configuration); must divide
         ``seeds``. Memory grows with it (L6, full-batch GD on 64 sentences: ~4 GB per 8 runs).
     """
@@ -86,11 +95,13 @@ class MiniLMKappaSetting(TrainingSetup):
     sigma: float = 0.01
     gd_steps: int = 30
     step_fraction: float = 0.5
+    step_halvings: int = 6
     seeds_at_once: int = 1
 
     def __post_init__(self):
         super().__post_init__()
         check_int_fields(self, ("gd_steps", "seeds_at_once"))
+        check_int_fields(self, ("step_halvings",), minimum=0)
         if self.seeds % self.seeds_at_once:
             raise ValueError("MiniLMKappaSetting.seeds_at_once must divide seeds.")
         if len(self.configs) < 3 or len(set(self.configs)) != len(self.configs):
@@ -114,7 +125,8 @@ class MiniLMKappaRun(NamedTuple):
       train_loss_gd, accuracy_gd: ``(D, C, S)`` final training MSE and test accuracy after GD.
       loss_curve_adamw: ``(D, C, S, steps)`` minibatch cross-entropy per AdamW step.
       loss_curve_gd: ``(D, C, S, gd_steps)`` training MSE per GD step.
-      learning_rate_gd: ``(D, C)`` the GD step used.
+      learning_rate_gd: ``(D, C, S)`` the GD step each run ended with.
+      step_fraction_gd: ``(D, C, S)`` that step as a fraction of ``n/λ_max(K)``.
       num_params: ``(C,)`` trainable parameters per configuration.
       step_seconds: ``(2,)`` median seconds per AdamW step and per GD step of the stacked
         run (all ``S·C`` runs at once; tracing and compilation excluded).
@@ -137,6 +149,7 @@ class MiniLMKappaRun(NamedTuple):
     loss_curve_adamw: Array
     loss_curve_gd: Array
     learning_rate_gd: Array
+    step_fraction_gd: Array
     num_params: Array
     step_seconds: Array
     sigma: Array
@@ -271,14 +284,14 @@ def simulate_minilm_kappa(
     inits = [model.init(k, c) for k in seed_keys for c in s.configs]
     group = s.seeds_at_once * len(s.configs)
 
-    def training_unit(rows, train, test, data_key, regime, etas) -> dict:
-        """One stacked run: per row, the final training loss (the full training set, dropout
-        off) and test accuracy, the loss curve, and the seconds per step."""
+    def training_unit(rows, train, test, data_key, regime, etas=None) -> dict:
+        """One stacked run (GD: at the per-row steps ``etas``): per row, the final training
+        loss (the full training set, dropout off) and test accuracy, the loss curve, and the
+        seconds per step."""
         adapters0, selection = stack(rows)
         fit = fit_stacked(model, adapters0, selection, train, data_key,
                           regime="adamw_ce" if regime == "adamw" else "gd_mse", setup=s,
-                          weights=None if regime == "adamw" else np.tile(etas, s.seeds_at_once),
-                          gd_steps=s.gd_steps)  # fmt: skip
+                          weights=etas, gd_steps=s.gd_steps, throw=regime == "adamw")  # fmt: skip
         per_segment = len(fit.records["loss"]) / len(fit.segment_seconds)
         both = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), train, test)
         z = np.asarray(scores(fit.params, selection, encoder0, both), np.float64)
@@ -302,7 +315,7 @@ def simulate_minilm_kappa(
            "accuracy_adamw", "train_loss_gd", "accuracy_gd")}  # fmt: skip
     eigenvalues = np.zeros((*shape, s.train_size))
     curves = {"adamw": np.zeros((*shape, s.adamw_steps)), "gd": np.zeros((*shape, s.gd_steps))}
-    learning_rate_gd = np.zeros(shape[:2])
+    step_fraction_gd = np.zeros(shape)
     seconds = {"adamw": [], "gd": []}
     for d, dataset in enumerate(s.datasets):
         train, test = binary_sentiment_split(dataset, jax.random.fold_in(key, d),
@@ -311,17 +324,27 @@ def simulate_minilm_kappa(
         spectra = memo(f"{dataset}_kernels", lambda train=train: kernel_unit(train))
         for name, value in spectra.items():
             (eigenvalues if name == "eigenvalues" else out[name])[d] = value
-        etas = s.step_fraction * s.train_size / eigenvalues[d, :, :, 0].max(axis=1)
-        learning_rate_gd[d] = etas
+        # the linearised stable step n/λ_max per row (largest λ_max over seeds)
+        stable = np.tile(s.train_size / eigenvalues[d, :, :, 0].max(axis=1), s.seeds_at_once)
+        data_key = jax.random.fold_in(key, 2000 + d)
+
+        def unit(start, regime, train=train, test=test, data_key=data_key, stable=stable):
+            rows = inits[start : start + group]
+            if regime == "adamw":
+                return training_unit(rows, train, test, data_key, regime)
+            return halving_ladder(
+                lambda idx, fractions: training_unit([rows[i] for i in idx], train, test,
+                                                     data_key, regime, fractions * stable[idx]),
+                len(rows), s.step_fraction, s.step_halvings)  # fmt: skip
+
         for regime in ("adamw", "gd"):
-            units = [
-                memo(f"{dataset}_{regime}_group{start // group}",
-                     lambda start=start, train=train, test=test, etas=etas, d=d, regime=regime:
-                     training_unit(inits[start : start + group], train, test,
-                                   jax.random.fold_in(key, 2000 + d), regime, etas))
-                for start in range(0, len(inits), group)
-            ]  # fmt: skip
+            units = [memo(f"{dataset}_{regime}_group{start // group}",
+                          lambda start=start, regime=regime: unit(start, regime))
+                     for start in range(0, len(inits), group)]  # fmt: skip
             grid = (s.seeds, len(s.configs))  # row j·C + c
+            if regime == "gd":
+                rows = np.concatenate([np.asarray(u["step_fraction"]) for u in units])
+                step_fraction_gd[d] = rows.reshape(grid).T
             for name in ("train_loss", "accuracy"):
                 rows = np.concatenate([np.asarray(u[name]) for u in units])
                 out[f"{name}_{regime}"][d] = rows.reshape(grid).T
@@ -338,7 +361,10 @@ def simulate_minilm_kappa(
         eigenvalues=jnp.asarray(eigenvalues),
         loss_curve_adamw=jnp.asarray(curves["adamw"]),
         loss_curve_gd=jnp.asarray(curves["gd"]),
-        learning_rate_gd=jnp.asarray(learning_rate_gd),
+        learning_rate_gd=jnp.asarray(
+            step_fraction_gd * s.train_size / eigenvalues[..., 0].max(axis=2)[..., None]
+        ),
+        step_fraction_gd=jnp.asarray(step_fraction_gd),
         num_params=jnp.asarray(num_params),
         step_seconds=jnp.asarray(step_seconds),
         sigma=jnp.asarray(s.sigma),

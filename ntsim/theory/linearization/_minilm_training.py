@@ -34,9 +34,12 @@ from ntsim._types import Array
 from ntsim._validation import check_int_fields
 
 __all__ = [
+    "RISE_TOLERANCE",
     "Memo",
     "TrainingSetup",
     "fit_stacked",
+    "gd_rises",
+    "halving_ladder",
     "linearization_gap",
     "stack",
     "stacked_scores_fn",
@@ -117,6 +120,7 @@ def fit_stacked(
     weights: Array | None = None,
     proximal: Array | None = None,
     gd_steps: int = 0,
+    throw: bool = True,
 ):
     """Train ``C`` stacked configurations together (module doc); ``finetune``'s result.
 
@@ -133,6 +137,8 @@ def fit_stacked(
       weights: ``w_c`` (GD: the step ``η_c``); default ones.
       proximal: ``λ_c ≥ 0``; default zeros.
       gd_steps: GD steps (``"gd_mse"`` only).
+      throw: raise on a non-finite training loss (``False``: train on; a diverging
+        configuration then stays confined to its own row, the others are unaffected).
 
     Returns:
       :class:`ntsim.transformers.FinetuneResult`; ``records["per_config"]`` is each
@@ -174,7 +180,76 @@ def fit_stacked(
         quarter = max(num_steps // 4, 1)  # four segments: the first's time includes tracing
         every = quarter if num_steps % quarter == 0 else num_steps
     return finetune(loss_fn, adapters0, train, optimizer=optimizer, num_steps=num_steps,
-                    batch_size=batch_size, keys=key, eval_every=every)  # fmt: skip
+                    batch_size=batch_size, keys=key, eval_every=every, throw=throw)  # fmt: skip
+
+
+#: A GD run's training loss "rises" when it grows by more than this fraction over one step.
+#: Chosen: far above the float32 round-off of a mean of n ≥ 8 squared errors (~1e-6
+#: relative), far below the rises that marked divergence at full scale (factors > 2).
+RISE_TOLERANCE = 0.01
+
+
+def gd_rises(losses) -> bool:
+    """Whether a GD loss sequence is non-finite somewhere or rises by more than
+    :data:`RISE_TOLERANCE` over a step. Full-batch GD on a smooth loss at a step below
+    ``2/L`` (``L`` the curvature along the path) descends at every step (the descent lemma);
+    for the linearised MSE model ``(1/n)‖f − y‖²`` that is ``η < n/λ_max(K)``, so a rise
+    says the step outgrew the curvature the run met.
+
+    Examples:
+      >>> gd_rises([1.0, 0.5, 0.5, 0.2]), gd_rises([1.0, 0.5, 0.6]), gd_rises([1.0, float("nan")])
+      (False, True, True)
+    """
+    losses = np.asarray(losses, np.float64)
+    if not np.all(np.isfinite(losses)):
+        return True
+    return bool(np.any(losses[1:] > losses[:-1] * (1.0 + RISE_TOLERANCE)))
+
+
+def halving_ladder(
+    run: Callable[[np.ndarray, np.ndarray], dict], size: int, fraction: float, halvings: int
+) -> dict:
+    """Per run, the largest step fraction ``fraction·2^{−k}``, ``k ≤ halvings``, at which its
+    GD training loss never rises (:func:`gd_rises`).
+
+    Every run first trains at ``fraction``; the runs whose loss rose train again, from the
+    same start, at half their fraction, and so on; after ``halvings`` halvings a run keeps
+    its last result (rising or not, its ``step_fraction`` says where it stopped).
+
+    Args:
+      run: ``run(rows, fractions) -> unit``: trains the given rows (indices into
+        ``range(size)``) at the given fractions and returns a dict of per-row lists
+        ``"train_loss"`` (the final loss), ``"curves"`` (the loss per step) and any other
+        per-row entries, plus ``"seconds"`` (kept from the first call only: all rows).
+      size: number of rows.
+      fraction: the first step fraction.
+      halvings: at most this many halvings per row.
+
+    Returns:
+      The merged unit (each row's entries from its last call) with ``"step_fraction"``: each
+      row's final fraction.
+    """
+    fractions = np.full(size, float(fraction))
+    pending = np.arange(size)
+    merged: dict = {}
+    for halving in range(halvings + 1):
+        part = run(pending, fractions[pending])
+        for name, values in part.items():
+            if name == "seconds":
+                merged.setdefault(name, list(values))
+                continue
+            column = merged.setdefault(name, [None] * size)
+            for row, value in zip(pending, values, strict=True):
+                column[row] = value
+        rising = [row for row, curve, last in
+                  zip(pending, part["curves"], part["train_loss"], strict=True)
+                  if gd_rises([*curve, last])]  # fmt: skip
+        if not rising or halving == halvings:
+            break
+        pending = np.asarray(rising)
+        fractions[pending] /= 2
+    merged["step_fraction"] = fractions.tolist()
+    return merged
 
 
 def stacked_scores_fn(model):

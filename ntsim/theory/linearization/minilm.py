@@ -11,8 +11,9 @@ independent of the Flax path.
   :func:`minilm_kappa_loss_correlation`);
 * :mod:`._minilm_lambda` — the slides' λ table (:func:`simulate_minilm_lambda`);
 * :mod:`._minilm_training` — several configurations fine-tuned as one stacked run
-  (:func:`fit_stacked`), their logits (:func:`stacked_scores_fn`), and the gap between a
-  model and its first-order Taylor expansion (:func:`linearization_gap`).
+  (:func:`fit_stacked`), their logits (:func:`stacked_scores_fn`), the GD step ladder
+  (:func:`halving_ladder`, :func:`gd_rises`), and the gap between a model and its
+  first-order Taylor expansion (:func:`linearization_gap`).
 """
 
 from ntsim.theory.linearization._minilm import (
@@ -34,8 +35,11 @@ from ntsim.theory.linearization._minilm_lambda import (
 )
 from ntsim.theory.linearization._minilm_training import (
     REGIMES,
+    RISE_TOLERANCE,
     TrainingSetup,
     fit_stacked,
+    gd_rises,
+    halving_ladder,
     linearization_gap,
     stack,
     stacked_scores_fn,
@@ -49,12 +53,15 @@ __all__ = [
     "MINILM_LAMBDA_SCALES",
     "MINILM_REGIMES",
     "REGIMES",
+    "RISE_TOLERANCE",
     "MiniLMKappaRun",
     "MiniLMKappaSetting",
     "MiniLMLambdaRun",
     "MiniLMLambdaSetting",
     "TrainingSetup",
     "fit_stacked",
+    "gd_rises",
+    "halving_ladder",
     "linearization_gap",
     "minilm_kappa_loss_correlation",
     "simulate_minilm_kappa",
