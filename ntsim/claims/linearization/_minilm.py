@@ -37,7 +37,8 @@ _SIGN = Tolerance(
 )
 _KERNEL_WORDS = {"ntk": "the NTK JJᵀ", "sign": "the sign kernel J sign(J)ᵀ"}
 _REGIME_WORDS = {"adamw": "AdamW + cross-entropy (the paper's training)",
-                 "gd": "full-batch GD + MSE at η = n/(2λ_max) (the theory's)"}  # fmt: skip
+                 "gd": "full-batch GD + MSE from η = n/(2λ_max), halved where the MSE rises "
+                       "(the theory's)"}  # fmt: skip
 
 
 def _kappa_check(kernel: str, regime: str):
