@@ -63,7 +63,7 @@ def test_a_changed_code_hash_computes_every_unit_again(tmp_path, monkeypatch):
 
 def test_the_wrapper_keeps_the_simulations_module_for_the_records():
     from ntsim.claims._provenance import callable_module
-    from ntsim.claims.linearization._minilm import MINILM_KAPPA
+    from ntsim.claims.linearization._minilm_kappa import MINILM_KAPPA
     from ntsim.theory.linearization import minilm
 
     assert callable_module(MINILM_KAPPA.fn) == callable_module(minilm.simulate_minilm_kappa)
