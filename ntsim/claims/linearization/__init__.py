@@ -5,7 +5,8 @@ regularised dynamics (:mod:`._dynamics`: split step, Lemma 3, Thm 1), distances 
 (:mod:`._distance`: Lemma 1, Thm 2, the λ table), the linearisation gap and the r-ball
 (:mod:`._gap`: Thms 3, 4), the KRR reduction and spectral bounds (:mod:`._spectral`:
 Thms 5–7), kernel structure (:mod:`._kernels`: NTK additivity, LoRA NTK at init), the
-condition-number experiment (:mod:`._kappa`), the λ table on MiniLM (:mod:`._minilm`). The
+condition-number experiment (:mod:`._kappa`), the λ table on MiniLM (:mod:`._minilm`; the κ
+claims on MiniLM, :mod:`._minilm_kappa`, join once recorded at full scale). The
 simulations they read are ``simulate_*`` functions of :mod:`ntsim.theory.linearization`.
 """
 
