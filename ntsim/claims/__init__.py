@@ -4,7 +4,9 @@ Write a claim with :class:`Claim` (what it reads and how it is decided) and the 
 :func:`compare`, :func:`estimate_in` and :func:`all_of`; :func:`run_claims` runs claims at
 several seeds and :func:`write_verification` records them. The registry is an explicit
 tuple (no registration by import side effect): each topic package ``ntsim/claims/<topic>/``
-exports ``CLAIMS`` and is listed in :data:`REGISTRY`.
+exports ``CLAIMS`` and is listed in :data:`REGISTRY`. Besides the five papers' topics,
+``intervals`` checks the interval procedures every verdict is decided on
+(:data:`SHARED_TOPICS`).
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ from ntsim.claims._runner import (
 # The topic packages come after the names above, so that a topic module can write
 # `from ntsim.claims import Claim, compare, ...` while this package is being initialised.
 from ntsim.claims import early_stopping as _early_stopping  # noqa: E402  isort: skip
+from ntsim.claims import intervals as _intervals  # noqa: E402  isort: skip
 from ntsim.claims import linear_teachers as _linear_teachers  # noqa: E402  isort: skip
 from ntsim.claims import linearization as _linearization  # noqa: E402  isort: skip
 from ntsim.claims import overtraining as _overtraining  # noqa: E402  isort: skip
@@ -65,6 +68,7 @@ __all__ = [
     "KINDS",
     "REGISTRY",
     "SCALES",
+    "SHARED_TOPICS",
     "AtLeast",
     "AtMost",
     "Claim",
@@ -147,7 +151,12 @@ REGISTRY: tuple = build_registry(
     *_overtraining.CLAIMS,
     *_early_stopping.CLAIMS,
     *_linearization.CLAIMS,
+    *_intervals.CLAIMS,
 )
+
+#: Topics whose claims check machinery every topic's verdicts rest on (no paper of their
+#: own): ``ntsim mutate --topic T`` also runs them on T's mutants of functions on their paths.
+SHARED_TOPICS: tuple[str, ...] = ("intervals",)
 
 
 def get_claim(claim_id: str):

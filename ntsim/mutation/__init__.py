@@ -78,6 +78,7 @@ __all__ = [
     "mutate_module",
     "mutate_topic",
     "plan_topic",
+    "topic_claims_and_users",
     "run_mutant",
     "run_covered_baseline",
     "executing_claims",
@@ -170,6 +171,22 @@ class TopicPlan:
     mutants: tuple  # (module, Site) pairs
 
 
+def topic_claims_and_users(topic: str) -> tuple[tuple, dict]:
+    """The claims a topic's mutants run on, and each function on the topic's paths → the ids
+    of those claims whose path holds it: the topic's own claims, plus the claims of
+    :data:`ntsim.claims.SHARED_TOPICS` whose paths hold one of the topic's functions."""
+    from ntsim.claims import REGISTRY, SHARED_TOPICS
+
+    claims = tuple(c for c in REGISTRY if c.topic == topic)
+    users = topic_functions(claims)
+    if topic in SHARED_TOPICS or not claims:
+        return claims, users
+    shared = topic_functions([c for c in REGISTRY if c.topic in SHARED_TOPICS])
+    users = {ref: ids + shared.get(ref, ()) for ref, ids in users.items()}
+    watching = {cid for ref in users for cid in shared.get(ref, ())}
+    return claims + tuple(c for c in REGISTRY if c.id in watching), users
+
+
 def plan_topic(
     topic: str,
     *,
@@ -179,6 +196,11 @@ def plan_topic(
     per_claim: int = 2,
 ) -> TopicPlan:
     """The claims of ``topic``, the functions on their paths and the mutants drawn from them.
+
+    The claims of :data:`ntsim.claims.SHARED_TOPICS` (the interval procedures every verdict
+    rests on) join the plan for the functions of ``topic`` that lie on their paths too: a
+    mutant is run on every claim whose path holds its function, the topic's and the shared
+    ones, and a kill by either counts.
 
     ``sample=None`` (the default matrix): one mutant per function, then more until every
     claim has ``per_claim`` on its path (:func:`cover_claims`); ``sample=K``: exactly
@@ -190,11 +212,10 @@ def plan_topic(
     """
     from ntsim.claims import REGISTRY
 
-    claims = tuple(c for c in REGISTRY if c.topic == topic)
+    claims, users = topic_claims_and_users(topic)
     if not claims:
         topics = sorted({c.topic for c in REGISTRY})
         raise ValueError(f"No claims in topic {topic!r}; topics: {', '.join(topics)}.")
-    users = topic_functions(claims)
     chosen = [ref for ref in users if not functions or _matches(ref, functions)]
     if not chosen:
         raise ValueError(f"No function on the {topic} claims' paths matches {list(functions)}.")

@@ -205,7 +205,7 @@ def stale_matrix(out: pathlib.Path, topic: str | None = None) -> list[dict]:
     (``ntsim mutate``), not by every verification.
     """
     from ntsim.claims import REGISTRY
-    from ntsim.mutation import topic_claims_hash
+    from ntsim.mutation import topic_claims_and_users, topic_claims_hash
 
     path = pathlib.Path(out) / "MUTATION.json"
     if not path.exists():
@@ -218,7 +218,7 @@ def stale_matrix(out: pathlib.Path, topic: str | None = None) -> list[dict]:
         if entry is None:
             stale.append({"id": f"mutation:{name}", "table": str(path), "why": "not recorded"})
             continue
-        now = topic_claims_hash([c for c in REGISTRY if c.topic == name])
+        now = topic_claims_hash(topic_claims_and_users(name)[0])
         if entry.get("source_hash") != now:
             why = f"source changed ({entry.get('source_hash')} → {now})"
             stale.append({"id": f"mutation:{name}", "table": str(path), "why": why})

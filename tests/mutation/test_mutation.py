@@ -325,10 +325,15 @@ def test_covered_baseline_skips_exactly_the_mutants_no_claim_executes():
 
 def test_stale_matrix_compares_the_topic_source_hash(tmp_path):
     from ntsim.claims import REGISTRY
-    from ntsim.mutation import stale_matrix, topic_claims_hash
+    from ntsim.mutation import stale_matrix, topic_claims_and_users, topic_claims_hash
 
     assert stale_matrix(tmp_path) == []  # no matrix made: nothing to be stale
-    current = topic_claims_hash([c for c in REGISTRY if c.topic == "overtraining"])
+    own = [c for c in REGISTRY if c.topic == "overtraining"]
+    claims = topic_claims_and_users("overtraining")[0]
+    # the shared intervals claims watch the topic's interval functions: they are in its hash
+    assert {c.topic for c in claims} == {"overtraining", "intervals"}
+    assert topic_claims_hash(own) != topic_claims_hash(claims)
+    current = topic_claims_hash(claims)
     entry = dict(_toy_entry(), topic="overtraining", source_hash=current)
     write_matrix(tmp_path, [entry])
     assert stale_matrix(tmp_path, topic="overtraining") == []
