@@ -93,7 +93,7 @@ CLAIMS = (
     ),
     Claim(
         id="intervals.spearman_ci.equal_tails",
-        paper="Fieller, Hartley & Pearson 1957, Fisher's z interval for Spearman's ρ "
+        paper="Fieller–Hartley–Pearson 1957, Fisher's z interval for Spearman's ρ "
         "(ntsim.core.spearman_ci)",
         statement="For 20 pairs from a bivariate normal with r = 0.5 (population Spearman "
         "ρ_S = (6/π)·arcsin(r/2)), spearman_ci's 95% interval misses ρ_S from each side in "
