@@ -21,38 +21,48 @@ def test_spearman_of_bivariate_normal_matches_a_large_sample(correlation):
     assert abs(iv.spearman_of_bivariate_normal(correlation) - sample) < 0.01
 
 
+SMALL = iv.CoverageSetting(mean_sizes=(3, 8), mean_replications=20_000, spearman_size=15,
+                           spearman_correlations=(0.6, -0.3), spearman_replications=300,
+                           bootstrap_size=30, bootstrap_replications=300, resamples=200,
+                           level=0.5)  # fmt: skip
+SIMULATIONS = (iv.simulate_t_coverage, iv.simulate_spearman_coverage,
+               iv.simulate_bootstrap_coverage)  # fmt: skip
+
+
 def test_each_tail_misses_half_of_one_minus_the_level():
-    """At level 0.5 every tail should miss in 25% of replications: the t interval exactly,
-    Fisher's z and the percentile bootstrap approximately (300 replications: ±0.1 is four
-    standard errors, room for their finite-N bias too)."""
-    setting = iv.CoverageSetting(mean_sizes=(3, 8), mean_replications=20_000, spearman_size=15,
-                                 spearman_replications=300, bootstrap_size=30,
-                                 bootstrap_replications=300, resamples=200, level=0.5)  # fmt: skip
-    run = iv.simulate_interval_coverage(jax.random.PRNGKey(0), setting)
-    assert len(run.procedures) == 4 and run.level == 0.5
-    rates_below = np.asarray(run.below) / np.asarray(run.replications)
-    rates_above = np.asarray(run.above) / np.asarray(run.replications)
-    # the t interval, exact: 4 standard errors of a rate at 20,000 replications
-    np.testing.assert_allclose(rates_below[:2], 0.25, atol=4 * np.sqrt(0.25 * 0.75 / 20_000))
-    np.testing.assert_allclose(rates_above[:2], 0.25, atol=4 * np.sqrt(0.25 * 0.75 / 20_000))
-    np.testing.assert_allclose(rates_below[2:], 0.25, atol=0.1)
-    np.testing.assert_allclose(rates_above[2:], 0.25, atol=0.1)
-    np.testing.assert_allclose(run.truth[2], iv.spearman_of_bivariate_normal(0.5))
+    """At level 0.5 every tail should miss in 25% of replications: the t interval exactly (4
+    standard errors at 20,000 replications), Fisher's z and the percentile bootstrap
+    approximately (300 replications: ±0.1 is four standard errors, room for their finite-N
+    bias too)."""
+    exact = iv.simulate_t_coverage(jax.random.PRNGKey(0), SMALL)
+    spearman = iv.simulate_spearman_coverage(jax.random.PRNGKey(0), SMALL)
+    bootstrap = iv.simulate_bootstrap_coverage(jax.random.PRNGKey(0), SMALL)
+    assert [len(r.procedures) for r in (exact, spearman, bootstrap)] == [2, 2, 1]
+    for run, atol in ((exact, 4 * np.sqrt(0.25 * 0.75 / 20_000)), (spearman, 0.1),
+                      (bootstrap, 0.1)):  # fmt: skip
+        assert run.level == 0.5
+        for counts in (run.below, run.above):
+            np.testing.assert_allclose(np.asarray(counts) / run.replications, 0.25, atol=atol)
+    np.testing.assert_allclose(spearman.truth, [iv.spearman_of_bivariate_normal(0.6),
+                                                iv.spearman_of_bivariate_normal(-0.3)])  # fmt: skip
+    assert spearman.truth[1] < 0
 
 
-def test_the_run_is_a_function_of_the_key():
-    setting = iv.CoverageSetting(mean_sizes=(3,), mean_replications=500, spearman_replications=20,
-                                 bootstrap_replications=10, resamples=50)  # fmt: skip
-    a = iv.simulate_interval_coverage(jax.random.PRNGKey(3), setting)
-    b = iv.simulate_interval_coverage(jax.random.PRNGKey(3), setting)
-    c = iv.simulate_interval_coverage(jax.random.PRNGKey(4), setting)
+@pytest.mark.parametrize("simulate", SIMULATIONS)
+def test_the_run_is_a_function_of_the_key(simulate):
+    a = simulate(jax.random.PRNGKey(3), SMALL)
+    b = simulate(jax.random.PRNGKey(3), SMALL)
+    c = simulate(jax.random.PRNGKey(4), SMALL)
     for field in ("below", "above"):
         np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
     assert not np.array_equal(np.r_[a.below, a.above], np.r_[c.below, c.above])
 
 
-@pytest.mark.parametrize("bad", [dict(mean_sizes=(1,)), dict(level=1.0), dict(spearman_size=4),
-                                 dict(spearman_correlation=1.0), dict(resamples=0)])  # fmt: skip
+BAD = (dict(mean_sizes=(1,)), dict(level=1.0), dict(spearman_size=4),
+       dict(spearman_correlations=(1.0,)), dict(resamples=0))  # fmt: skip
+
+
+@pytest.mark.parametrize("bad", BAD)
 def test_bad_settings_are_refused(bad):
     with pytest.raises(ValueError):
         iv.CoverageSetting(**bad)

@@ -2,9 +2,10 @@
 
 Every claim of the five papers is decided on a confidence interval (``ntsim.core``'s
 ``mean_ci``, ``spearman_ci``, ``bootstrap_ci``). :mod:`._coverage` replicates data whose
-truth is known in closed form and counts how often each tail of each interval misses it,
-the simulation the claims ``intervals.*`` read; they decide each miss rate on Wilson's
-binomial interval (:mod:`._wilson`), which shares no code with the intervals it checks.
+truth is known in closed form and counts how often each tail of each interval misses it
+(one simulation per procedure), the simulations the claims ``intervals.*`` read; they
+decide each miss rate on Wilson's binomial interval (:mod:`._wilson`), which shares no
+code with the intervals it checks.
 
 References:
   .. code-block:: bibtex
@@ -30,7 +31,9 @@ from ntsim.theory.intervals._coverage import (
     COVERAGE_SCALES,
     CoverageRun,
     CoverageSetting,
-    simulate_interval_coverage,
+    simulate_bootstrap_coverage,
+    simulate_spearman_coverage,
+    simulate_t_coverage,
     spearman_of_bivariate_normal,
 )
 from ntsim.theory.intervals._wilson import wilson_ci
@@ -39,7 +42,9 @@ __all__ = [
     "COVERAGE_SCALES",
     "CoverageRun",
     "CoverageSetting",
-    "simulate_interval_coverage",
+    "simulate_bootstrap_coverage",
+    "simulate_spearman_coverage",
+    "simulate_t_coverage",
     "spearman_of_bivariate_normal",
     "wilson_ci",
 ]

@@ -11,13 +11,16 @@ counts both kinds of miss:
 * **t interval for a mean**, normal data ``N(0, 1)``: exact for every ``N ≥ 2`` (Student
   1908), so the tails are ``(1 − level)/2`` up to Monte Carlo error;
 * **Fisher-z interval for Spearman's ρ**, pairs from a bivariate normal with correlation
-  ``r``: the population Spearman correlation is ``ρ_S = (6/π) arcsin(r/2)`` (Pearson 1907;
-  Kruskal 1958, eq. (5.5)); the interval is approximate at finite ``N``;
+  ``r`` (one positive, one negative): the population Spearman correlation is
+  ``ρ_S = (6/π) arcsin(r/2)`` (Pearson 1907; Kruskal 1958, eq. (5.5)); the interval is
+  approximate at finite ``N``;
 * **percentile bootstrap of a mean**, normal data: first-order accurate, slightly narrow at
   finite ``N`` (its standard error uses ``1/N``, not ``1/(N − 1)``, and the normal, not the t,
   quantile).
 
-The counts are integers, so the claims decide each tail's miss rate on a binomial interval
+One simulation per procedure, so each claim's path holds its own procedure only (``ntsim
+mutate`` runs a claim on the mutants of the functions on its path). The counts are
+integers, so the claims decide each tail's miss rate on a binomial interval
 (:func:`~ntsim.theory.intervals.wilson_ci`).
 """
 
@@ -37,21 +40,23 @@ __all__ = [
     "COVERAGE_SCALES",
     "CoverageRun",
     "CoverageSetting",
-    "simulate_interval_coverage",
+    "simulate_bootstrap_coverage",
+    "simulate_spearman_coverage",
+    "simulate_t_coverage",
     "spearman_of_bivariate_normal",
 ]
 
 
 @dataclasses.dataclass(frozen=True)
 class CoverageSetting:
-    """Replications and sample sizes of :func:`simulate_interval_coverage`.
+    """Replications and sample sizes of the coverage simulations.
 
     Attributes:
       mean_sizes: ``N`` of the t-interval replications (normal data), one row each.
       mean_replications: replications per ``N`` (vectorised: cheap).
       spearman_size: pairs per Spearman replication.
-      spearman_correlation: the bivariate normal's correlation ``r``.
-      spearman_replications: Spearman replications.
+      spearman_correlations: the bivariate normal's correlations ``r``, one row each.
+      spearman_replications: Spearman replications per ``r``.
       bootstrap_size: observations per bootstrap replication.
       bootstrap_replications: bootstrap replications.
       resamples: bootstrap resamples per interval.
@@ -61,9 +66,9 @@ class CoverageSetting:
     mean_sizes: tuple[int, ...] = (3, 10)
     mean_replications: int = 200_000
     spearman_size: int = 20
-    spearman_correlation: float = 0.5
-    spearman_replications: int = 20_000
-    bootstrap_size: int = 100
+    spearman_correlations: tuple[float, ...] = (0.5, -0.5)
+    spearman_replications: int = 50_000
+    bootstrap_size: int = 400
     bootstrap_replications: int = 8_000
     resamples: int = 1000
     level: float = 0.95
@@ -76,13 +81,16 @@ class CoverageSetting:
         if not self.mean_sizes or any(isinstance(n, bool) or not isinstance(n, int) or n < 2
                                       for n in self.mean_sizes):  # fmt: skip
             raise ValueError("CoverageSetting.mean_sizes must be integers >= 2.")
-        if not (-1 < self.spearman_correlation < 1 and 0 < self.level < 1):
-            raise ValueError("CoverageSetting: spearman_correlation in (-1, 1), level in (0, 1).")
+        if not self.spearman_correlations or not all(
+            -1 < r < 1 for r in self.spearman_correlations
+        ):
+            raise ValueError("CoverageSetting.spearman_correlations must lie in (-1, 1).")
+        if not 0 < self.level < 1:
+            raise ValueError("CoverageSetting.level must lie in (0, 1).")
 
 
 class CoverageRun(NamedTuple):
-    """Miss counts per procedure (rows: the t interval at each ``mean_sizes`` entry, then
-    Fisher-z Spearman, then the percentile bootstrap).
+    """Miss counts of one procedure, one row per data setting.
 
     Attributes:
       procedures: ``(P,)`` names of the rows.
@@ -112,41 +120,60 @@ def spearman_of_bivariate_normal(correlation: float) -> float:
     return float(6.0 / np.pi * np.arcsin(correlation / 2.0))
 
 
-def simulate_interval_coverage(key: PRNGKey, setting: CoverageSetting) -> CoverageRun:
-    """Count each tail's misses of the three interval procedures (module doc).
+def _counted(rows: list[tuple[str, np.ndarray, float]], level: float) -> CoverageRun:
+    """``rows`` of (name, interval ends ``(R, 2)``, truth) as miss counts."""
+    return CoverageRun(
+        procedures=tuple(name for name, _, _ in rows),
+        below=np.asarray([int(np.sum(ends[:, 0] > truth)) for _, ends, truth in rows]),
+        above=np.asarray([int(np.sum(ends[:, 1] < truth)) for _, ends, truth in rows]),
+        replications=np.asarray([len(ends) for _, ends, _ in rows]),
+        truth=np.asarray([truth for _, _, truth in rows]),
+        level=float(level),
+    )
 
-    Data come from ``key`` (``jax.random``); the bootstrap's resampling generator is seeded
-    per replication from it too, so the run is a pure function of ``(key, setting)``.
-    """
-    check_setting_type("simulate_interval_coverage", setting, CoverageSetting)
-    check_key("simulate_interval_coverage", key)
-    s = setting
-    k_mean, k_spearman, k_boot, k_seeds = jax.random.split(key, 4)
-    names, below, above, count, truth = [], [], [], [], []
 
+def _checked(where: str, key, setting) -> None:
+    check_setting_type(where, setting, CoverageSetting)
+    check_key(where, key)
+
+
+def simulate_t_coverage(key: PRNGKey, setting: CoverageSetting) -> CoverageRun:
+    """Each tail's misses of :func:`ntsim.core.mean_ci` (Student t) on ``N(0, 1)`` data, one
+    row per ``mean_sizes`` entry (module doc)."""
+    _checked("simulate_t_coverage", key, setting)
+    s, rows = setting, []
     for j, size in enumerate(s.mean_sizes):
-        data = np.asarray(jax.random.normal(jax.random.fold_in(k_mean, j),
+        data = np.asarray(jax.random.normal(jax.random.fold_in(key, j),
                                             (size, s.mean_replications)), np.float64)  # fmt: skip
         _, (lo, hi) = mean_ci(data, level=s.level, axis=0)
-        names.append(f"t interval, mean, N = {size}")
-        below.append(int(np.sum(lo > 0.0)))
-        above.append(int(np.sum(hi < 0.0)))
-        count.append(s.mean_replications)
-        truth.append(0.0)
+        rows.append((f"t interval, mean, N = {size}", np.stack([lo, hi], axis=1), 0.0))
+    return _counted(rows, s.level)
 
-    rho_s = spearman_of_bivariate_normal(s.spearman_correlation)
-    z = np.asarray(jax.random.normal(k_spearman, (s.spearman_replications, s.spearman_size, 2)),
-                   np.float64)  # fmt: skip
-    x = z[..., 0]
-    y = s.spearman_correlation * x + np.sqrt(1.0 - s.spearman_correlation**2) * z[..., 1]
-    ends = np.array([spearman_ci(a, b, level=s.level)[1] for a, b in zip(x, y, strict=True)])
-    names.append(f"Fisher-z Spearman, N = {s.spearman_size}, r = {s.spearman_correlation:g}")
-    below.append(int(np.sum(ends[:, 0] > rho_s)))
-    above.append(int(np.sum(ends[:, 1] < rho_s)))
-    count.append(s.spearman_replications)
-    truth.append(rho_s)
 
-    data = np.asarray(jax.random.normal(k_boot, (s.bootstrap_replications, s.bootstrap_size)),
+def simulate_spearman_coverage(key: PRNGKey, setting: CoverageSetting) -> CoverageRun:
+    """Each tail's misses of :func:`ntsim.core.spearman_ci` (Fisher z) on bivariate normal
+    pairs, one row per ``spearman_correlations`` entry (module doc)."""
+    _checked("simulate_spearman_coverage", key, setting)
+    s, rows = setting, []
+    for j, r in enumerate(s.spearman_correlations):
+        z = np.asarray(jax.random.normal(jax.random.fold_in(key, j),
+                                         (s.spearman_replications, s.spearman_size, 2)),
+                       np.float64)  # fmt: skip
+        x, y = z[..., 0], r * z[..., 0] + np.sqrt(1.0 - r**2) * z[..., 1]
+        ends = np.array([spearman_ci(a, b, level=s.level)[1] for a, b in zip(x, y, strict=True)])
+        rows.append((f"Fisher-z Spearman, N = {s.spearman_size}, r = {r:g}", ends,
+                     spearman_of_bivariate_normal(r)))  # fmt: skip
+    return _counted(rows, s.level)
+
+
+def simulate_bootstrap_coverage(key: PRNGKey, setting: CoverageSetting) -> CoverageRun:
+    """Each tail's misses of :func:`ntsim.core.bootstrap_ci` (percentile) for the mean of
+    ``N(0, 1)`` data (module doc); each replication's resampling generator is seeded from
+    ``key``, so the run is a pure function of ``(key, setting)``."""
+    _checked("simulate_bootstrap_coverage", key, setting)
+    s = setting
+    k_data, k_seeds = jax.random.split(key)
+    data = np.asarray(jax.random.normal(k_data, (s.bootstrap_replications, s.bootstrap_size)),
                       np.float64)  # fmt: skip
     seeds = np.asarray(jax.random.randint(k_seeds, (s.bootstrap_replications,), 0, 2**31 - 1))
     ends = np.array([
@@ -154,26 +181,14 @@ def simulate_interval_coverage(key: PRNGKey, setting: CoverageSetting) -> Covera
                      resamples=s.resamples, seed=int(seed))[1]
         for values, seed in zip(data, seeds, strict=True)
     ])  # fmt: skip
-    names.append(f"percentile bootstrap, mean, N = {s.bootstrap_size}")
-    below.append(int(np.sum(ends[:, 0] > 0.0)))
-    above.append(int(np.sum(ends[:, 1] < 0.0)))
-    count.append(s.bootstrap_replications)
-    truth.append(0.0)
-
-    return CoverageRun(
-        procedures=tuple(names),
-        below=np.asarray(below),
-        above=np.asarray(above),
-        replications=np.asarray(count),
-        truth=np.asarray(truth),
-        level=float(s.level),
-    )
+    name = f"percentile bootstrap ({s.resamples} resamples), mean, N = {s.bootstrap_size}"
+    return _counted([(name, ends, 0.0)], s.level)
 
 
-#: Quick: fewer Spearman replications and bootstrap resamples (~20 s on 2 cores); each tail's
-#: 95% Wilson interval is then about ±0.005 wide. Full: ±0.002 (Spearman), ±0.0035 (bootstrap).
+#: Quick: fewer replications and resamples (~25 s on 2 cores); a tail's 95% Wilson interval
+#: is then about ±0.0023 (Spearman) and ±0.005 (bootstrap) wide. Full: ±0.0015 and ±0.0035.
 COVERAGE_SCALES = {
-    "quick": CoverageSetting(spearman_replications=4000, bootstrap_replications=4000,
+    "quick": CoverageSetting(spearman_replications=20_000, bootstrap_replications=4000,
                              resamples=500),
     "full": CoverageSetting(),
 }  # fmt: skip
