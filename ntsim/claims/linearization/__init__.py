@@ -5,8 +5,8 @@ regularised dynamics (:mod:`._dynamics`: split step, Lemma 3, Thm 1), distances 
 (:mod:`._distance`: Lemma 1, Thm 2, the λ table), the linearisation gap and the r-ball
 (:mod:`._gap`: Thms 3, 4), the KRR reduction and spectral bounds (:mod:`._spectral`:
 Thms 5–7), kernel structure (:mod:`._kernels`: NTK additivity, LoRA NTK at init), the
-condition-number experiment (:mod:`._kappa`), the λ table on MiniLM (:mod:`._minilm`; the κ
-claims on MiniLM, :mod:`._minilm_kappa`, join once recorded at full scale). The
+condition-number experiment (:mod:`._kappa`), the λ table on MiniLM (:mod:`._minilm`) and the
+condition-number experiment on MiniLM (:mod:`._minilm_kappa`). The
 simulations they read are ``simulate_*`` functions of :mod:`ntsim.theory.linearization`.
 """
 
@@ -19,6 +19,7 @@ from ntsim.claims.linearization import (
     _kappa,
     _kernels,
     _minilm,
+    _minilm_kappa,
     _spectral,
 )
 
@@ -32,4 +33,5 @@ CLAIMS = (
     *_kernels.CLAIMS,
     *_kappa.CLAIMS,
     *_minilm.CLAIMS,
+    *_minilm_kappa.CLAIMS,
 )
