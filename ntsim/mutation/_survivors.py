@@ -42,6 +42,13 @@ _BUDGET = (
 REASONS: tuple[SurvivorReason, ...] = (
     # ------------------------------------------------------------------ shared (ntsim.core)
     SurvivorReason(
+        "wilson_ci", OUTSIDE,
+        "the intervals claims' own binomial interval made wider (the variance term p(1 − p/2) "
+        "instead of p(1 − p)): a more cautious decision, which these claims pass with room to "
+        "spare; wilson_ci's doctest pins the formula (the interval of 50 successes in 100)",
+        operator="scale_x0.5", before="1 - p",
+    ),
+    SurvivorReason(
         "_quantile", EQUIVALENT,
         "a Student-t quantile with N instead of N − 1 degrees of freedom moves a confidence "
         "interval's ends by O(1/N²) of its width at the claims' N; the unit tests hold mean_ci "
