@@ -316,6 +316,7 @@ def simulate_minilm_kappa(
     eigenvalues = np.zeros((*shape, s.train_size))
     curves = {"adamw": np.zeros((*shape, s.adamw_steps)), "gd": np.zeros((*shape, s.gd_steps))}
     step_fraction_gd = np.zeros(shape)
+    stable_step = np.zeros(shape[:2])  # the linearised stable step n/λ_max (largest over seeds)
     seconds = {"adamw": [], "gd": []}
     for d, dataset in enumerate(s.datasets):
         train, test = binary_sentiment_split(dataset, jax.random.fold_in(key, d),
@@ -324,8 +325,8 @@ def simulate_minilm_kappa(
         spectra = memo(f"{dataset}_kernels", lambda train=train: kernel_unit(train))
         for name, value in spectra.items():
             (eigenvalues if name == "eigenvalues" else out[name])[d] = value
-        # the linearised stable step n/λ_max per row (largest λ_max over seeds)
-        stable = np.tile(s.train_size / eigenvalues[d, :, :, 0].max(axis=1), s.seeds_at_once)
+        stable_step[d] = s.train_size / eigenvalues[d, :, :, 0].max(axis=1)
+        stable = np.tile(stable_step[d], s.seeds_at_once)  # per row j·C + c of a group
         data_key = jax.random.fold_in(key, 2000 + d)
 
         def unit(start, regime, train=train, test=test, data_key=data_key, stable=stable):
@@ -361,9 +362,7 @@ def simulate_minilm_kappa(
         eigenvalues=jnp.asarray(eigenvalues),
         loss_curve_adamw=jnp.asarray(curves["adamw"]),
         loss_curve_gd=jnp.asarray(curves["gd"]),
-        learning_rate_gd=jnp.asarray(
-            step_fraction_gd * s.train_size / eigenvalues[..., 0].max(axis=2)[..., None]
-        ),
+        learning_rate_gd=jnp.asarray(step_fraction_gd * stable_step[..., None]),
         step_fraction_gd=jnp.asarray(step_fraction_gd),
         num_params=jnp.asarray(num_params),
         step_seconds=jnp.asarray(step_seconds),
