@@ -76,6 +76,7 @@ def _entry(record: ClaimRecord, metadata: dict) -> dict:
         "twin": claim.twin,
         "verdict": record.verdict,
         "as_expected": record.as_expected,
+        "smoke": record.smoke,
         "flips": record.flips,
         "scale": record.scale,
         "seeds": list(record.seeds),
@@ -162,6 +163,10 @@ def _verdict(entry: dict) -> str:
     return entry["verdict"]
 
 
+def _smoke(entry: dict) -> str:
+    return "; a smoke run at this scale, not held to it" if entry.get("smoke") else ""
+
+
 def _row(entry: dict) -> str:
     reading = entry["reading"]["kind"] if entry.get("reading") else "-"
     status = "✓" if entry["as_expected"] and not search_flag(entry) else "✗ UNEXPECTED"
@@ -174,7 +179,7 @@ def _row(entry: dict) -> str:
         f"{seeds} ({per_seed}) | {entry.get('num_instances', '-')} | "
         f"{_fmt(entry.get('worst_margin'))} | {_fmt(entry.get('headroom'))} | "
         f"{searched_cell(entry)} | {tolerance} | "
-        f"{_verdict(entry)} (expected {entry['expect']}) {status} | "
+        f"{_verdict(entry)} (expected {entry['expect']}{_smoke(entry)}) {status} | "
         f"{'; '.join(_flags(entry)) or '-'} | {entry['seconds']:.1f} | "
         f"`{str(entry['commit'])[:8]}` |"
     )

@@ -451,3 +451,26 @@ def test_rows_carry_the_search_and_a_search_violation_of_a_holding_claim_is_unex
     refresh_searches(tmp_path)
     (row,) = json.loads((tmp_path / "demo" / "VERIFICATION.json").read_text())["claims"]
     assert "search" not in row and "verdict_by_search" not in row
+
+
+def test_a_smoke_claim_is_held_to_its_expectation_at_full_scale_only(monkeypatch):
+    """QUICK_SMOKE_CLAIMS: an inconclusive quick record is as expected, an error is not, and
+    the same verdict at full scale is unexpected."""
+    assert "linearization.minilm_kappa.ntk_gd" in nc.QUICK_SMOKE_CLAIMS
+    monkeypatch.setattr(nc, "QUICK_SMOKE_CLAIMS", frozenset({"demo.thm1.bound"}))
+
+    def undecided(run):
+        return estimate_in(0.0, (-1.0, 1.0), nc.AtLeast(0.0), num_instances=4)
+
+    def broken(run):
+        raise RuntimeError("boom")
+
+    (quick,) = run_claims([_claim(undecided)], scale="quick", seeds=(0,))
+    assert quick.verdict == "inconclusive" and quick.smoke and quick.as_expected
+    (full,) = run_claims([_claim(undecided)], scale="full", seeds=(0,))
+    assert not full.smoke and not full.as_expected
+    (error,) = run_claims([_claim(broken)], scale="quick", seeds=(0,))
+    assert error.verdict == "error" and not error.as_expected
+    # a claim not listed is held to its expectation at quick scale too
+    (other,) = run_claims([_claim(undecided, id="demo.thm2.bound")], scale="quick", seeds=(0,))
+    assert not other.smoke and not other.as_expected

@@ -21,7 +21,9 @@ def _run(counts, rates_below, rates_above):
     return iv.CoverageRun(procedures=tuple(f"row {i}" for i in range(len(counts))),
                           below=np.round(counts * np.asarray(rates_below)),
                           above=np.round(counts * np.asarray(rates_above)), replications=counts,
-                          truth=np.zeros(len(counts)), level=0.95)  # fmt: skip
+                          truth=np.zeros(len(counts)), level=0.95,
+                          estimate_mean=np.zeros(len(counts)), estimate_sd=np.ones(len(counts)),
+                          sizes=np.full(len(counts), 20))  # fmt: skip
 
 
 def _decide(name, rates_below, rates_above):
@@ -52,3 +54,26 @@ def test_one_tail_never_missing_is_refuted(name):
 def test_a_rate_near_the_tolerance_is_inconclusive():
     """A tail rate whose Wilson interval straddles 0.0375 decides nothing."""
     assert _decide("spearman", [0.025, 0.0375], [0.025, 0.025]) == "inconclusive"
+
+
+def _spearman_means(means, sd=0.188, replications=20_000):
+    """A Spearman run at N = 20, r = ±0.5 whose estimates average ``means``."""
+    truth = [iv.spearman_of_bivariate_normal(r) for r in (0.5, -0.5)]
+    return iv.CoverageRun(procedures=("r = 0.5", "r = -0.5"), below=np.zeros(2),
+                          above=np.zeros(2), replications=np.full(2, replications),
+                          truth=np.asarray(truth), level=0.95, estimate_mean=np.asarray(means),
+                          estimate_sd=np.full(2, sd), sizes=np.full(2, 20))  # fmt: skip
+
+
+def test_spearman_estimate_mean_holds_at_morans_value_and_refutes_a_wrong_correlation():
+    """Oracle: Moran's E[ρ̂] at N = 20 worked by hand, 6/(21π)(arcsin ½ + 18 arcsin ¼)
+    = 0.46126; data drawn at r = 0.5/√1.125 (the generator's 1 − r² halved) average
+    E[ρ̂](0.4714) = 0.4344, and r_s averaging ρ_S = 0.4826 (no finite-N bias) is off too."""
+    exact = 6 / (21 * np.pi) * (np.arcsin(0.5) + 18 * np.arcsin(0.25))
+    assert abs(exact - 0.46126) < 1e-5
+    check = claims.check_spearman_estimate_mean
+    assert check(_spearman_means([exact, -exact])).outcome == "holds"
+    shifted = 6 / (21 * np.pi) * (np.arcsin(0.4714) + 18 * np.arcsin(0.2357))
+    assert check(_spearman_means([shifted, -exact])).outcome == "refuted"
+    assert check(_spearman_means([exact, -0.4826])).outcome == "refuted"
+    assert check(_spearman_means([exact + 0.007, -exact])).outcome == "inconclusive"

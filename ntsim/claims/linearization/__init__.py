@@ -23,7 +23,10 @@ from ntsim.claims.linearization import (
     _spectral,
 )
 
-__all__ = ["CLAIMS"]
+__all__ = ["CLAIMS", "QUICK_SMOKE"]
+
+#: Claims whose quick scale is a smoke run (see :data:`ntsim.claims.QUICK_SMOKE_CLAIMS`).
+QUICK_SMOKE = _minilm_kappa.QUICK_SMOKE
 
 CLAIMS = (
     *_dynamics.CLAIMS,

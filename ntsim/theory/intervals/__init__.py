@@ -21,6 +21,10 @@ References:
       title = {Bootstrap Methods: Another Look at the Jackknife}, author = {Efron, B.},
       journal = {The Annals of Statistics}, volume = {7}, number = {1}, pages = {1--26},
       year = {1979}}
+    @article{moran1948,
+      title = {Rank Correlation and Product-Moment Correlation}, author = {Moran, P. A. P.},
+      journal = {Biometrika}, volume = {35}, number = {1/2}, pages = {203--206},
+      year = {1948}}
     @article{kruskal1958,
       title = {Ordinal Measures of Association}, author = {Kruskal, William H.},
       journal = {Journal of the American Statistical Association}, volume = {53},
@@ -34,6 +38,7 @@ from ntsim.theory.intervals._coverage import (
     simulate_bootstrap_coverage,
     simulate_spearman_coverage,
     simulate_t_coverage,
+    spearman_estimate_mean,
     spearman_of_bivariate_normal,
 )
 from ntsim.theory.intervals._wilson import wilson_ci
@@ -45,6 +50,7 @@ __all__ = [
     "simulate_bootstrap_coverage",
     "simulate_spearman_coverage",
     "simulate_t_coverage",
+    "spearman_estimate_mean",
     "spearman_of_bivariate_normal",
     "wilson_ci",
 ]

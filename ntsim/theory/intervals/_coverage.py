@@ -13,7 +13,10 @@ counts both kinds of miss:
 * **Fisher-z interval for Spearman's ρ**, pairs from a bivariate normal with correlation
   ``r`` (one positive, one negative): the population Spearman correlation is
   ``ρ_S = (6/π) arcsin(r/2)`` (Pearson 1907; Kruskal 1958, eq. (5.5)); the interval is
-  approximate at finite ``N``;
+  approximate at finite ``N``. The estimator itself has an exact finite-``N`` mean,
+  ``E[ρ̂] = 6/(π(N + 1))·[arcsin r + (N − 2)·arcsin(r/2)]`` (Moran 1948), an anchor on the
+  data the interval is checked on: data drawn at another correlation moves that mean far
+  more than it moves the tails;
 * **percentile bootstrap of a mean**, normal data: first-order accurate, slightly narrow at
   finite ``N`` (its standard error uses ``1/N``, not ``1/(N − 1)``, and the normal, not the t,
   quantile).
@@ -43,6 +46,7 @@ __all__ = [
     "simulate_bootstrap_coverage",
     "simulate_spearman_coverage",
     "simulate_t_coverage",
+    "spearman_estimate_mean",
     "spearman_of_bivariate_normal",
 ]
 
@@ -99,6 +103,9 @@ class CoverageRun(NamedTuple):
       replications: ``(P,)`` replications per row.
       truth: ``(P,)`` the true value per row.
       level: the intervals' level.
+      estimate_mean: ``(P,)`` mean of the procedure's point estimates over replications.
+      estimate_sd: ``(P,)`` their standard deviation (``ddof = 1``).
+      sizes: ``(P,)`` observations (or pairs) per replication.
     """
 
     procedures: tuple[str, ...]
@@ -107,6 +114,9 @@ class CoverageRun(NamedTuple):
     replications: Array
     truth: Array
     level: float
+    estimate_mean: Array
+    estimate_sd: Array
+    sizes: Array
 
 
 def spearman_of_bivariate_normal(correlation: float) -> float:
@@ -120,15 +130,37 @@ def spearman_of_bivariate_normal(correlation: float) -> float:
     return float(6.0 / np.pi * np.arcsin(correlation / 2.0))
 
 
-def _counted(rows: list[tuple[str, np.ndarray, float]], level: float) -> CoverageRun:
-    """``rows`` of (name, interval ends ``(R, 2)``, truth) as miss counts."""
+def spearman_estimate_mean(correlation: float, size: int) -> float:
+    r"""Exact mean of Spearman's estimator on ``size`` pairs from a bivariate normal with
+    correlation ``r``: ``E[ρ̂] = 6/(π(N + 1))·[arcsin r + (N − 2)·arcsin(r/2)]`` (Moran 1948);
+    it tends to ``ρ_S`` as ``N → ∞``.
+
+    Examples:
+      >>> round(spearman_estimate_mean(0.5, 20), 4), spearman_estimate_mean(0.0, 20)
+      (0.4613, 0.0)
+      >>> round(spearman_estimate_mean(1.0, 20), 12)  # every ranking agrees
+      1.0
+    """
+    if size < 2:
+        raise ValueError(f"spearman_estimate_mean: size must be >= 2, got {size}.")
+    r = correlation
+    return float(6.0 / (np.pi * (size + 1)) * (np.arcsin(r) + (size - 2) * np.arcsin(r / 2.0)))
+
+
+def _counted(rows: list[tuple[str, np.ndarray, np.ndarray, float]], level: float,
+             sizes: list[int]) -> CoverageRun:  # fmt: skip
+    """``rows`` of (name, point estimates ``(R,)``, interval ends ``(R, 2)``, truth) as miss
+    counts and the estimates' mean and spread; ``sizes`` per row."""
     return CoverageRun(
-        procedures=tuple(name for name, _, _ in rows),
-        below=np.asarray([int(np.sum(ends[:, 0] > truth)) for _, ends, truth in rows]),
-        above=np.asarray([int(np.sum(ends[:, 1] < truth)) for _, ends, truth in rows]),
-        replications=np.asarray([len(ends) for _, ends, _ in rows]),
-        truth=np.asarray([truth for _, _, truth in rows]),
+        procedures=tuple(name for name, _, _, _ in rows),
+        below=np.asarray([int(np.sum(ends[:, 0] > truth)) for _, _, ends, truth in rows]),
+        above=np.asarray([int(np.sum(ends[:, 1] < truth)) for _, _, ends, truth in rows]),
+        replications=np.asarray([len(ends) for _, _, ends, _ in rows]),
+        truth=np.asarray([truth for _, _, _, truth in rows]),
         level=float(level),
+        estimate_mean=np.asarray([float(np.mean(points)) for _, points, _, _ in rows]),
+        estimate_sd=np.asarray([float(np.std(points, ddof=1)) for _, points, _, _ in rows]),
+        sizes=np.asarray(sizes),
     )
 
 
@@ -145,9 +177,10 @@ def simulate_t_coverage(key: PRNGKey, setting: CoverageSetting) -> CoverageRun:
     for j, size in enumerate(s.mean_sizes):
         data = np.asarray(jax.random.normal(jax.random.fold_in(key, j),
                                             (size, s.mean_replications)), np.float64)  # fmt: skip
-        _, (lo, hi) = mean_ci(data, level=s.level, axis=0)
-        rows.append((f"t interval, mean, N = {size}", np.stack([lo, hi], axis=1), 0.0))
-    return _counted(rows, s.level)
+        means, (lo, hi) = mean_ci(data, level=s.level, axis=0)
+        rows.append((f"t interval, mean, N = {size}", np.asarray(means),
+                     np.stack([lo, hi], axis=1), 0.0))  # fmt: skip
+    return _counted(rows, s.level, list(s.mean_sizes))
 
 
 def simulate_spearman_coverage(key: PRNGKey, setting: CoverageSetting) -> CoverageRun:
@@ -160,10 +193,11 @@ def simulate_spearman_coverage(key: PRNGKey, setting: CoverageSetting) -> Covera
                                          (s.spearman_replications, s.spearman_size, 2)),
                        np.float64)  # fmt: skip
         x, y = z[..., 0], r * z[..., 0] + np.sqrt(1.0 - r**2) * z[..., 1]
-        ends = np.array([spearman_ci(a, b, level=s.level)[1] for a, b in zip(x, y, strict=True)])
-        rows.append((f"Fisher-z Spearman, N = {s.spearman_size}, r = {r:g}", ends,
+        fits = [spearman_ci(a, b, level=s.level) for a, b in zip(x, y, strict=True)]
+        rows.append((f"Fisher-z Spearman, N = {s.spearman_size}, r = {r:g}",
+                     np.array([rho for rho, _ in fits]), np.array([ends for _, ends in fits]),
                      spearman_of_bivariate_normal(r)))  # fmt: skip
-    return _counted(rows, s.level)
+    return _counted(rows, s.level, [s.spearman_size] * len(rows))
 
 
 def simulate_bootstrap_coverage(key: PRNGKey, setting: CoverageSetting) -> CoverageRun:
@@ -176,13 +210,14 @@ def simulate_bootstrap_coverage(key: PRNGKey, setting: CoverageSetting) -> Cover
     data = np.asarray(jax.random.normal(k_data, (s.bootstrap_replications, s.bootstrap_size)),
                       np.float64)  # fmt: skip
     seeds = np.asarray(jax.random.randint(k_seeds, (s.bootstrap_replications,), 0, 2**31 - 1))
-    ends = np.array([
+    fits = [
         bootstrap_ci(lambda index, v=values: v[index].mean(), s.bootstrap_size, level=s.level,
-                     resamples=s.resamples, seed=int(seed))[1]
+                     resamples=s.resamples, seed=int(seed))
         for values, seed in zip(data, seeds, strict=True)
-    ])  # fmt: skip
+    ]  # fmt: skip
     name = f"percentile bootstrap ({s.resamples} resamples), mean, N = {s.bootstrap_size}"
-    return _counted([(name, ends, 0.0)], s.level)
+    points, ends = np.array([point for point, _ in fits]), np.array([e for _, e in fits])
+    return _counted([(name, points, ends, 0.0)], s.level, [s.bootstrap_size])
 
 
 #: Quick: fewer replications and resamples (~25 s on 2 cores); a tail's 95% Wilson interval
