@@ -78,7 +78,8 @@ def _kappa_claim(kernel: str, regime: str) -> Claim:
 #: [−0.40, +0.75], sign/GD −0.11 [−0.69, +0.42]): on 16 (dataset, configuration) points the
 #: real checkpoint decides neither way, so an inconclusive record is the expected finding. A
 #: seed of these claims at full scale is as long as the experiment (~1.7 h of CPU): record
-#: them with ``ntsim verify --id ... --scale full --seeds 0:3 --keep-units DIR``.
+#: them with ``ntsim verify --id ... --scale full --seeds 0:3 --keep-units figures/claim_units``
+#: (units committed between sittings; guide: docs/guides/verifying-claims.md).
 CLAIMS = tuple(_kappa_claim(k, r) for k in lz.MINILM_KERNELS for r in lz.MINILM_REGIMES)
 
 #: At quick scale (MiniLM-L3, a dozen sentences, 4 points) the bootstrap interval of ρ spans
