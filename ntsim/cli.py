@@ -227,7 +227,7 @@ def _verify(args, topic: str | None, ids: Sequence[str] = ()) -> tuple[int, int,
     print(f"\n{'claim':58s} {'seeds':>7s} {'inst.':>6s} {'worst margin':>12s}  verdict")
     for rec in records:
         per_seed = "".join(s.verdict[0].upper() for s in rec.per_seed)
-        mark = "ok" if rec.as_expected else "UNEXPECTED"
+        mark = ("ok, smoke at quick" if rec.smoke else "ok") if rec.as_expected else "UNEXPECTED"
         verdict = f"{rec.verdict} (expected {rec.claim.expect}) [{mark}]"
         print(f"{rec.claim.id:58s} {per_seed:>7s} {rec.num_instances:>6d} "
               f"{rec.worst_margin:12.3g}  {verdict}")  # fmt: skip

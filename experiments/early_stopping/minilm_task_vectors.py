@@ -20,6 +20,10 @@ What is plotted: left, measured against predicted cosine for every pair and seed
 the mean measured cosine matrix (Fig 3 left's heatmap); right, test accuracy per task of
 ``θ_PT``, ``θ_i`` and the sum, with the normalised accuracy written above.
 
+Claims: ``early_stopping.minilm.cosine_matches_kernel`` (derived, refuted: the measured cosines
+sit above the prediction) and its twin ``.cosine_order_matches_kernel`` read the same
+simulation with the same settings.
+
 Run: ``ntsim run early_stopping/minilm_task_vectors [--scale full]``.
 """
 

@@ -163,7 +163,7 @@ SHARED_TOPICS: tuple[str, ...] = ("intervals",)
 #: a dozen sentences) is too small to decide the statement either way. At quick scale their
 #: verdict is reported and an error fails, but it is not held to ``expect``
 #: (:attr:`ClaimRecord.as_expected`); at full scale they count like every claim.
-QUICK_SMOKE_CLAIMS: frozenset[str] = frozenset(_linearization.QUICK_SMOKE)
+QUICK_SMOKE_CLAIMS: frozenset[str] = _linearization.QUICK_SMOKE | _early_stopping.QUICK_SMOKE
 
 
 def get_claim(claim_id: str):

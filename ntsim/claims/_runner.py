@@ -312,6 +312,7 @@ def run_claims(
             cache.drop(claim.uses.name)
         if progress:
             mark = "as expected" if record.as_expected else "UNEXPECTED"
+            mark += " (a smoke run at this scale)" if record.smoke else ""
             progress(f"    => {record.verdict} ({mark}) in {record.seconds:.1f} s")
         if on_record:
             on_record(record)

@@ -45,3 +45,66 @@ def test_rule_check_holds_when_the_rule_stops_first_and_is_refuted_when_it_stops
     late = _stopping([[100, 200], [150, 90], [200, 120]], [[1, 2], [0, 3], [2, 1]])
     assert claims.check_rule_stops_early(early).outcome == "holds"
     assert claims.check_rule_stops_early(late).outcome == "refuted"
+
+
+# --- task vectors (Sec 7.2 / Cor 2 on MiniLM) -----------------------------------------------
+
+from ntsim.claims.early_stopping import _minilm_task_vectors as tv_claims  # noqa: E402
+
+
+def _task_vectors(measured_pairs, predicted_pairs) -> minilm.MiniLMTaskVectors:
+    """Draws of three tasks whose off-diagonal cosines are the given (S, 3) pairs."""
+
+    def matrices(pairs):
+        pairs = np.asarray(pairs, float)
+        out = np.repeat(np.eye(3)[None], len(pairs), axis=0)
+        for index, (i, j) in enumerate(zip(*np.triu_indices(3, 1), strict=True)):
+            out[:, i, j] = out[:, j, i] = pairs[:, index]
+        return out
+
+    ones = np.ones((len(measured_pairs), 3))
+    return minilm.MiniLMTaskVectors(matrices(measured_pairs), matrices(predicted_pairs),
+                                    0.5 * ones, 0.8 * ones, 0.7 * ones, 0.875 * ones, ones,
+                                    np.ones(len(measured_pairs)))  # fmt: skip
+
+
+#: The experiment's first two full-scale draws (measured, then predicted) and three more in
+#: their pattern: the prediction's ordering is right, its level 0.1–0.17 too low.
+MEASURED = [[0.225, 0.140, 0.106], [0.172, 0.145, 0.127], [0.20, 0.15, 0.11],
+            [0.19, 0.16, 0.12], [0.21, 0.13, 0.10]]  # fmt: skip
+PREDICTED = [[0.112, -0.027, -0.070], [0.083, -0.028, -0.044], [0.09, -0.01, -0.06],
+             [0.10, -0.02, -0.05], [0.08, -0.03, -0.07]]  # fmt: skip
+
+
+def test_cosine_match_is_refuted_by_the_offset_and_its_counterexample_matches():
+    """Mean gap per draw ≈ +0.15 (by hand: draw 0's (0.113 + 0.167 + 0.176)/3 = 0.152)."""
+    result = tv_claims.check_cosine_matches_kernel(_task_vectors(MEASURED, PREDICTED))
+    assert result.outcome == "refuted"
+    assert abs(result.measured[0] - 0.1535) < 0.01
+    claim = next(c for c in tv_claims.CLAIMS if c.id.endswith("cosine_matches_kernel"))
+    assert claim.counterexample.matches(result)[0]
+    # a prediction that is right gives holds; one +0.06 off (past ±0.05) is refuted, but
+    # not the declared counterexample's way when it is below
+    assert tv_claims.check_cosine_matches_kernel(
+        _task_vectors(MEASURED, MEASURED)).outcome == "holds"  # fmt: skip
+    low = tv_claims.check_cosine_matches_kernel(
+        _task_vectors(MEASURED, np.asarray(MEASURED) + 0.2))  # fmt: skip
+    assert low.outcome == "refuted" and not claim.counterexample.matches(low)[0]
+
+
+def test_cosine_order_holds_for_the_pattern_and_a_flipped_prediction_is_refuted():
+    check = tv_claims.check_cosine_order_matches_kernel
+    assert check(_task_vectors(MEASURED, PREDICTED)).outcome == "holds"
+    # a sign error on the predicted side reverses every draw's ordering
+    assert check(_task_vectors(MEASURED, -np.asarray(PREDICTED))).outcome == "refuted"
+    # predictions unrelated to the ordering (half the draws reversed): undecided
+    mixed = np.asarray(PREDICTED) * np.array([1, -1, 1, -1, 1])[:, None]
+    assert check(_task_vectors(MEASURED, mixed)).outcome == "inconclusive"
+
+
+def test_task_vector_claims_read_the_experiments_settings():
+    from ntsim.experiment import load_experiment
+
+    experiment = load_experiment("early_stopping/minilm_task_vectors")
+    for scale in ("quick", "full"):
+        assert experiment.SCALES[scale].setting() == tv_claims.MINILM_TASK_VECTORS.scales[scale]

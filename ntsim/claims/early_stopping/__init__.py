@@ -7,7 +7,8 @@ the early stopping ↔ ridge correspondence (:mod:`._ridge`), hold-out early sto
 the width scaling of the attention model (:mod:`._width_scaling`) and its logits' second
 moment at small widths (:mod:`._logit_moments`), and the attention model's
 trained task vectors, Lemma 5's random-init expansion and learning-curve rate
-(:mod:`._finite_width`), and Sec 7 on a real checkpoint, MiniLM (:mod:`._minilm`).
+(:mod:`._finite_width`), and Sec 7 on a real checkpoint, MiniLM (:mod:`._minilm`; task
+vectors: :mod:`._minilm_task_vectors`).
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ from ntsim.claims.early_stopping import (
     _kernel_gd,
     _logit_moments,
     _minilm,
+    _minilm_task_vectors,
     _ridge,
     _stopping_rule,
     _task_vectors,
     _width_scaling,
 )
 
-__all__ = ["CLAIMS"]
+__all__ = ["CLAIMS", "QUICK_SMOKE"]
 
 CLAIMS = (
     *_kernel_gd.CLAIMS,
@@ -36,4 +38,8 @@ CLAIMS = (
     *_logit_moments.CLAIMS,
     *_finite_width.CLAIMS,
     *_minilm.CLAIMS,
+    *_minilm_task_vectors.CLAIMS,
 )
+
+#: Claims whose quick scale is a smoke run (see :data:`ntsim.claims.QUICK_SMOKE_CLAIMS`).
+QUICK_SMOKE = _minilm_task_vectors.QUICK_SMOKE

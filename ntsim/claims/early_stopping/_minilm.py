@@ -9,11 +9,8 @@ full scale), the same ones the ``early_stopping/minilm_*`` figures draw:
   test set prefers for linearised GD.
 
 Each is decided on a 95% Student-t interval over independent draws (sentences and head).
-Cor 2 on the real network (the ``early_stopping/minilm_task_vectors`` figure) has no claim
-yet: at quick scale the measured cosines are ~0.06 and within ~0.01 of the kernel's
-prediction, but ``|gap| ≤ 0.1`` alone cannot tell the kernel from the orthogonal predictor,
-and the relative criterion Σ|gap|/Σ|cos| ≤ 1/2 was inconclusive at master seed 1 (its
-bootstrap CI reached 1.34 with 9 pairs); the full-scale cosines should settle which to use.
+Cor 2 on the real network (the ``early_stopping/minilm_task_vectors`` figure) is claimed in
+:mod:`._minilm_task_vectors`.
 """
 
 from __future__ import annotations
