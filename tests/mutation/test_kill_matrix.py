@@ -64,13 +64,6 @@ PENDING_TOPICS: dict[str, str] = {
 #: Topics below the floor, with the rate they are at (the test fails if a topic drops
 #: below it, or rises above the floor while still listed).
 PENDING_KILL_RATE: dict[str, float] = {
-    # Made 2026-11-28 (session 12): 14 mutants, 6 killed, 2 survived, 6 equivalent (argument
-    # swaps the operator skips when the arguments differ in shape, a `<` ↔ `≤` on continuous
-    # data). Survivors: wilson_ci made wider (a reason) and the Spearman data generator at
-    # correlation 0.471 instead of 0.5 (a blind spot: ρ_S moves by 0.03, a sixth of the
-    # estimator's spread at N = 20, inside the calibration tolerance). Planned: an anchor on
-    # the mean of ρ̂, whose exact expectation is (6/(π(n + 1)))[arcsin r + (n − 2) arcsin(r/2)].
-    "intervals": 0.75,
     # Every one of the 19 survivors has a reason: equivalent in effect (mostly instance
     # generators: another spectrum scale, γ range or ratio gap) or outside the claims (loose
     # bounds made looser, the budget experiment's decoder and corpus). The premises of Thm 4.6
@@ -112,8 +105,6 @@ PENDING_SILENT_CLAIMS: dict[str, str] = {
 
 #: Survivors without a reason (blind spots) per topic: at most this many.
 PENDING_BLIND_SPOTS: dict[str, int] = {
-    # simulate_spearman_coverage's 1 − r² → 1 − r²/2 (see PENDING_KILL_RATE["intervals"]).
-    "intervals": 1,
     # Remade 2026-11-27 after the Sec 6 unit-norm premise and the measured sample sizes:
     # realised_deviation's transpose (applied only in the n = d group of the implied
     # constant), _task_gap ×½ (moves Cor 6.2/6.3's loose bounds) and
@@ -130,8 +121,6 @@ PENDING_BLIND_SPOTS: dict[str, int] = {
 #: Theory functions with a blind spot and no kill by a claim (see PENDING_BLIND_SPOTS).
 _LT = "ntsim.theory.linear_teachers"
 PENDING_UNPINNED: dict[str, str] = {
-    "ntsim.theory.intervals._coverage.simulate_spearman_coverage": "intervals.spearman_ci."
-    "equal_tails (a 0.03 shift of the data's ρ_S, inside its calibration tolerance)",
     # The claims whose numbers the surviving mutant moved:
     f"{_LT}._bounds.realised_deviation": "thm4_2.implied_constant (the n = d group only)",
     f"{_LT}._relu._task_gap": "cor6_2.bound, cor6_3.risk_main_term (loose bounds)",
