@@ -74,7 +74,7 @@ def test_verify_runs_several_seeds_and_report_stale_reads_the_tables(tmp_path, c
     assert cli.main(["report", "--stale", "--scale", "quick", "--topic", "linear_teachers", *out])
     listed = capsys.readouterr().out
     assert "not recorded" in listed and claim not in listed
-    entry["code_hash"] = "0" * 16
+    entry["scale_code_hash"] = entry["code_hash"] = "0" * 16
     path = tmp_path / "linear_teachers" / "VERIFICATION_quick.json"
     path.write_text(json.dumps({"claims": [entry]}))
     assert cli.main(["report", "--stale", "--scale", "quick", *out]) == 1

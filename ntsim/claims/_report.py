@@ -107,6 +107,7 @@ def _entry(record: ClaimRecord, metadata: dict) -> dict:
         "error": next((s.error for s in record.per_seed if s.error), None),
         "source_hash": record.source_hash,
         "code_hash": record.code_hash,
+        "scale_code_hash": record.scale_code_hash,
         "seconds": record.seconds,
         "commit": metadata["git_commit"],
         "timestamp": metadata["timestamp"],
@@ -377,7 +378,7 @@ def refresh_searches(out_dir: str | pathlib.Path = "figures") -> list[pathlib.Pa
         paths = sorted(out_dir.glob(f"*/VERIFICATION{suffix}.json"))
         for path in paths:
             topic = path.parent.name
-            entries = attach_searches(_load(path), searches)
+            entries = attach_searches(with_scale_code_hashes(_load(path)), searches)
             written.append(
                 _io.write_json(path, {"topic": topic, "scale": scale, "claims": entries})
             )
@@ -499,7 +500,10 @@ def stale_records(
             elif not entry.get("source_hash"):
                 why = "no source hash (recorded before provenance)"
             elif not _current(entry, claim):
-                if entry.get("code_hash"):
+                if entry.get("scale_code_hash"):
+                    now = claim_code_hash(claim, entry.get("scale"))
+                    why = f"code changed ({entry['scale_code_hash']} → {now}, at its scale)"
+                elif entry.get("code_hash"):
                     why = f"code changed ({entry['code_hash']} → {claim_code_hash(claim)})"
                 else:
                     why = f"source changed ({entry['source_hash']} → {claim_source_hash(claim)})"
@@ -517,11 +521,33 @@ def stale_records(
 
 
 def _current(row: dict, claim) -> bool:
-    """The row was made at the claim's current code (rows with a code hash: docstrings and
-    comments may have changed since) or, for older rows, at its current source."""
+    """The row was made at the claim's current code: compared by the hash at the row's
+    scale where the row has one (other scales' settings may have changed since), else by
+    the code hash (docstrings and comments may have changed), else, for older rows, by the
+    source."""
+    if row.get("scale_code_hash"):
+        return row["scale_code_hash"] == claim_code_hash(claim, row.get("scale"))
     if row.get("code_hash"):
         return row["code_hash"] == claim_code_hash(claim)
     return row.get("source_hash") == claim_source_hash(claim)
+
+
+def with_scale_code_hashes(entries: list[dict]) -> list[dict]:
+    """``entries``, each current row that lacks a ``scale_code_hash`` given the one of its
+    claim now (sound: the row's code hash equals the current one, so the code it was made
+    at *is* the current code). Rows made before the scale hash existed thereby stay current
+    when only another scale's settings change later; stale rows are left as they are."""
+    from ntsim.claims import REGISTRY
+
+    by_id = {claim.id: claim for claim in REGISTRY}
+    upgraded = []
+    for row in entries:
+        claim = by_id.get(row["id"])
+        if claim is not None and not row.get("scale_code_hash") and row.get("code_hash"):
+            if row.get("scale") and _current(row, claim):
+                row = {**row, "scale_code_hash": claim_code_hash(claim, row["scale"])}
+        upgraded.append(row)
+    return upgraded
 
 
 def finished_rows(

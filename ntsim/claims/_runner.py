@@ -36,6 +36,7 @@ from ntsim._scales import check_scale
 from ntsim.claims._contract import Claim
 from ntsim.claims._decisions import ClaimResult
 from ntsim.claims._provenance import callable_module, code_hash, source_hash
+from ntsim.claims._scale_provenance import scale_code_hash
 
 __all__ = ["ClaimRecord", "RunCache", "SeedOutcome", "claim_key", "parse_seeds", "run_claims"]
 
@@ -124,6 +125,7 @@ class ClaimRecord:
     per_seed: tuple[SeedOutcome, ...]
     source_hash: str
     code_hash: str = ""
+    scale_code_hash: str = ""  # code_hash(..., scale): other scales' settings left out
 
     @property
     def seeds(self) -> tuple[int, ...]:
@@ -235,9 +237,12 @@ def claim_source_hash(claim: Claim) -> str:
     return source_hash(claim_roots(claim))
 
 
-def claim_code_hash(claim: Claim) -> str:
-    """Hash of the claim's transitive code, docstrings and comments left out."""
-    return code_hash(claim_roots(claim))
+def claim_code_hash(claim: Claim, scale: str | None = None) -> str:
+    """Hash of the claim's transitive code, docstrings and comments left out; with
+    ``scale``, also the settings of other scales (:mod:`ntsim.claims._scale_provenance`)."""
+    if scale is None:
+        return code_hash(claim_roots(claim))
+    return scale_code_hash(claim_roots(claim), scale)
 
 
 def _run_one(claim: Claim, scale: str, seed: int, cache: RunCache) -> SeedOutcome:
@@ -306,7 +311,12 @@ def run_claims(
             if progress:
                 progress(_seed_line(claim, outcome))
         record = ClaimRecord(
-            claim, scale, tuple(outcomes), claim_source_hash(claim), claim_code_hash(claim)
+            claim,
+            scale,
+            tuple(outcomes),
+            claim_source_hash(claim),
+            claim_code_hash(claim),
+            claim_code_hash(claim, scale),
         )
         if own_cache and last_use[claim.uses.name] == index - 1:
             cache.drop(claim.uses.name)

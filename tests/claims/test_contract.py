@@ -369,11 +369,18 @@ def test_stale_rows_are_listed(tmp_path, monkeypatch):
     assert stale_records(tmp_path, "full") == []
     monkeypatch.setattr("ntsim.claims._report.claim_source_hash", lambda c: "0" * 16)
     assert stale_records(tmp_path, "full") == []  # only a docstring or comment changed
-    monkeypatch.setattr("ntsim.claims._report.claim_code_hash", lambda c: "0" * 16)
+    monkeypatch.setattr("ntsim.claims._report.claim_code_hash", lambda c, scale=None: "0" * 16)
     (row,) = stale_records(tmp_path, "full")
-    assert row["id"] == "demo.s.one" and "code changed" in row["why"]
-    table = tmp_path / "demo" / "VERIFICATION.json"  # a row made before the code hash
+    assert (
+        row["id"] == "demo.s.one" and "code changed" in row["why"] and "at its scale" in row["why"]
+    )
+    table = tmp_path / "demo" / "VERIFICATION.json"  # a row made before the scale's hash
     data = json.loads(table.read_text())
+    del data["claims"][0]["scale_code_hash"]
+    table.write_text(json.dumps(data))
+    (row,) = stale_records(tmp_path, "full")
+    assert "code changed" in row["why"] and "at its scale" not in row["why"]
+    data = json.loads(table.read_text())  # a row made before the code hash
     del data["claims"][0]["code_hash"]
     table.write_text(json.dumps(data))
     (row,) = stale_records(tmp_path, "full")
@@ -416,6 +423,69 @@ def test_code_hash_ignores_docstrings_and_comments_but_not_code():
         return hashlib.sha256(ast.dump(tree, include_attributes=False).encode()).hexdigest()
 
     assert code("ntsim_prov_a") == code("ntsim_prov_b") != code("ntsim_prov_c")
+
+
+def _scale_digest(source: str, scale: str | None) -> str:
+    import ast
+    import hashlib
+
+    from ntsim.claims._provenance import _without_docstrings
+    from ntsim.claims._scale_provenance import _blank_other_scales
+
+    tree = _without_docstrings(ast.parse(source))
+    tree = tree if scale is None else _blank_other_scales(tree, scale)
+    return hashlib.sha256(ast.dump(tree, include_attributes=False).encode()).hexdigest()
+
+
+def test_a_records_hash_at_its_scale_leaves_out_the_other_scales_settings():
+    """Shrinking a quick setting leaves the full-scale hash (and so full records) alone,
+    changes the quick one; a change of the full setting changes the full hash; a module
+    that reads another scale's entry by name is noticed, so nothing is left out there."""
+    import ast
+
+    from ntsim.claims._scale_provenance import _blank_other_scales, _names_other_scale
+
+    base = 'S = {"quick": A(n=4), "full": A(n=100)}\ndef f(s):\n    return s.n\n'
+    smaller_quick = base.replace("n=4", "n=2")
+    larger_full = base.replace("n=100", "n=50")
+    assert _scale_digest(base, "full") == _scale_digest(smaller_quick, "full")
+    assert _scale_digest(base, "quick") != _scale_digest(smaller_quick, "quick")
+    assert _scale_digest(base, None) != _scale_digest(smaller_quick, None)
+    assert _scale_digest(base, "full") != _scale_digest(larger_full, "full")
+    assert _scale_digest(base, "quick") == _scale_digest(larger_full, "quick")
+    for reads_quick in ('Q = S["quick"]\n', 'def g(scale):\n    return scale == "quick"\n'):
+        tree = _blank_other_scales(ast.parse(base + reads_quick), "full")
+        assert _names_other_scale(tree, "full")
+    assert not _names_other_scale(_blank_other_scales(ast.parse(base), "full"), "full")
+    # a read of a quick entry *inside* the quick entry is blanked with it
+    nested = 'T = {"quick": 3, "full": 9}\nS = {"quick": A(n=T["quick"]), "full": A(n=T["full"])}\n'
+    assert not _names_other_scale(_blank_other_scales(ast.parse(nested), "full"), "full")
+
+
+def test_the_scale_hasher_is_on_no_claims_path():
+    """Changing how scale hashes are made must not change any claim's own code hash."""
+    from ntsim.claims._provenance import source_modules
+    from ntsim.claims._runner import claim_roots
+
+    for claim in nc.REGISTRY:
+        assert "ntsim.claims._scale_provenance" not in source_modules(claim_roots(claim))
+
+
+def test_rows_gain_their_scales_hash_only_while_current(tmp_path, monkeypatch):
+    """Rows made before the scale hash get it from the current code only while their code
+    hash still matches (then the code they were made at is the current code)."""
+    from ntsim.claims._report import with_scale_code_hashes
+
+    claim = _claim(lambda run: compare([0.0], [1.0], relation="upper_bound"), id="demo.u.one")
+    monkeypatch.setattr(nc, "REGISTRY", (claim,))
+    write_verification(run_claims([claim], scale="full"), out_dir=tmp_path, scale="full")
+    row = json.loads((tmp_path / "demo" / "VERIFICATION.json").read_text())["claims"][0]
+    assert row["scale_code_hash"]
+    old = {k: v for k, v in row.items() if k != "scale_code_hash"}
+    (upgraded,) = with_scale_code_hashes([old])
+    assert upgraded["scale_code_hash"] == row["scale_code_hash"]
+    (stale,) = with_scale_code_hashes([{**old, "code_hash": "f" * 16}])
+    assert "scale_code_hash" not in stale
 
 
 def _falsification_table(path, claim_id: str, searched: float, start: float = 0.5) -> None:
