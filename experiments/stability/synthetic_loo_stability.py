@@ -133,8 +133,8 @@ class Config(Validated):
 
 SCALES = {
     "quick": Config(
-        num_points=200,
-        num_datasets=40,
+        num_points=100,
+        num_datasets=16,
         num_steps=1000,
         num_records=7,
         panel_datasets=100,
@@ -143,8 +143,8 @@ SCALES = {
         margins=(0.05, 0.1, 0.2, 0.4),
         radii=(0.5, 1.0, 2.0, 4.0),
         init_norms=(0.0, 5.0, 20.0),
-        head_points=100,
-        head_datasets=8,
+        head_points=50,
+        head_datasets=4,
         shared_settings="quick",
     ),  # fmt: skip
     "full": Config(),
