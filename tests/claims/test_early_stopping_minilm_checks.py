@@ -11,11 +11,12 @@ from ntsim.claims.early_stopping import _minilm as claims
 from ntsim.theory.early_stopping import minilm
 
 
-def _decay(beta_origin) -> minilm.MiniLMDecay:
+def _decay(beta_origin, beta_intercept=None) -> minilm.MiniLMDecay:
     beta = np.asarray(beta_origin, float)
     k = np.arange(1.0, 21.0)
     spectra = k ** (-2 * beta[..., None])
-    return minilm.MiniLMDecay(spectra, beta, beta - 0.15, 1000)
+    intercept = beta - 0.15 if beta_intercept is None else np.asarray(beta_intercept, float)
+    return minilm.MiniLMDecay(spectra, beta, intercept, 1000)
 
 
 @pytest.mark.parametrize(
@@ -28,6 +29,21 @@ def _decay(beta_origin) -> minilm.MiniLMDecay:
 )
 def test_beta_check_follows_the_draws(betas, outcome):
     assert claims.check_beta_above_half(_decay(betas)).outcome == outcome
+
+
+def test_the_two_fits_are_decided_separately_and_the_intercept_twins_counterexample_matches():
+    """Origin fit above 1/2, intercept fit below on the first dataset (the referee's case):
+    the printed-fit claim holds, the intercept claim is refuted the declared way."""
+    from ntsim.claims import REGISTRY
+
+    (twin,) = [c for c in REGISTRY if c.id == "early_stopping.minilm.beta_above_half_intercept"]
+    run = _decay([[0.60, 0.61, 0.62], [0.63, 0.62, 0.64]],
+                 [[0.40, 0.42, 0.41], [0.47, 0.48, 0.47]])  # fmt: skip
+    assert claims.check_beta_above_half(run).outcome == "holds"
+    result = twin.check(run)
+    assert result.outcome == "refuted" and twin.counterexample.matches(result)[0]
+    fine = _decay([[0.6, 0.61, 0.62], [0.6, 0.61, 0.62]], [[0.6, 0.61, 0.62], [0.6, 0.61, 0.62]])
+    assert twin.check(fine).outcome == "holds"  # the twin can hold: it reads its own fit
 
 
 def _stopping(rule, best) -> minilm.MiniLMStopping:
@@ -45,6 +61,18 @@ def test_rule_check_holds_when_the_rule_stops_first_and_is_refuted_when_it_stops
     late = _stopping([[100, 200], [150, 90], [200, 120]], [[1, 2], [0, 3], [2, 1]])
     assert claims.check_rule_stops_early(early).outcome == "holds"
     assert claims.check_rule_stops_early(late).outcome == "refuted"
+
+
+def test_rule_check_counts_seeds_not_nested_sizes():
+    """The sizes of a seed are prefixes of one draw: copying a seed's value across more sizes
+    adds no evidence. Three seeds whose mean log ratio straddles 0 stay inconclusive however
+    many sizes repeat them (as independent pairs, 3 × 40 copies would have looked decisive)."""
+    rule = np.array([[1.0], [30.0], [2.0]])
+    best = np.array([[30.0], [1.0], [40.0]])
+    few = claims.check_rule_stops_early(_stopping(rule, best))
+    many = claims.check_rule_stops_early(_stopping(np.repeat(rule, 40, 1), np.repeat(best, 40, 1)))
+    assert few.outcome == many.outcome == "inconclusive"
+    assert np.allclose(few.interval, many.interval) and many.num_instances == 3
 
 
 # --- task vectors (Sec 7.2 / Cor 2 on MiniLM) -----------------------------------------------

@@ -232,6 +232,8 @@ def test_a_sample_of_mutants_replays_as_recorded(tmp_path, matrix):
     ``--jobs 1`` beside another job on 2 cores, 2026-11-27), and the mutants the committed
     matrix also holds get the same status there: the matrix is reproducible."""
     topic = "linear_teachers"
+    if stale_matrix(FIGURES, topic):  # a stale entry was made on other code: nothing to replay
+        pytest.skip(f"the committed {topic} matrix is stale (ntsim report --stale): remake it")
     done = subprocess.run(
         [sys.executable, "-m", "ntsim.cli", "mutate", "--topic", topic, "--sample", "20",
          "--jobs", "2", "--tests", "none", "--out", str(tmp_path)],

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ntsim.claims._contract import Claim, Simulation, derived, printed
-from ntsim.claims._decisions import AtLeast, AtMost, all_of, estimate_in
+from ntsim.claims._contract import Claim, EstimateIn, Simulation, derived, printed
+from ntsim.claims._decisions import AtLeast, AtMost, Interval, all_of, estimate_in
 from ntsim.core import mean_ci
 from ntsim.theory.early_stopping import minilm
 
@@ -62,54 +62,78 @@ MINILM_STOPPING = Simulation(
 )
 
 
-def check_beta_above_half(run: minilm.MiniLMDecay):
-    """Per dataset: the mean β (origin fit) over draws, CI inside [1/2, ∞)."""
-    parts, diagnostics = [], {}
-    for d in range(run.beta_origin.shape[0]):
-        mean, (lo, hi) = mean_ci(run.beta_origin[d])
-        parts.append(
-            estimate_in(
-                float(mean),
-                (float(lo), float(hi)),
-                AtLeast(0.5),
-                num_instances=run.beta_origin.shape[1],
-            )  # fmt: skip
+def _beta_check(fit: str):
+    """Per dataset: the mean β of one fit of eq. (32) over draws, decided on its t CI against
+    ``β ≥ 1/2``; every dataset must hold (``fit``: ``"origin"`` or ``"intercept"``)."""
+
+    def check(run: minilm.MiniLMDecay):
+        betas = np.asarray(getattr(run, f"beta_{fit}"))
+        parts, diagnostics = [], {}
+        for d in range(betas.shape[0]):
+            mean, (lo, hi) = mean_ci(betas[d])
+            parts.append(
+                estimate_in(
+                    float(mean), (float(lo), float(hi)), AtLeast(0.5), num_instances=betas.shape[1]
+                )  # fmt: skip
+            )
+            diagnostics[f"dataset {d}: β origin fit, mean"] = float(run.beta_origin[d].mean())
+            diagnostics[f"dataset {d}: β with intercept, mean"] = float(
+                run.beta_intercept[d].mean()
+            )
+        diagnostics["N (sentences per NTK)"] = run.eigenvalues.shape[-1]
+        diagnostics["parameters"] = run.num_params
+        how = ("through the origin (log(λ_k/λ_1) on log k: the line forced through the top "
+               "eigenvalue)" if fit == "origin" else "with an intercept (an ordinary "
+               "least-squares line through the log-log curve)")  # fmt: skip
+        return all_of(
+            *parts,
+            diagnostics=diagnostics,
+            notes=f"β from the least-squares slope of the log-log eigenvalue curve {how}, per "
+            "draw of sentences and head; 95% Student-t CI over draws; each dataset must hold. "
+            "The paper does not say which fit (Sec 7.1: 'fit a least-squares line'); a top "
+            "eigenvalue far above the bulk makes the two differ.",
         )
-        diagnostics[f"dataset {d}: β origin fit, mean"] = float(mean)
-        diagnostics[f"dataset {d}: β with intercept, mean"] = float(run.beta_intercept[d].mean())
-    diagnostics["N (sentences per NTK)"] = run.eigenvalues.shape[-1]
-    diagnostics["parameters"] = run.num_params
-    return all_of(
-        *parts,
-        diagnostics=diagnostics,
-        notes="β from the least-squares slope of log(λ_k/λ_1) on log k through the origin "
-        "(eq. (32) as printed), per draw of sentences and head; 95% Student-t CI over draws; "
-        "each dataset must hold. The intercept fit, in the diagnostics, is lower.",
-    )
+
+    check.__name__ = f"check_beta_above_half_{fit}"
+    return check
+
+
+check_beta_above_half = _beta_check("origin")
+check_beta_above_half_intercept = _beta_check("intercept")
 
 
 def check_rule_stops_early(run: minilm.MiniLMStopping):
-    """E log((T̂ + 1)/(τ*_lin + 1)) ≤ 0 over seeds and sizes (paired)."""
+    """E log((T̂ + 1)/(τ*_lin + 1)) ≤ 0, the seed the unit: the sizes of one seed are nested
+    prefixes of one draw (one head, one validation and one test set), so they are averaged
+    within the seed before the t interval over seeds."""
     rule = np.asarray(run.stopping_time, float)
     best = np.asarray(run.linearised_step, float)
-    log_ratio = np.log((rule + 1) / (best + 1)).ravel()
-    mean, ci = mean_ci(log_ratio)
+    log_ratio = np.log((rule + 1) / (best + 1))  # (seeds, sizes)
+    per_seed = log_ratio.reshape(log_ratio.shape[0], -1).mean(axis=1)
+    mean, ci = mean_ci(per_seed)
+    at_floor = np.asarray(run.rkhs_distance) <= 1e-12  # Ĉ_H at its floor: T̂ = 0 by construction
     return estimate_in(
         float(mean),
         ci,
         AtMost(0.0),
-        num_instances=log_ratio.size,
+        num_instances=per_seed.size,
         diagnostics={
             "N": run.sizes,
+            "mean log ratio per seed": np.round(per_seed, 3),
             "median T̂ per N": np.median(rule, axis=0),
             "median test-optimal step per N": np.median(best, axis=0),
             "horizon": int(run.evaluated_steps[-1]),
             "mean σ̂": float(np.mean(run.noise_std)),
             "mean Ĉ_H": float(np.mean(run.rkhs_distance)),
+            "(seed, N) with Ĉ_H at its floor (T̂ = 0 by construction)": int(at_floor.sum()),
+            "of (seed, N)": int(at_floor.size),
+            "test MSE at T̂, median": float(np.median(run.linearised_mse_at_rule)),
+            "test MSE of f_PT, median": float(np.median(run.pretrained_mse)),
         },
-        notes="Paired over seeds × sizes: log((T̂ + 1)/(τ* + 1)), τ* the step with the least "
-        "test MSE of linearised GD on the grid (capped at the horizon, which only makes the "
-        "ratio larger); 95% Student-t CI.",
+        notes="log((T̂ + 1)/(τ* + 1)), τ* the step with the least test MSE of linearised GD on "
+        "the grid (capped at the horizon, which only makes the ratio larger), averaged over the "
+        "sizes of a seed; 95% Student-t CI over seeds. (Until 2026-11-28 the (seed, size) "
+        "pairs counted as independent; an independent referee showed they share one draw.)",
     )
 
 
@@ -134,6 +158,35 @@ CLAIMS = (
         experiment="early_stopping/minilm_ntk_decay",
     ),
     Claim(
+        id="early_stopping.minilm.beta_above_half_intercept",
+        paper=f"{_PAPER}, Sec 6.3, eq. (29); Sec 7.1, App. A.3, eq. (32)",
+        statement="The same β > 1/2 as `beta_above_half`, with β from an ordinary "
+        "least-squares line (with an intercept) through the log-log eigenvalue curve of "
+        "MiniLM's NTK: the mean β over draws has its 95% CI above 1/2 on each dataset.",
+        kind="bound",
+        reading=derived(
+            "the same printed β > 1/2 (Sec 6.3, eq. (29)), fitted as Sec 7.1's words allow: "
+            "“fit a least-squares line to the log–log eigenvalue curve”, here with an intercept. "
+            "App. A.3 prints the fit through the top eigenvalue (eq. (31) λ_k ≈ λ_1 k^(−2β), "
+            "eq. (32) log(λ_k/λ_1) ≈ −2β log k), which `beta_above_half` tests; an independent "
+            "referee found the verdict turns on this choice (a top eigenvalue 8–16 times the "
+            "second pulls the origin fit up)"
+        ),
+        uses=MINILM_DECAY,
+        check=check_beta_above_half_intercept,
+        min_instances=3,
+        slow_at_quick=True,
+        experiment="early_stopping/minilm_ntk_decay",
+        expect="refuted",
+        twin="early_stopping.minilm.beta_above_half",
+        counterexample=EstimateIn(
+            Interval(0.0, 0.5),
+            part=0,
+            why="on Rotten Tomatoes (the first dataset) the intercept fit's mean β has its CI "
+            "below 1/2 (the experiment's draw: 0.418 [0.400, 0.435])",
+        ),
+    ),
+    Claim(
         id="early_stopping.minilm.rule_stops_early",
         paper=f"{_PAPER}, Sec 6.1; Sec 3.5, eq. (11)",
         statement="On MiniLM's empirical NTK, the kernel stopping rule T̂ (eq. (11), "
@@ -150,7 +203,7 @@ CLAIMS = (
         ),
         uses=MINILM_STOPPING,
         check=check_rule_stops_early,
-        min_instances=8,
+        min_instances=5,
         slow_at_quick=True,
         experiment="early_stopping/minilm_stopping_rule",
     ),
