@@ -63,8 +63,8 @@ _MATCH = Tolerance(
     0.05,
     "cosines span [−1, 1]; ±0.05 is the size of the cosines themselves between task vectors "
     "the kernel calls nearly orthogonal (quick scale)",
-    observed="quick (L3, 20 steps): every pair within 0.015 of its prediction; full, the "
-    "experiment's draws 0–1: mean gaps +0.15 and +0.14 per draw",
+    observed="quick (L3, 20 steps): pairs within 0.015–0.031 of their predictions; full, "
+    "the experiment's draws 0–1: mean gaps +0.15 and +0.14 per draw",
 )
 _SIGN = Tolerance("none", 0.0, "the ordering is claimed, not its strength")
 
@@ -92,17 +92,42 @@ def check_cosine_matches_kernel(run: minilm.MiniLMTaskVectors):
     )  # fmt: skip
 
 
-def check_cosine_order_matches_kernel(run: minilm.MiniLMTaskVectors):
-    """Mean over draws of Spearman ρ(predicted, measured) over the draw's pairs, CI ≥ 0."""
+def _demeaned_rank_correlation(predicted: np.ndarray, measured: np.ndarray) -> float:
+    """Spearman ρ over all (draw, pair) points after each pair's mean over the draws is
+    removed from both sides: whether the prediction tracks how a pair's cosine moves from
+    draw to draw (a constant pattern, right or wrong, scores nothing). NaN if undefined."""
+    rho = spearman((predicted - predicted.mean(0)).ravel(), (measured - measured.mean(0)).ravel())
+    return float(rho)
+
+
+def check_cosine_order_matches_kernel(run: minilm.MiniLMTaskVectors, *, resamples: int = 2000):
+    """The prediction tracks the measured cosines across draws: the pair-demeaned Spearman ρ,
+    CI ≥ 0, the interval a percentile bootstrap over draws as clusters."""
     measured, predicted = _pairs(run.measured_cosine), _pairs(run.predicted_cosine)
-    rho = np.array([spearman(p, m) for p, m in zip(predicted, measured, strict=True)])
-    mean, (lo, hi) = mean_ci(rho)
+    draws = measured.shape[0]
+    rho = _demeaned_rank_correlation(predicted, measured)
+    rng = np.random.default_rng(0)  # a fixed generator: the check is a function of the run
+    boot = np.array([
+        _demeaned_rank_correlation(predicted[index], measured[index])
+        for index in (rng.integers(0, draws, draws) for _ in range(resamples))
+    ])  # fmt: skip
+    boot = boot[np.isfinite(boot)]
+    if not np.isfinite(rho) or boot.size < 0.9 * resamples:  # too few draws to resample
+        interval = (-1.0, 1.0)
+    else:
+        lo, hi = np.quantile(boot, [0.025, 0.975])
+        interval = (float(min(lo, rho)), float(max(hi, rho)))
+    between = np.array([spearman(p, m) for p, m in zip(predicted, measured, strict=True)])
     return estimate_in(
-        float(mean), (float(lo), float(hi)), AtLeast(0.0), num_instances=rho.size,
-        tolerance=_SIGN, diagnostics={"ρ per draw": np.round(rho, 3)},
-        notes="Per draw, Spearman ρ between the predicted and the measured cosines of the "
-        f"{measured.shape[1]} task pairs; 95% Student-t CI over draws (all draws alike give a "
-        "zero-width interval).",
+        rho if np.isfinite(rho) else 0.0, interval, AtLeast(0.0), num_instances=draws,
+        tolerance=_SIGN,
+        diagnostics={"pair-demeaned ρ": rho, "95% bootstrap CI over draws": list(interval),
+                     "ρ between pairs, per draw (not decided: 3 pairs)": np.round(between, 3)},
+        notes="Spearman ρ between predicted and measured cosines over all (draw, pair) points, "
+        "each pair's mean over draws removed from both: whether Cor 2's kernel at θ_PT tracks "
+        "which draw aligns a pair more. 95% percentile bootstrap over draws. (Until "
+        "2026-11-28 the check ordered the 3 pairs within each draw, which a constant guess "
+        "of the pattern also passes; an independent referee pointed it out.)",
     )  # fmt: skip
 
 
@@ -141,9 +166,10 @@ CLAIMS = (
     Claim(
         id="early_stopping.minilm.cosine_order_matches_kernel",
         paper=f"{_PAPER}, Cor 2, eq. (25); Sec 7.2, Fig 3 (left)",
-        statement=f"(Corrected twin.) On {_GD}, the NTK at θ_PT predicts which pairs of "
-        "tasks align more: within a draw the measured and the predicted cosines of the task "
-        "pairs are ordered alike — the mean Spearman ρ over draws has its 95% CI above 0.",
+        statement=f"(Corrected twin.) On {_GD}, the NTK at θ_PT predicts how the cosine of "
+        "a pair of task vectors varies with the draw (sentences, head): after each pair's "
+        "mean over draws is removed, the predicted and measured cosines are rank-correlated "
+        "(Spearman ρ over the (draw, pair) points, 95% bootstrap CI over draws above 0).",
         kind="ordering",
         reading=derived(
             "the corrected reading of Cor 2's linearised model on a real network: the cross-"
