@@ -203,7 +203,8 @@ def test_survivors_have_reasons(matrix, topic):
     allowed = PENDING_BLIND_SPOTS.get(topic, 0)
     listed = [f"{o['function']}:{o['line']} {o['operator']} `{o['before']}`" for o in blind]
     assert len(blind) <= allowed, f"{topic}: survivors without a reason: {listed}"
-    if topic in PENDING_BLIND_SPOTS:
+    if topic in PENDING_BLIND_SPOTS and not matrix[topic].get("partial"):  # a partial entry
+        # (a remake checkpointed mid-way) may not have reached the pending survivors yet
         assert len(blind) == allowed, f"{topic}: {len(blind)} blind spots now, update PENDING"
 
 
@@ -223,7 +224,8 @@ def test_every_theory_function_on_a_claim_path_is_pinned_by_a_claim(matrix, topi
     )
     pending = {name for name in PENDING_UNPINNED if name.startswith(f"ntsim.theory.{topic}.")}
     assert set(unpinned) <= pending, f"{topic}: theory functions no claim pins: {unpinned}"
-    assert pending <= set(unpinned), f"pinned now, drop from PENDING: {pending - set(unpinned)}"
+    if not matrix[topic].get("partial"):  # a partial remake may not have reached them yet
+        assert pending <= set(unpinned), f"pinned now, drop from PENDING: {pending - set(unpinned)}"
 
 
 @pytest.mark.slow
