@@ -29,6 +29,7 @@ import numpy as np
 from ntsim.claims._contract import Claim, EstimateIn, Simulation, derived
 from ntsim.claims._decisions import AtLeast, Interval, Tolerance, estimate_in
 from ntsim.claims._kept_units import keeping_units
+from ntsim.claims._resampling import cluster_bootstrap_ci
 from ntsim.core import mean_ci, spearman
 from ntsim.theory.early_stopping import minilm
 
@@ -105,18 +106,12 @@ def check_cosine_order_matches_kernel(run: minilm.MiniLMTaskVectors, *, resample
     CI ≥ 0, the interval a percentile bootstrap over draws as clusters."""
     measured, predicted = _pairs(run.measured_cosine), _pairs(run.predicted_cosine)
     draws = measured.shape[0]
-    rho = _demeaned_rank_correlation(predicted, measured)
-    rng = np.random.default_rng(0)  # a fixed generator: the check is a function of the run
-    boot = np.array([
-        _demeaned_rank_correlation(predicted[index], measured[index])
-        for index in (rng.integers(0, draws, draws) for _ in range(resamples))
-    ])  # fmt: skip
-    boot = boot[np.isfinite(boot)]
-    if not np.isfinite(rho) or boot.size < 0.9 * resamples:  # too few draws to resample
-        interval = (-1.0, 1.0)
-    else:
-        lo, hi = np.quantile(boot, [0.025, 0.975])
-        interval = (float(min(lo, rho)), float(max(hi, rho)))
+    rho, interval = cluster_bootstrap_ci(
+        lambda index: _demeaned_rank_correlation(predicted[index], measured[index]),
+        draws,
+        bounds=(-1.0, 1.0),
+        resamples=resamples,
+    )
     between = np.array([spearman(p, m) for p, m in zip(predicted, measured, strict=True)])
     return estimate_in(
         rho if np.isfinite(rho) else 0.0, interval, AtLeast(0.0), num_instances=draws,

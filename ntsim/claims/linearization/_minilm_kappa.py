@@ -8,10 +8,12 @@ configurations against the final training loss of two training regimes.
 from __future__ import annotations
 
 import numpy as np
+from scipy.stats import rankdata
 
 from ntsim.claims._contract import Claim, Simulation, figure
 from ntsim.claims._decisions import AtLeast, Tolerance, estimate_in
 from ntsim.claims._kept_units import keeping_units
+from ntsim.claims._resampling import cluster_bootstrap_ci
 from ntsim.claims.linearization._common import PAPER
 from ntsim.theory.linearization import minilm as lz
 
@@ -35,24 +37,13 @@ _REGIME_WORDS = {"adamw": "AdamW + cross-entropy (the paper's training)",
                        "(the theory's)"}  # fmt: skip
 
 
-def _ranks(values: np.ndarray) -> np.ndarray:
-    """Tie-averaged ranks of a 1-D array."""
-    order = np.argsort(values, kind="stable")
-    ranks = np.empty(values.size)
-    ranks[order] = np.arange(values.size, dtype=float)
-    for value in np.unique(values):  # ties share their mean rank
-        tied = values == value
-        ranks[tied] = ranks[tied].mean()
-    return ranks
-
-
 def _rank_correlation(x, y, given=None) -> float:
     """Spearman ρ(x, y); with ``given``, the partial Spearman ρ(x, y | given): the
     correlation of the ranks of x and y after each is regressed on the ranks of ``given``.
     NaN where undefined (a resample whose ranks leave nothing to correlate)."""
-    rx, ry = _ranks(np.asarray(x)), _ranks(np.asarray(y))
+    rx, ry = rankdata(np.asarray(x)), rankdata(np.asarray(y))  # ties share their mean rank
     if given is not None:
-        design = np.column_stack([np.ones(rx.size), _ranks(np.asarray(given))])
+        design = np.column_stack([np.ones(rx.size), rankdata(np.asarray(given))])
         rx = rx - design @ np.linalg.lstsq(design, rx, rcond=None)[0]
         ry = ry - design @ np.linalg.lstsq(design, ry, rcond=None)[0]
     rx, ry = rx - rx.mean(), ry - ry.mean()
@@ -89,20 +80,13 @@ def kappa_loss_association(
             for d in range(loss.shape[0])
         ])  # fmt: skip
 
-    everything = per_dataset(np.arange(num_configs))
-    rho = float(np.mean(everything))
-    # resamples whose ρ is undefined on some dataset are dropped, not scored 0 (a pile of
-    # zeros would pull a lower end onto the region's edge); a fixed generator keeps the check
-    # a pure function of the run
-    rng = np.random.default_rng(0)
-    draws = np.array(
-        [per_dataset(rng.integers(0, num_configs, num_configs)).mean() for _ in range(resamples)]
-    )
-    draws = draws[np.isfinite(draws)]
-    if not np.isfinite(rho) or draws.size < 0.9 * resamples:
-        return rho, (-1.0, 1.0), everything  # too few defined resamples: decide nothing
-    lo, hi = np.quantile(draws, [0.025, 0.975])
-    return rho, (float(min(lo, rho)), float(max(hi, rho))), everything
+    rho, interval = cluster_bootstrap_ci(
+        lambda index: per_dataset(index).mean(),
+        num_configs,
+        bounds=(-1.0, 1.0),
+        resamples=resamples,
+    )  # resamples where some dataset's ρ is undefined are dropped (cluster_bootstrap_ci)
+    return rho, interval, per_dataset(np.arange(num_configs))
 
 
 def _kappa_check(kernel: str, regime: str):
@@ -112,7 +96,8 @@ def _kappa_check(kernel: str, regime: str):
             run, kernel, regime, given_lambda_max=True
         )
         return estimate_in(
-            rho, interval, AtLeast(0.0), num_instances=np.asarray(run.lambda_max).shape[1],
+            rho if np.isfinite(rho) else 0.0, interval, AtLeast(0.0),
+            num_instances=np.asarray(run.lambda_max).shape[1],
             tolerance=_SIGN,
             diagnostics={"mean ρ over datasets": rho, "95% cluster-bootstrap CI": list(interval),
                          "ρ per dataset": np.round(per_dataset, 3),
