@@ -15,6 +15,7 @@ from ntsim.claims._decisions import AtLeast, Tolerance, estimate_in
 from ntsim.claims._kept_units import keeping_units
 from ntsim.claims._resampling import cluster_bootstrap_ci
 from ntsim.claims.linearization._common import PAPER
+from ntsim.core import spearman
 from ntsim.theory.linearization import minilm as lz
 
 __all__ = ["CLAIMS", "MINILM_KAPPA", "QUICK_SMOKE", "kappa_loss_association"]
@@ -41,11 +42,12 @@ def _rank_correlation(x, y, given=None) -> float:
     """Spearman ρ(x, y); with ``given``, the partial Spearman ρ(x, y | given): the
     correlation of the ranks of x and y after each is regressed on the ranks of ``given``.
     NaN where undefined (a resample whose ranks leave nothing to correlate)."""
+    if given is None:
+        return float(spearman(x, y))
     rx, ry = rankdata(np.asarray(x)), rankdata(np.asarray(y))  # ties share their mean rank
-    if given is not None:
-        design = np.column_stack([np.ones(rx.size), rankdata(np.asarray(given))])
-        rx = rx - design @ np.linalg.lstsq(design, rx, rcond=None)[0]
-        ry = ry - design @ np.linalg.lstsq(design, ry, rcond=None)[0]
+    design = np.column_stack([np.ones(rx.size), rankdata(np.asarray(given))])
+    rx = rx - design @ np.linalg.lstsq(design, rx, rcond=None)[0]
+    ry = ry - design @ np.linalg.lstsq(design, ry, rcond=None)[0]
     rx, ry = rx - rx.mean(), ry - ry.mean()
     denominator = np.sqrt(np.sum(rx**2) * np.sum(ry**2))
     return float(np.sum(rx * ry) / denominator) if denominator > 1e-9 else float("nan")
