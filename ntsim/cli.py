@@ -253,6 +253,33 @@ def _reproduce_here(args) -> _Summary:
     from ntsim.experiment import list_experiments, run_experiment
 
     names = [n for n in list_experiments() if args.topic is None or n.startswith(args.topic + "/")]
+    with _sharing_quick_runs(args) as taken:
+        summary = _run_experiments(args, names, run_experiment)
+        good, total, unexpected = _verify(args, args.topic)
+    if taken:
+        _log(f"{len(taken)} claim simulations taken from the experiments' runs (no recompute)")
+    return summary, good, total, unexpected
+
+
+def _sharing_quick_runs(args):
+    """At quick scale, the experiments run the claims' simulations with the claims' keys
+    and the claims take those runs (:mod:`ntsim._shared_runs`); at full scale nothing is
+    shared, so the committed figures keep their own keys."""
+    import contextlib
+
+    if args.scale != "quick":
+        return contextlib.nullcontext([])
+    from ntsim._shared_runs import sharing
+    from ntsim.claims import claim_key, select_claims
+
+    plan = {}
+    for claim in select_claims(args.topic):
+        sim = claim.uses
+        plan[(sim.fn, sim.setting(args.scale))] = (claim_key(args.seed, sim.key), sim.x64)
+    return sharing(plan)
+
+
+def _run_experiments(args, names, run_experiment) -> list:
     summary = []
     for index, name in enumerate(names, start=1):
         _log(f"[{index}/{len(names)}] experiment {name} (scale {args.scale}) ...")
@@ -264,8 +291,7 @@ def _reproduce_here(args) -> _Summary:
             _log(traceback.format_exc())
             summary.append((name, "FAILED", time.perf_counter() - start, "-"))
         _log(f"    {summary[-1][1]} in {summary[-1][2]:.1f} s")
-    good, total, unexpected = _verify(args, args.topic)
-    return summary, good, total, unexpected
+    return summary
 
 
 def _topics_by_size() -> list[str]:

@@ -19,6 +19,11 @@ results, the config, the overrides, the seed, the scale, package versions, the g
 and the wall time. The file suffix encodes what differs from the paper's configuration
 (``_quick``, ``_seed<S>``, ``_<hash of overrides>``), so a run never overwrites the output
 of a different configuration.
+
+An experiment that plots a simulation some claims also read calls it as
+``shared_run(fn, key, setting)`` (:mod:`ntsim._shared_runs`): the plain call, except inside
+``ntsim reproduce --scale quick``, where the experiment runs it with the claims' key and the
+claims take the run instead of computing it again.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from typing import Any, NamedTuple
 from ntsim import _io
 from ntsim._config import Validated, allowed_text, field_rule, param, validate_fields
 from ntsim._scales import SCALES
+from ntsim._shared_runs import shared_run
 from ntsim._validation import check_choice, check_int_fields
 
 __all__ = [
@@ -59,6 +65,7 @@ __all__ = [
     "param",
     "parse_overrides",
     "run_experiment",
+    "shared_run",
     "validate_fields",
 ]
 

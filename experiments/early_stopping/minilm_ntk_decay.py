@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ntsim.core import mean_ci
-from ntsim.experiment import Validated, param
+from ntsim.experiment import Validated, param, shared_run
 from ntsim.run_cache import disk_memo
 from ntsim.theory.early_stopping import minilm
 
@@ -67,8 +67,8 @@ SCALES = {
 def run(config: Config, key) -> dict:
     """Spectra and β (both fits) per dataset and draw, with CIs over draws."""
     setting = config.setting()
-    memo = disk_memo(config.run_cache, setting, key)
-    out = minilm.simulate_minilm_ntk_decay(key, setting, memo=memo)
+    memo = lambda k: disk_memo(config.run_cache, setting, k)  # noqa: E731
+    out = shared_run(minilm.simulate_minilm_ntk_decay, key, setting, memo=memo)
     results = {
         "checkpoint": config.checkpoint,
         "datasets": list(config.datasets),

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ntsim.core import mean_ci
-from ntsim.experiment import Validated, param
+from ntsim.experiment import Validated, param, shared_run
 from ntsim.run_cache import disk_memo
 from ntsim.theory.early_stopping import minilm
 
@@ -72,8 +72,11 @@ SCALES = {
 def run(config: Config, key) -> dict:
     """Cosines (measured, predicted) and accuracies per seed, with means and CIs."""
     setting = config.setting()
-    out = minilm.simulate_minilm_task_vectors(
-        key, setting, memo=disk_memo(config.run_cache, setting, key)
+    out = shared_run(
+        minilm.simulate_minilm_task_vectors,
+        key,
+        setting,
+        memo=lambda k: disk_memo(config.run_cache, setting, k),
     )
     results = {name: np.asarray(value).tolist() for name, value in out._asdict().items()}
     upper = np.triu_indices(len(config.tasks), 1)

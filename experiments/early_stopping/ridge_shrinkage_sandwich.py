@@ -27,7 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ntsim.core import power_law_spectrum
-from ntsim.experiment import Validated, param
+from ntsim.experiment import Validated, param, shared_run
 from ntsim.theory import early_stopping as es
 
 
@@ -59,7 +59,7 @@ SCALES = {
 def run(config: Config, key) -> dict:
     """Shrinkage curves, ratio ranges along the path, and the claims' random instances."""
     with jax.enable_x64(True):
-        margins = es.simulate_shrinkage_sandwich(key, config.sandwich)
+        margins = shared_run(es.simulate_shrinkage_sandwich, key, config.sandwich)
         instances = {
             f"instances_{name}_{bound}": np.asarray(
                 getattr(margins, f"{name}_ratio")[:, i]

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
-from ntsim.experiment import Validated, param
+from ntsim.experiment import Validated, param, shared_run
 from ntsim.theory import early_stopping as es
 
 TASKS = ("A", "B (= A's subspace)", "C (half overlap)", "D (orthogonal)")
@@ -71,9 +71,9 @@ SCALES = {
 def run(config: Config, key) -> dict:
     """Trained task vectors per width and seed; linearised-model cosines against the kernel."""
     k_trained, k_linear = jax.random.split(key)
-    sweep = es.simulate_trained_task_vectors(k_trained, config.trained)
+    sweep = shared_run(es.simulate_trained_task_vectors, k_trained, config.trained)
     with jax.enable_x64(True):  # the linearised model is checked in float64 (the claims')
-        linear = es.simulate_linear_task_vectors(k_linear, config.linear)
+        linear = shared_run(es.simulate_linear_task_vectors, k_linear, config.linear)
         cos_scan, cos_kernel = np.asarray(linear.cosine), np.asarray(linear.cosine_kernel)
     out = {k: np.asarray(v) for k, v in sweep.runs._asdict().items()}  # (W, S, ...)
     off = ~np.eye(es.NUM_TASKS, dtype=bool)

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
-from ntsim.experiment import Validated, param
+from ntsim.experiment import Validated, param, shared_run
 from ntsim.theory import linear_teachers as lt
 
 
@@ -111,8 +111,8 @@ def run(config: Config, key) -> dict:
     sim_setting = setting(config)
     k_claim = jax.random.fold_in(key, 1)  # `key` itself still draws Fig 1
     with jax.enable_x64(True):  # the nested-prefix risks cancel to ~0 as n → d (see theory)
-        sim = lt.simulate_covariance_alignment(key, sim_setting, progress=True)
-        ratios = lt.simulate_thm4_2_deterministic(k_claim, config.deterministic)
+        sim = shared_run(lt.simulate_covariance_alignment, key, sim_setting, progress=True)
+        ratios = shared_run(lt.simulate_thm4_2_deterministic, k_claim, config.deterministic)
         risks = np.asarray(sim.risks)  # (repeats, 2, d)
         bound = np.asarray(sim.bound)  # (repeats, 2, len(grid))
         theory, n_cross = np.asarray(sim.theory), float(sim.crossing)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
-from ntsim.experiment import Validated, param
+from ntsim.experiment import Validated, param, shared_run
 from ntsim.theory import linear_teachers as lt
 
 
@@ -63,8 +63,10 @@ SCALES = {
 def run(config: Config, key) -> dict:
     """The claims' two simulations: risks over (n, gap) and deviations over the widths."""
     k_risk, k_kernel = jax.random.split(key)
-    risks = lt.simulate_relu_risk_runs(k_risk, config.risk)  # (repeats, n, gap) each
-    kernel = lt.simulate_kernel_regime(k_kernel, config.kernel)  # (widths, repeats) each
+    risks = shared_run(lt.simulate_relu_risk_runs, k_risk, config.risk)  # (repeats, n, gap) each
+    kernel = shared_run(
+        lt.simulate_kernel_regime, k_kernel, config.kernel
+    )  # (widths, repeats) each
     return {
         "n_values": list(config.risk.n_values),
         "gap_norms": list(config.risk.gap_norms),

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ntsim.experiment import shared_run
 from ntsim.theory import linearization as lz
 
 #: The experiment's configuration is the simulation's setting (the claim
@@ -42,7 +43,7 @@ def _fmt(value) -> str:
 def run(config: Config, key) -> dict:
     """:func:`ntsim.theory.linearization.simulate_kappa`; the panels show replicate 0, the
     correlations every replicate."""
-    sim = lz.simulate_kappa(key, config)
+    sim = shared_run(lz.simulate_kappa, key, config)
     r0 = 0
     out = {
         "kappa_ntk": np.asarray(sim.kappa_ntk[r0]).tolist(),

@@ -38,7 +38,7 @@ import numpy as np
 import optax
 
 from ntsim.core import empirical_ntk_fn
-from ntsim.experiment import Validated, param
+from ntsim.experiment import Validated, param, shared_run
 from ntsim.theory import linearization as lz
 
 #: The slides' table (CoLA accuracy in %, SST-2 as a fraction), columns = PAPER_LAMBDAS.
@@ -182,7 +182,9 @@ def run(config: Config, key) -> dict:
     rows = jax.jit(jax.vmap(table))(tasks.y_train, tasks.y_test)
     to_list = lambda a: np.asarray(a).tolist()  # noqa: E731
     with jax.enable_x64(True):  # as the claim reads it
-        claim_run = lz.simulate_linearity_table(jax.random.fold_in(key, 1), config.instances)
+        claim_run = shared_run(
+            lz.simulate_linearity_table, jax.random.fold_in(key, 1), config.instances
+        )
     claim_distance = np.asarray(claim_run.distance)
     relative = claim_distance / claim_distance[:, -1:]
     spearman = {  # None where a metric is constant over λ (ρ undefined)

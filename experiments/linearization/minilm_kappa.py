@@ -36,7 +36,7 @@ import dataclasses
 import numpy as np
 
 from ntsim.core import spearman
-from ntsim.experiment import param
+from ntsim.experiment import param, shared_run
 from ntsim.run_cache import disk_memo, setting_of
 from ntsim.theory.linearization import minilm as lz
 
@@ -60,7 +60,8 @@ SCALES = {
 def run(config: Config, key) -> dict:
     """:func:`ntsim.theory.linearization.minilm.simulate_minilm_kappa` and its correlations."""
     setting = setting_of(config, lz.MiniLMKappaSetting)
-    sim = lz.simulate_minilm_kappa(key, setting, memo=disk_memo(config.run_cache, setting, key))
+    memo = lambda k: disk_memo(config.run_cache, setting, k)  # noqa: E731
+    sim = shared_run(lz.simulate_minilm_kappa, key, setting, memo=memo)
     to_list = lambda a: np.asarray(a).tolist()  # noqa: E731
     correlations = {}
     for kernel in lz.MINILM_KERNELS:

@@ -24,7 +24,7 @@ import numpy as np
 
 from experiments.linearization.lambda_table import PAPER_LAMBDAS, PAPER_TABLE
 from ntsim.core import spearman
-from ntsim.experiment import param
+from ntsim.experiment import param, shared_run
 from ntsim.run_cache import disk_memo, setting_of
 from ntsim.theory.linearization import minilm as lz
 
@@ -55,7 +55,8 @@ def _rho(x, y):
 def run(config: Config, key) -> dict:
     """The λ table and Spearman ρ(λ, ·) here and in the slides."""
     setting = setting_of(config, lz.MiniLMLambdaSetting)
-    sim = lz.simulate_minilm_lambda(key, setting, memo=disk_memo(config.run_cache, setting, key))
+    memo = lambda k: disk_memo(config.run_cache, setting, k)  # noqa: E731
+    sim = shared_run(lz.simulate_minilm_lambda, key, setting, memo=memo)
     lambdas = list(config.lambdas)
     spearman_vs_lambda = {}
     for metric in METRICS:

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
-from ntsim.experiment import Validated, param
+from ntsim.experiment import Validated, param, shared_run
 from ntsim.theory import linearization as lz
 
 _FULL_NETWORK = lz.NetworkSetting(n=16, d=4, width=64, steps=1000)
@@ -88,9 +88,9 @@ def run(config: Config, key) -> dict:
     curves, every instance in the summaries."""
     k_gap, k_dist, k_thm5 = jax.random.split(key, 3)
     with jax.enable_x64(True):
-        gap = lz.simulate_gap(k_gap, config.gap)
-        dist = lz.simulate_distance(k_dist, config.distance)
-        thm5 = lz.simulate_thm5(k_thm5, config.thm5)
+        gap = shared_run(lz.simulate_gap, k_gap, config.gap)
+        dist = shared_run(lz.simulate_distance, k_dist, config.distance)
+        thm5 = shared_run(lz.simulate_thm5, k_thm5, config.thm5)
         lam, r0 = np.asarray(gap.lam)[:, None], np.asarray(gap.r0)[:, None]
         lip_grad = np.asarray(gap.lip_grad)[:, None]
         thm3 = np.asarray(lz.thm3_bound(np.asarray(gap.lip)[:, None], lip_grad, r0, lam, gap.times))

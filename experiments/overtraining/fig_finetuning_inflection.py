@@ -56,7 +56,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ntsim.core import random_orthogonal
-from ntsim.experiment import Validated, param
+from ntsim.experiment import Validated, param, shared_run
 from ntsim.theory import overtraining as ot
 
 
@@ -164,23 +164,23 @@ def run(config: Config, key) -> dict:
             "spectrum_pre": pre,
             "spectrum_ft": ft,
         }
-        sens = ot.simulate_progressive_sensitivity(k_sens, config.sensitivity)
+        sens = shared_run(ot.simulate_progressive_sensitivity, k_sens, config.sensitivity)
         gamma = jnp.maximum(sens.pre[:, 0], sens.ft.max(axis=1))
         out["claim_delta"] = sens.delta / gamma[:, None] ** 2  # (instances, d + 1)
-        reg_run = ot.simulate_regularisation(k_reg, config.regularisation)
+        reg_run = shared_run(ot.simulate_regularisation, k_reg, config.regularisation)
         out["claim_regs"] = reg_run.regs
         out["claim_inflection"] = ot.inflection_point(reg_run.pre_loss)  # (instances, λ)
-        fixed = ot.simulate_fixed_point(k_fixed, config.fixed)
+        fixed = shared_run(ot.simulate_fixed_point, k_fixed, config.fixed)
         gamma = fixed.gamma[:, None]
         out["fixed_modes"] = fixed.modes / gamma  # (instances, d)
         out["fixed_corrected"] = jax.vmap(ot.fixed_point)(fixed.pre, fixed.ft, fixed.reg) / gamma
         out["fixed_printed"] = (
             jax.vmap(ot.fixed_point_printed)(fixed.pre, fixed.ft, fixed.reg) / gamma
         )
-        threshold = ot.simulate_misalignment_threshold(k_thr, config.threshold)
+        threshold = shared_run(ot.simulate_misalignment_threshold, k_thr, config.threshold)
         out["threshold_ratio"] = threshold.ft / threshold.pre  # (instances, d)
         out["threshold_increment"] = threshold.increments
-        long = ot.simulate_long_finetuning(k_long, config.long)
+        long = shared_run(ot.simulate_long_finetuning, k_long, config.long)
         scale = long.distance[:, None]
         for name in ("real_long", "real_short", "ideal_short", "ideal_long"):
             out[f"long_{name}"] = getattr(long, name) / scale  # (instances, d + 1)

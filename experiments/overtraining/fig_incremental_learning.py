@@ -38,7 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ntsim.core import random_orthogonal
-from ntsim.experiment import Validated, param
+from ntsim.experiment import Validated, param, shared_run
 from ntsim.theory import overtraining as ot
 
 
@@ -96,7 +96,7 @@ def run(config: Config, key) -> dict:
         logistic = ot.logistic_modes(spectrum, config.tau, times)
         plateaus = jnp.concatenate([jnp.cumsum((spectrum**2)[::-1])[::-1], jnp.zeros(1)])
         checkpoint_times = np.asarray(times[index])
-        real = ot.simulate_real_checkpoints(k_claim, config.checkpoints)
+        real = shared_run(ot.simulate_real_checkpoints, k_claim, config.checkpoints)
         learned = (
             jnp.arange(real.spectrum.shape[1])[None, :]
             < jnp.arange(real.spectrum.shape[1] + 1)[:, None]
@@ -107,7 +107,7 @@ def run(config: Config, key) -> dict:
         claim_distance = (
             jnp.linalg.norm(real.w1 @ real.w2 - truncated, axis=(-2, -1)) / real.spectrum[:, :1]
         )
-        aligned = ot.simulate_aligned_flow(k_aligned, config.aligned)
+        aligned = shared_run(ot.simulate_aligned_flow, k_aligned, config.aligned)
         closed = jax.vmap(ot.logistic_modes)(aligned.spectrum, aligned.tau, aligned.times)
         aligned_error = (
             jnp.abs(aligned.modes - jax.vmap(jax.vmap(jnp.diag))(closed)).max(axis=(1, 2, 3))

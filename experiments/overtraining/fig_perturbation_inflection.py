@@ -46,7 +46,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ntsim.experiment import Validated, param
+from ntsim.experiment import Validated, param, shared_run
 from ntsim.theory import overtraining as ot
 
 
@@ -107,14 +107,14 @@ def run(config: Config, key) -> dict:
         measured_r = ot.inflection_point(grid_losses)
         predicted_r = jax.vmap(ot.gaussian_inflection, in_axes=(None, 0))(spectrum, grid)
         base = jnp.concatenate([jnp.cumsum((spectrum**2)[::-1])[::-1], jnp.zeros(1)])
-        mc = ot.simulate_perturbed_loss_monte_carlo(k_mc, config.monte_carlo)
-        ideal = ot.simulate_ideal_perturbation(k_ideal, config.ideal)
+        mc = shared_run(ot.simulate_perturbed_loss_monte_carlo, k_mc, config.monte_carlo)
+        ideal = shared_run(ot.simulate_ideal_perturbation, k_ideal, config.ideal)
         ideal_measured = ot.inflection_point(ideal.losses)  # (instances, γ)
         ideal_predicted = jax.vmap(
             jax.vmap(ot.gaussian_inflection, in_axes=(None, 0)), in_axes=(0, 0)
         )(ideal.spectrum, ideal.gammas)
-        hessian = ot.simulate_hessian_traces(k_hessian, config.hessian)
-        gap = ot.simulate_real_vs_ideal_gap(k_gap, config.gap)
+        hessian = shared_run(ot.simulate_hessian_traces, k_hessian, config.hessian)
+        gap = shared_run(ot.simulate_real_vs_ideal_gap, k_gap, config.gap)
         gap_ratio = gap.gaps[..., 1:].max(axis=(-2, -1)) / (
             gap.spectrum[:, -1:] ** 2 / 2
         )  # (instances, τ): largest gap over γ and n ≥ 1 / (σ_d²/2)

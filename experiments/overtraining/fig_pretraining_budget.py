@@ -36,6 +36,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ntsim.core import stdlib_corpus
+from ntsim.experiment import shared_run
 from ntsim.theory import overtraining as ot
 
 Config = ot.BudgetSetting  # model, budgets, perturbation and fine-tuning grids
@@ -48,7 +49,7 @@ def run(config: Config, key) -> dict:
     progress bar over pretraining steps."""
     total = sum(config.budgets)  # steps per replicate (the replicates run vmapped)
     with tqdm(total=total, desc="pretraining steps", unit="step") as bar:
-        sweep = ot.simulate_budget_sweep(key, config, progress=bar.update)
+        sweep = shared_run(ot.simulate_budget_sweep, key, config, progress=bar.update)
     increase = np.asarray(sweep.perturbed_increase).mean(-1)  # (R, B, γ); NaN: not pretrained
     argmin = np.asarray(sweep.finetuned_pretrain_loss).argmin(axis=0)  # per learning rate
     corpus = stdlib_corpus()

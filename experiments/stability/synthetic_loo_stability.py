@@ -56,7 +56,7 @@ import jax
 import numpy as np
 
 from ntsim.core import loglog_slope, mean_se, spearman
-from ntsim.experiment import Validated, param
+from ntsim.experiment import Validated, param, shared_run
 from ntsim.theory import stability as st
 from ntsim.theory.stability import (
     HEAD_TUNING_IMPLEMENTATIONS,
@@ -224,8 +224,8 @@ def shared_panels(scale: str, key) -> dict:
     """Panels (g)–(i): the claims' step-size and anchor simulations, in float64."""
     k_steps, k_anchor = jax.random.split(key)
     with jax.enable_x64(True):
-        steps = st.simulate_step_sizes(k_steps, st.STEP_SIZE_SETTINGS[scale])
-        anchor = st.simulate_loo_anchor(k_anchor, st.LOO_ANCHOR_SETTINGS[scale])
+        steps = shared_run(st.simulate_step_sizes, k_steps, st.STEP_SIZE_SETTINGS[scale])
+        anchor = shared_run(st.simulate_loo_anchor, k_anchor, st.LOO_ANCHOR_SETTINGS[scale])
     return {"step_sizes": step_size_summary(steps), "anchor": anchor_summary(anchor)}
 
 
@@ -248,7 +248,7 @@ def run(config: Config, key) -> dict:
 
     # Figs 7–9: one program, cells concatenated (margin, init norm, radius varied); the claims
     # stability.fig7–fig9 read the same simulation with the same setting
-    panel = st.simulate_synthetic_panel(k_panel, panel_setting(c))._asdict()
+    panel = shared_run(st.simulate_synthetic_panel, k_panel, panel_setting(c))._asdict()
     parts = {}
     for name, count in (("margin", len(c.margins)), ("init", len(c.init_norms)),
                         ("radius", len(c.radii))):  # fmt: skip
@@ -263,7 +263,7 @@ def run(config: Config, key) -> dict:
 
     # Fig 6: the claim stability.fig6.decreasing_in_n reads the same simulation with the same
     # setting type (one compiled program per n)
-    sweep_n = st.simulate_loo_over_n(k_n, over_n_setting(c))
+    sweep_n = shared_run(st.simulate_loo_over_n, k_n, over_n_setting(c))
     over_n = {"delta_mean": [], "delta_se": [], "svm_mean": [], "svm_se": []}
     for delta, svm in zip(sweep_n.delta, sweep_n.svm, strict=True):
         for name, values in (("delta", delta), ("svm", svm)):

@@ -46,7 +46,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ntsim.experiment import Validated, param
+from ntsim.experiment import Validated, param, shared_run
 from ntsim.theory import stability as st
 from ntsim.theory.stability import (
     METHODS,
@@ -158,10 +158,10 @@ def shared_checks(scale: str, key) -> dict:
     """The claims' simulations of the methods (MMR, MHLoss) and of the printed tables."""
     k_mmr, k_mmr_id, k_mh, k_tables = jax.random.split(key, 4)
     with jax.enable_x64(True):
-        margin = st.simulate_mmr_margin(k_mmr, st.MMR_MARGIN_SETTINGS[scale])
-        mmr = st.simulate_mmr_identity(k_mmr_id, st.MMR_IDENTITY_SETTINGS[scale])
-        mh = st.simulate_mhloss_identity(k_mh, st.MHLOSS_IDENTITY_SETTINGS[scale])
-    tables = st.simulate_tables(k_tables, st.TABLES_SETTINGS[scale])
+        margin = shared_run(st.simulate_mmr_margin, k_mmr, st.MMR_MARGIN_SETTINGS[scale])
+        mmr = shared_run(st.simulate_mmr_identity, k_mmr_id, st.MMR_IDENTITY_SETTINGS[scale])
+        mh = shared_run(st.simulate_mhloss_identity, k_mh, st.MHLOSS_IDENTITY_SETTINGS[scale])
+    tables = shared_run(st.simulate_tables, k_tables, st.TABLES_SETTINGS[scale])
     r0, r1, g0, g1 = (np.asarray(a) for a in margin)
     # eq. (8) against explicit class means, eq. (10) against the mean of single-head losses
     feats, labels = np.asarray(mmr.features), np.asarray(mmr.labels)

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
-from ntsim.experiment import Validated, param
+from ntsim.experiment import Validated, param, shared_run
 from ntsim.theory import stability as ff
 
 # name: (legend, color, line style, line width); the proof is drawn wide so that the
@@ -84,7 +84,9 @@ def run(config: Config, key) -> dict:
     runs = {}
     with jax.enable_x64(True):
         for part, k in zip(_PARTS, jax.random.split(key, len(_PARTS)), strict=True):
-            runs[part] = ff.simulate_loo_grid(k, ff.THM2_2_SETTINGS[part][config.settings])
+            runs[part] = shared_run(
+                ff.simulate_loo_grid, k, ff.THM2_2_SETTINGS[part][config.settings]
+            )
     over_n = runs["over_n"]
     # μ/β panel at n = 10: the generic grid below 0.9, the near-one grid from 0.9 on
     generic, near = runs["generic"], runs["near_one"]
