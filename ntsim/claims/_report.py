@@ -526,24 +526,31 @@ def _current(row: dict, claim) -> bool:
     the code hash (docstrings and comments may have changed), else, for older rows, by the
     source."""
     if row.get("scale_code_hash"):
-        return row["scale_code_hash"] == claim_code_hash(claim, row.get("scale"))
+        if row["scale_code_hash"] == claim_code_hash(claim, row.get("scale")):
+            return True
+        # made where the scale hasher refused (then the scale hash *is* the code hash) and
+        # read by a hasher that no longer refuses: current while the code is unchanged
+        refused = row["scale_code_hash"] == row.get("code_hash")
+        return refused and row["code_hash"] == claim_code_hash(claim)
     if row.get("code_hash"):
         return row["code_hash"] == claim_code_hash(claim)
     return row.get("source_hash") == claim_source_hash(claim)
 
 
 def with_scale_code_hashes(entries: list[dict]) -> list[dict]:
-    """``entries``, each current row that lacks a ``scale_code_hash`` given the one of its
-    claim now (sound: the row's code hash equals the current one, so the code it was made
-    at *is* the current code). Rows made before the scale hash existed thereby stay current
-    when only another scale's settings change later; stale rows are left as they are."""
+    """``entries``, each current row that lacks a ``scale_code_hash`` (or carries the code
+    hash as one: made where the scale hasher refused) given the one of its claim now
+    (sound: the row's code hash equals the current one, so the code it was made at *is*
+    the current code). Such rows thereby stay current when only another scale's settings
+    change later; stale rows are left as they are."""
     from ntsim.claims import REGISTRY
 
     by_id = {claim.id: claim for claim in REGISTRY}
     upgraded = []
     for row in entries:
         claim = by_id.get(row["id"])
-        if claim is not None and not row.get("scale_code_hash") and row.get("code_hash"):
+        refused = row.get("scale_code_hash") in (None, "", row.get("code_hash"))
+        if claim is not None and refused and row.get("code_hash"):
             if row.get("scale") and _current(row, claim):
                 row = {**row, "scale_code_hash": claim_code_hash(claim, row["scale"])}
         upgraded.append(row)

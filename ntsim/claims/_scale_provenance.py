@@ -9,9 +9,14 @@ modules with the entries of other scales replaced by ``None``.
 
 It stays sound by refusing where it cannot be sure: if any module on the path names
 another scale outside a table's keys (``SETTINGS["quick"]``, ``scale == "quick"``, a tuple
-of scale names), that code might read the other scale's entry, and nothing is left out
-(the hash is then the plain code hash's algorithm over unblanked trees). Only
-:mod:`ntsim._scales`, which defines the names and holds no table, is exempt.
+of some of the scale names), that code might read the other scale's entry, and nothing is
+left out (the hash is then the plain code hash's algorithm over unblanked trees). Two
+exceptions name no scale in particular: :mod:`ntsim._scales`, which defines the names and
+holds no table, and a tuple or list literal of *every* scale name, each once (an
+enumeration of the scales: ``{s: SETTINGS[s] for s in ("quick", "full")}`` builds a table
+whose entry at ``s`` reads the entries at ``s``). Like a table read through ``.values()``,
+picking one scale out of such an enumeration by position would hide a dependence; the
+project's modules do neither (``tests/claims/test_contract.py`` checks the enumerations).
 
 This module is deliberately not imported by any claim's code (the runner and the report
 use it), so changing it never changes a claim's own code hash.
@@ -57,10 +62,22 @@ def _blank_other_scales(tree: ast.AST, scale: str) -> ast.AST:
     return tree
 
 
+def _is_scale_enumeration(node: ast.AST) -> bool:
+    """A tuple or list literal of every scale name, each once (``("quick", "full")``)."""
+    return (
+        isinstance(node, (ast.Tuple, ast.List))
+        and len(node.elts) == len(SCALES)
+        and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts)
+        and sorted(e.value for e in node.elts) == sorted(SCALES)
+    )
+
+
 def _names_other_scale(tree: ast.AST, scale: str) -> bool:
-    """Some string constant still names another scale outside a scale table's keys: code
-    at ``scale`` may then read another scale's entry, so blanking would hide a dependence."""
+    """Some string constant still names another scale outside a scale table's keys and an
+    enumeration of all scales: code at ``scale`` may then read another scale's entry, so
+    blanking would hide a dependence."""
     keys = {id(k) for node in ast.walk(tree) if _is_scale_table(node) for k in node.keys}
+    keys |= {id(e) for node in ast.walk(tree) if _is_scale_enumeration(node) for e in node.elts}
     return any(
         isinstance(node, ast.Constant) and node.value in SCALES and node.value != scale
         and id(node) not in keys

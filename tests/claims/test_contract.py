@@ -462,6 +462,89 @@ def test_a_records_hash_at_its_scale_leaves_out_the_other_scales_settings():
     assert not _names_other_scale(_blank_other_scales(ast.parse(nested), "full"), "full")
 
 
+def test_an_enumeration_of_every_scale_names_none_of_them():
+    """``for s in ("quick", "full")`` builds a table entry by entry and reads no other scale:
+    it is not a refusal; a tuple of some scales, or a constant subscript, still is."""
+    import ast
+
+    from ntsim.claims._scale_provenance import _blank_other_scales, _names_other_scale
+
+    table = 'T = {"quick": 3, "full": 9}\n'
+    built = table + 'S = {s: A(n=T[s]) for s in ("quick", "full")}\n'
+    assert not _names_other_scale(_blank_other_scales(ast.parse(built), "full"), "full")
+    assert _scale_digest(built, "full") == _scale_digest(built.replace("3", "2"), "full")
+    assert _scale_digest(built, "quick") != _scale_digest(built.replace("3", "2"), "quick")
+    partial = ('S = [T[s] for s in ("quick",)]\n', 'S = ("full", "quick", "quick")\n')
+    for reads_quick in (*partial, 'S = T["quick"]\n'):
+        tree = _blank_other_scales(ast.parse(table + reads_quick), "full")
+        assert _names_other_scale(tree, "full"), reads_quick
+
+
+def test_the_projects_scale_enumerations_are_iterated_or_listed_never_indexed():
+    """What the enumeration exception assumes, checked on every module a claim runs: an
+    enumeration of the scales is iterated (a comprehension or a loop) or bound to a name that
+    no code there indexes by position."""
+    import ast
+    import importlib
+    import pathlib
+
+    from ntsim.claims._provenance import source_modules
+    from ntsim.claims._runner import claim_roots
+    from ntsim.claims._scale_provenance import _is_scale_enumeration
+
+    modules = set()
+    for claim in nc.REGISTRY:
+        modules |= set(source_modules(claim_roots(claim)))
+    seen = 0
+    for name in sorted(modules):
+        path = importlib.import_module(name).__file__
+        tree = ast.parse(pathlib.Path(path).read_text(encoding="utf-8"))
+        parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
+        indexed = {
+            n.value.id
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)
+            and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, int)
+        }  # fmt: skip
+        for node in ast.walk(tree):
+            if not _is_scale_enumeration(node):
+                continue
+            seen += 1
+            parent = parents[id(node)]
+            if isinstance(parent, ast.comprehension | ast.For) and parent.iter is node:
+                continue
+            assert isinstance(parent, ast.Assign | ast.AnnAssign), f"{name}:{node.lineno}"
+            targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+            bound = {t.id for t in targets if isinstance(t, ast.Name)}
+            assert bound and not bound & indexed, f"{name}:{node.lineno}: indexed by position"
+    assert seen >= 2  # the early-stopping learning curves' and the stability settings'
+
+
+def test_rows_made_where_the_scale_hasher_refused_stay_current_and_gain_a_scale_hash(
+    monkeypatch,
+):
+    """A row whose scale hash is its code hash (made while the hasher refused its path) is
+    current exactly while the code hash matches, and ``ntsim report`` gives it the scale
+    hash of the current code then, never when the code changed. (The two hashes are stood
+    in for: a claim outside ``ntsim`` has no module of its own on its path.)"""
+    from ntsim.claims import _report
+
+    claim = _claim(lambda run: compare([0.0], [1.0], relation="upper_bound"), id="demo.u.two")
+    monkeypatch.setattr(nc, "REGISTRY", (claim,))
+    hashes = lambda claim, scale=None: "code" if scale is None else "scale"  # noqa: E731
+    monkeypatch.setattr(_report, "claim_code_hash", hashes)
+    refused = {"id": claim.id, "scale": "full", "code_hash": "code", "scale_code_hash": "code"}
+    assert _report._current(refused, claim)
+    (upgraded,) = _report.with_scale_code_hashes([refused])
+    assert upgraded["scale_code_hash"] == "scale" and _report._current(upgraded, claim)
+    changed = {**refused, "code_hash": "old", "scale_code_hash": "old"}
+    assert not _report._current(changed, claim)
+    assert _report.with_scale_code_hashes([changed]) == [changed]
+    other = {**refused, "scale_code_hash": "another scale hash"}  # not made under refusal
+    assert not _report._current(other, claim)
+    assert _report.with_scale_code_hashes([other]) == [other]
+
+
 def test_the_scale_hasher_is_on_no_claims_path():
     """Changing how scale hashes are made must not change any claim's own code hash."""
     from ntsim.claims._provenance import source_modules
