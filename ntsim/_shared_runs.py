@@ -102,7 +102,15 @@ def shared_run(fn: Callable, key, setting, *, memo: Callable | None = None, **kw
 
         with jax.enable_x64(x64):
             _RUNS[name] = fn(claims_key, setting, **_with_memo(kwargs, memo, claims_key))
-    return _RUNS[name]
+    return _private_copy(_RUNS[name])
+
+
+def _private_copy(run):
+    """The run with its containers and NumPy arrays copied (JAX arrays are immutable): an
+    experiment that edits what it got in place cannot change what the claims take."""
+    import jax
+
+    return jax.tree.map(lambda leaf: leaf.copy() if isinstance(leaf, np.ndarray) else leaf, run)
 
 
 def _with_memo(kwargs: dict, memo: Callable | None, key) -> dict:

@@ -66,7 +66,8 @@ def test_inside_sharing_the_claims_take_the_experiments_run_computed_with_their_
         own = jax.random.PRNGKey(123)
         first = shared_run(_draws, own, _Size(8), memo=lambda k: np.asarray(k).tobytes())
         again = shared_run(_draws, own, _Size(8))  # a second experiment: no recompute
-        assert again is first and len(CALLS) == 1
+        np.testing.assert_array_equal(again, first)
+        assert len(CALLS) == 1
         ((key, n, x64, memo),) = CALLS
         assert key == np.asarray(claims_key).tobytes() != np.asarray(own).tobytes()
         assert n == 8 and x64 and memo == key  # the claims' float64 mode and key
@@ -136,3 +137,23 @@ def test_reproduce_shares_at_quick_scale_only_with_the_claims_keys_of_its_seed()
                 and x64 == sim.x64
             )
     assert not _shared_runs._PLAN
+
+
+def _numpy_draws(key, setting: _Size):
+    CALLS.append(setting.n)
+    return {"values": np.asarray(jax.random.normal(key, (setting.n,))), "n": setting.n}
+
+
+def test_an_experiment_editing_its_run_in_place_leaves_the_claims_run_alone():
+    numpy_sim = Simulation("demo.numpy", _numpy_draws, {"quick": _Size(4), "full": _Size(4)})
+    claims_key = claim_key(0, numpy_sim.key)
+    plan = {(numpy_sim.fn, numpy_sim.setting("quick")): (claims_key, False)}
+    with _shared_runs.sharing(plan):
+        mine = shared_run(_numpy_draws, jax.random.PRNGKey(0), _Size(4))
+        original = mine["values"].copy()
+        mine["values"][:] = 0.0  # an experiment normalising in place
+        mine["n"] = -1
+        found, run = _shared_runs.take(_numpy_draws, claims_key, _Size(4))
+    assert found and len(CALLS) == 1
+    np.testing.assert_array_equal(run["values"], original)
+    assert run["n"] == 4
