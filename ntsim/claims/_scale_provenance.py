@@ -14,9 +14,10 @@ left out (the hash is then the plain code hash's algorithm over unblanked trees)
 exceptions name no scale in particular: :mod:`ntsim._scales`, which defines the names and
 holds no table, and a tuple or list literal of *every* scale name, each once (an
 enumeration of the scales: ``{s: SETTINGS[s] for s in ("quick", "full")}`` builds a table
-whose entry at ``s`` reads the entries at ``s``). Like a table read through ``.values()``,
-picking one scale out of such an enumeration by position would hide a dependence; the
-project's modules do neither (``tests/claims/test_contract.py`` checks the enumerations).
+whose entry at ``s`` reads the entries at ``s``). Like a table read through ``.values()``
+(which blanking already assumes no claim does), picking one scale out of such an
+enumeration by position would hide a dependence: ``tests/claims/test_contract.py`` checks
+that every enumeration on a claim's path is iterated, or bound to a name nothing indexes.
 
 This module is deliberately not imported by any claim's code (the runner and the report
 use it), so changing it never changes a claim's own code hash.
