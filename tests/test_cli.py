@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from ntsim import cli
+from ntsim import _reproduce, cli
 
 FIG1 = "linear_teachers/fig1_covariance_alignment"
 SMALL = ["--set", "d=40", "--set", "top=4", "--set", "repeats=3"]
@@ -146,12 +146,12 @@ def test_reproduce_jobs_orders_topics_and_reports_a_dead_child(tmp_path, monkeyp
         sizes[claim.topic] = sizes.get(claim.topic, 0) + 1
     for name in list_experiments():
         sizes[name.split("/")[0]] = sizes.get(name.split("/")[0], 0) + 1
-    order = cli._topics_by_size()
+    order = _reproduce.topics_by_size()
     assert sorted(order) == sorted(sizes)
     assert [sizes[t] for t in order] == sorted(sizes.values(), reverse=True)
     # a child that dies before its summary (unknown topic: usage error, exit 2) is a
     # FAILED row and a non-zero exit, not a silent skip
-    monkeypatch.setattr(cli, "_topics_by_size", lambda: ["no_such_topic"])
+    monkeypatch.setattr(_reproduce, "topics_by_size", lambda: ["no_such_topic"])
     assert cli.main(["reproduce", "--jobs", "2", "--out", str(tmp_path)]) == 1
     out = capsys.readouterr().out
     assert "no_such_topic (whole topic, exit status 2)" in out and "FAILED" in out

@@ -118,14 +118,14 @@ def test_an_experiment_drawing_several_runs_at_one_setting_keeps_them_independen
 def test_reproduce_shares_at_quick_scale_only_with_the_claims_keys_of_its_seed():
     import argparse
 
-    from ntsim import cli
+    from ntsim import _reproduce
     from ntsim.claims import select_claims
 
     args = argparse.Namespace(scale="full", topic="intervals", seed=0)
-    with cli._sharing_quick_runs(args):
+    with _reproduce.sharing_quick_runs(args):
         assert not _shared_runs._PLAN  # full scale: the committed figures keep their keys
     args.scale, args.seed = "quick", 5
-    with cli._sharing_quick_runs(args):
+    with _reproduce.sharing_quick_runs(args):
         sims = {c.uses.name: c.uses for c in select_claims("intervals")}
         assert len(_shared_runs._PLAN) == len(sims) > 0
         for sim in sims.values():
