@@ -238,3 +238,27 @@ def test_printed_map_replaced_by_the_correct_one_is_caught(monkeypatch):
 
     monkeypatch.setattr(finetuning, "mode_step", corrected)
     assert _expect("overtraining.lemma_a7.recursion_printed")[1] is False
+
+
+# --------------------------------------------------------------------------- post-finetuning
+
+
+def test_misalignment_threshold_leaves_out_the_gap_of_its_own_run():
+    """The check drops the modes whose σ^ft/σ^pre lies in the band the run's setting
+    excluded (at whatever scale it ran), and decides the sign on the others."""
+    import numpy as np
+
+    from ntsim.claims.overtraining._post_finetuning import check_misalignment_threshold
+
+    pre = np.ones((1, 3))
+    ft = np.array([[3.0, 1.9, 0.5]])  # ratios 3.0 (above 2), 1.9 (near 2), 0.5 (below)
+    right_signs = np.array([[0.4, -0.1, -0.5]])  # 1.9 < 2: the increment is negative
+    for gap, kept in (((1.8, 2.2), 2), ((1.0, 1.5), 3)):
+        run = ot.ThresholdRun(pre, ft, right_signs, gap)
+        result = check_misalignment_threshold(run)
+        assert result.diagnostics["modes kept (ratio outside the gap)"] == kept
+    # a wrong sign on the mode at ratio 1.9 is forgiven only where its gap leaves it out
+    wrong = np.array([[0.4, 0.1, -0.5]])
+    forgiven = check_misalignment_threshold(ot.ThresholdRun(pre, ft, wrong, (1.8, 2.2)))
+    caught = check_misalignment_threshold(ot.ThresholdRun(pre, ft, wrong, (1.0, 1.5)))
+    assert forgiven.worst_margin >= 0 and caught.worst_margin < 0

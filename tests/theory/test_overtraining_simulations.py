@@ -200,8 +200,9 @@ def test_progressive_sensitivity_simulation_converges_to_the_closed_form(x64, ke
 
 
 def test_threshold_simulation_converges_to_the_lemma_a26_increment(x64, key):
-    run = ot.simulate_misalignment_threshold(key, ot.ThresholdSetting(d=3, instances=3,
-                                                                      steps=6000))  # fmt: skip
+    setting = ot.ThresholdSetting(d=3, instances=3, steps=6000, ratio_gap=(1.7, 2.3))
+    run = ot.simulate_misalignment_threshold(key, setting)
+    assert run.ratio_gap == (1.7, 2.3)  # the check leaves out the band its run excluded
     pre, ft = np.asarray(run.pre), np.asarray(run.ft)
     gamma2 = np.maximum(pre[:, :1], ft[:, :1]) ** 2
     # λ = 0: learned mode n moves from σ^pre_n to σ^ft_n: ΔL_pre = (σ^ft − σ^pre)² − (σ^pre)²

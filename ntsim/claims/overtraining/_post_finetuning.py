@@ -130,9 +130,9 @@ def check_progressive_sensitivity(run: ot.SensitivityRun):
 
 def check_misalignment_threshold(run: ot.ThresholdRun):
     """Thm 4.7.1 / A.26 at λ = 0: ``L_pre(n) > L_pre(n−1)`` iff ``σ^ft_n > 2σ^pre_n``."""
-    pre, ft, increments = (np.asarray(v) for v in run)
+    pre, ft, increments = (np.asarray(v) for v in run[:3])
     ratio = ft / pre
-    lo, hi = THRESHOLD.scales["quick"].ratio_gap
+    lo, hi = run.ratio_gap  # the band the run's ratios were drawn outside, at its own scale
     kept = (ratio <= lo) | (ratio >= hi)  # making σ^ft decreasing may move a ratio into the gap
     signed = increments * np.sign(ft - 2 * pre)
     strong = ft > 4 * pre

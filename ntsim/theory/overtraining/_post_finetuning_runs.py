@@ -152,6 +152,7 @@ class ThresholdRun(NamedTuple):
     pre: Array  # (instances, d)
     ft: Array
     increments: Array  # (instances, d): (L_pre(θ^n(K)) − L_pre(θ^(n−1)(K)))/Γ², n = 1..d
+    ratio_gap: tuple[float, float]  # the setting's excluded band of σ^ft/σ^pre
 
 
 def simulate_misalignment_threshold(key: PRNGKey, setting: ThresholdSetting) -> ThresholdRun:
@@ -172,7 +173,8 @@ def simulate_misalignment_threshold(key: PRNGKey, setting: ThresholdSetting) -> 
         (pre_loss, _), _ = _curves(pre, ft, u, v, (0.0,), setting.steps)
         return pre, ft, jnp.diff(pre_loss[0]) / jnp.maximum(pre[0], ft[0]) ** 2
 
-    return ThresholdRun(*jax.vmap(one)(jax.random.split(key, setting.instances)))
+    pre, ft, increments = jax.vmap(one)(jax.random.split(key, setting.instances))
+    return ThresholdRun(pre, ft, increments, setting.ratio_gap)
 
 
 @dataclass(frozen=True)
