@@ -112,10 +112,22 @@ def scale_code_hash(roots: Iterable[str], scale: str) -> str:
     modules = source_modules(roots)
     readers = [name for name in modules if name != _SCALE_NAMES]
     blank: str | None = scale
-    if any(_names_other_scale(_module_tree(name, scale), scale) for name in readers):
+    if any(_module_names_other_scale(name, scale) for name in readers):
         blank = None
     digest = hashlib.sha256()
     for name in modules:
-        code = ast.dump(_module_tree(name, blank), include_attributes=False)
-        digest.update(hashlib.sha256(name.encode() + b"\0" + code.encode()).hexdigest().encode())
+        digest.update(_module_digest(name, blank).encode())
     return digest.hexdigest()[:16]
+
+
+# A claim's modules overlap the other claims' (every claim reads the decision rules): the
+# per-module answers are cached, so hashing every claim of a run walks each tree once.
+@functools.cache
+def _module_names_other_scale(module_name: str, scale: str) -> bool:
+    return _names_other_scale(_module_tree(module_name, scale), scale)
+
+
+@functools.cache
+def _module_digest(module_name: str, scale: str | None) -> str:
+    code = ast.dump(_module_tree(module_name, scale), include_attributes=False)
+    return hashlib.sha256(module_name.encode() + b"\0" + code.encode()).hexdigest()
