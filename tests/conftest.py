@@ -23,9 +23,16 @@ def deferred_test_ids() -> set[str]:
     return {line for line in lines if line}
 
 
+#: Every node id collected (before ``-m``/``-k`` deselect any): tests/test_ci_budget.py checks
+#: that each deferred id of a collected test function names one of them exactly.
+COLLECTED = pytest.StashKey[frozenset]()
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Mark the tests of ``deferred_to_test_full.txt`` slow: CI's 15-minute budget."""
     deferred = deferred_test_ids()
+    config.stash[COLLECTED] = frozenset(item.nodeid for item in items)
     for item in items:
         if item.nodeid in deferred:
             item.add_marker(pytest.mark.slow)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pathlib
 import re
 
-from conftest import deferred_test_ids
+from conftest import COLLECTED, deferred_test_ids
 
 ROOT = pathlib.Path(__file__).parent.parent
 
@@ -35,3 +35,16 @@ def test_deferred_tests_are_marked_slow(request):
     ids = deferred_test_ids()
     for item in request.session.items:
         assert (item.get_closest_marker("slow") is not None) or item.nodeid not in ids
+
+
+def test_every_deferred_id_of_a_collected_function_is_collected_exactly(request):
+    """An id cut short (a parameter with a space, copied from a log line) names its function
+    but no test, so it defers nothing: every listed id whose function this session collected
+    must be one of the collected node ids, character for character."""
+    collected = request.config.stash[COLLECTED]
+    functions = {node.partition("[")[0] for node in collected}
+    unmatched = [
+        node for node in deferred_test_ids()
+        if node.partition("[")[0] in functions and node not in collected
+    ]  # fmt: skip
+    assert not unmatched, unmatched
