@@ -52,7 +52,7 @@ INIT_PANEL = Simulation(
 )  # fmt: skip
 OVER_N = Simulation(
     "stability.synthetic.over_n", st.simulate_loo_over_n,
-    {"quick": st.OverNSetting(ns=(50, 100, 200), datasets=100, num_steps=1000),
+    {"quick": st.OverNSetting(ns=(25, 50, 100), datasets=100, num_steps=1000),
      "full": st.OverNSetting()},
 )  # fmt: skip
 
