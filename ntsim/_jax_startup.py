@@ -4,6 +4,11 @@ Compilation cache: quick-scale runs are dominated by XLA compilation, so the com
 turns on JAX's persistent compilation cache (``~/.cache/ntsim/jax``, or
 ``$NTSIM_JAX_CACHE``; ``NTSIM_JAX_CACHE=off`` disables it). A re-run — say after changing
 one config field — recompiles only the programs that changed. Library code never sets it.
+Every program is kept, however quick its compilation
+(``JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0``): a run compiles thousands of one-operation
+programs as it dispatches eagerly (a split key, a sum of a new shape), each ~70 ms on these
+CPUs against ~13 ms to load from the cache, and the processes of ``ntsim reproduce`` and the
+test workers compile many of the same ones (measured: benchmarks/RESULTS.md).
 
 Compiler effort: the command line also asks XLA's CPU backend for LLVM optimization level 1
 (``--xla_backend_optimization_level=1`` in ``XLA_FLAGS``; ``$NTSIM_XLA_OPT_LEVEL`` picks
@@ -52,7 +57,7 @@ def configure_compilation_cache() -> None:
     if "jax" in sys.modules:
         return
     os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", where)
-    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.5")
+    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 

@@ -212,7 +212,7 @@ def _child_env() -> dict[str, str]:
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     env.setdefault("MPLBACKEND", "Agg")
     env.setdefault("JAX_COMPILATION_CACHE_DIR", str(pathlib.Path.home() / ".cache/ntsim/jax"))
-    env.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.5")
+    env.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
     return env
 
 
