@@ -16,8 +16,9 @@ seeds (paper: 3 runs). Left: error vs ``N`` (log–log) with the fitted slope; t
 ``O(N^{−1/2})`` and eq. (30) ``N^{−2β/(2β+1)}``. Right: fitted ``β`` (100-point NTK) per task.
 The paper's claim (larger β ⇒ fewer samples) predicts curves ordered by ``β``. One seed is
 :func:`ntsim.theory.early_stopping.holdout_learning_curves` (``Config`` extends its
-``LearningCurveSetting`` by ``seeds``; ``--set target=kernel`` puts ``Δ`` in the NTK's
-span, Assumption 4.1); the claims ``early_stopping.thm1.learning_curve_*`` fit its rate.
+``LearningCurveSetting`` by ``seeds`` and ``seed_batch``; ``--set target=kernel`` puts ``Δ``
+in the NTK's span, Assumption 4.1); the claims ``early_stopping.thm1.learning_curve_*`` fit
+its rate, and at quick scale this figure plots their run (one task).
 
 Run: ``ntsim run early_stopping/learning_curves [--scale full]`` or this file.
 """
@@ -31,20 +32,24 @@ import jax.numpy as jnp
 import numpy as np
 
 from ntsim.core import log_log_slope
-from ntsim.experiment import Validated, param
+from ntsim.experiment import Validated, param, shared_run
 from ntsim.theory import early_stopping as es
 
 
 @dataclass(frozen=True)
 class Config(es.LearningCurveSetting, Validated):
-    """:class:`ntsim.theory.early_stopping.LearningCurveSetting` plus the number of seeds.
+    """:class:`ntsim.theory.early_stopping.LearningCurveSetting` plus the seeds and their batch.
 
     The inherited fields are the theory setting's (checked by its own ``__post_init__``, left
-    as it is: it is on the claims' paths); ``seeds`` is declared here with :func:`param`.
+    as it is: it is on the claims' paths); ``seeds`` and ``seed_batch`` are declared here
+    with :func:`param`.
     """
 
     seeds: int = param(
         3, 'seeds, vmapped (paper: "three random runs"; ≥ 2 for a std band)', low=2, shape=True
+    )
+    seed_batch: int = param(
+        0, "seeds vmapped at once (0: all; a (max N × P) Jacobian per seed)", low=0, shape=True
     )
 
     def __post_init__(self):
@@ -53,29 +58,41 @@ class Config(es.LearningCurveSetting, Validated):
 
 
 SCALES = {
+    # quick: the run of the claims early_stopping.thm1.learning_curve_rate and _tail_rate (one
+    # full-rank task, width 12 × 40 seeds in batches of 8), so `ntsim reproduce` computes it
+    # once; the full scale plots the three tasks of different decay
     "quick": Config(
-        width=32,
-        ranks=(1, 4, 16),
-        sizes=(25, 50, 100, 200),
+        width=12,
+        ranks=(16,),
+        sizes=(25, 50, 100, 200, 400, 800),
         num_test=100,
         pretrain_steps=100,
         beta_points=50,
         max_steps=2000,
-        seeds=2,
+        seeds=40,
+        seed_batch=8,
     ),
     "full": Config(),
 }
+
+
+def sweep_setting(config: Config) -> es.LearningCurveSweepSetting:
+    """The theory setting of ``config``'s run (its fields without ``seeds`` and ``seed_batch``)."""
+    fields = {name: getattr(config, name) for name in es.LearningCurveSetting.__dataclass_fields__}
+    return es.LearningCurveSweepSetting(
+        base=es.LearningCurveSetting(**fields),
+        num_seeds=config.seeds,
+        batch_size=config.seed_batch or config.seeds,
+    )
 
 
 def run(config: Config, key) -> dict:
     """Errors per seed, task and N; fitted β; slopes of the mean curves."""
     # float64: the NTK spectra span ~10 decades (r = 1), below float32's resolution
     with jax.enable_x64(True):
-        # the simulation the thm1 claims read (all seeds in one vmapped batch)
-        sweep = es.LearningCurveSweepSetting(
-            base=config, num_seeds=config.seeds, batch_size=config.seeds
-        )
-        errors, steps, betas = (np.asarray(a) for a in es.simulate_learning_curves(key, sweep))
+        # the simulation the thm1 claims read
+        run = shared_run(es.simulate_learning_curves, key, sweep_setting(config))
+        errors, steps, betas = (np.asarray(a) for a in run)
     sizes = np.asarray(config.sizes, float)
     mean = errors.mean(axis=0)
     slopes = [float(log_log_slope(jnp.asarray(sizes), jnp.asarray(m))[0]) for m in mean]
