@@ -158,7 +158,7 @@ def test_run_help_reads_each_fields_meaning_from_its_declaration():
     assert row.endswith("input dimension (paper)")
     text = describe_experiment("early_stopping/learning_curves")
     (row,) = [line for line in text.splitlines() if line.startswith("width ")]
-    assert row.split()[1:4] == ["int", "32", "64"] and "of the pretrained attention block" in row
+    assert row.split()[1:4] == ["int", "12", "64"] and "of the pretrained attention block" in row
 
 
 # Configs that are theory settings on claims' paths: their field comments are added with
