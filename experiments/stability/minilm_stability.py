@@ -186,7 +186,9 @@ def _run_method(config, model_config, encoder0, train, test, method, settings, k
     eval_every = steps_per_epoch if every_epoch else num_steps
     # with shared_step, FineTune, MixOut, LNSR, MMR and SURT on the whole training set share
     # one compiled step (their terms are data); MHLoss (H heads) and the fraction runs (fewer
-    # examples) have shapes of their own, so they take the lean program of their own terms
+    # examples) have shapes of their own, so they take the lean program of their own terms.
+    # share_program: every loss here is method_loss's, so a call whose traced loss, test
+    # accuracy and AdamW print as an earlier call's reuses that call's segment untraced
     shared = config.shared_step and heads == 1 and train_size == config.train_size
     loss_fn = method_loss(model_config, method, settings, encoder0, shared=shared)
     accuracy, loss = [], []
@@ -198,7 +200,8 @@ def _run_method(config, model_config, encoder0, train, test, method, settings, k
                        batch_size=config.batch_size, keys=group,
                        dev_data=test, eval_fn=test_accuracy, eval_every=eval_every,
                        monitor="accuracy", higher_is_better=True,
-                       seed_batching=config.seed_batching)  # fmt: skip
+                       seed_batching=config.seed_batching,
+                       share_program="stability/minilm_stability")  # fmt: skip
         accuracy.append(np.asarray(out.dev_records["accuracy"]))
         loss.append(np.asarray(out.records["loss"][:, -1]))
     return np.concatenate(accuracy), np.concatenate(loss)

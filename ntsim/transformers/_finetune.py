@@ -50,7 +50,7 @@ from __future__ import annotations
 import os
 import pathlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import NamedTuple
 
 import jax
@@ -67,6 +67,7 @@ from ntsim.transformers._finetune_state import (
     save_finetune_state,
 )
 from ntsim.transformers._optim import adamw, learning_rate_schedule
+from ntsim.transformers._programs import hoist_constants, shared_segment
 
 __all__ = [
     "FinetuneResult",
@@ -148,25 +149,6 @@ def _take(data: PyTree, index: Array) -> PyTree:
     return jax.tree.map(lambda a: a[index], data)
 
 
-def _hoist_constants(fn: Callable, *example_args) -> tuple[Callable, list[Array]]:
-    """``(fn_with_consts, consts)`` with ``fn_with_consts(consts, *args) == fn(*args)``.
-
-    Arrays a function closes over (a pretrained encoder MixOut mixes toward, a teacher)
-    become constants of every program that calls it: XLA embeds them in the program and
-    constant-folds through them, so compilation time grows with their size (minutes for
-    a 70 MB encoder) and the persistent compilation cache keys on their values. Traced once
-    at the example arguments' shapes, the same computation takes them as an argument.
-    """
-    closed, out_shape = jax.make_jaxpr(fn, return_shape=True)(*example_args)
-    out_tree = jax.tree.structure(out_shape)
-
-    def fn_with_consts(consts, *args):
-        flat = jax.core.eval_jaxpr(closed.jaxpr, consts, *jax.tree.leaves(args))
-        return jax.tree.unflatten(out_tree, flat)
-
-    return fn_with_consts, [jnp.asarray(c) for c in closed.consts]
-
-
 def _check_finite_loss(where: str, losses, end_step, seeded: bool, eval_every: int) -> None:
     """Raise at the first non-finite loss of a segment (``losses``: ``([S,] eval_every)``)."""
     losses = np.asarray(losses)
@@ -206,6 +188,7 @@ def finetune(
     description: str = "finetune",
     throw: bool = True,
     seed_batching: str = "auto",
+    share_program: Hashable | None = None,
 ) -> FinetuneResult:
     """Fine-tune ``params0`` on ``train_data`` (module doc for the objective and records).
 
@@ -235,6 +218,9 @@ def finetune(
       seed_batching: with a stack of ``keys``: ``"vmap"``, ``"loop"`` or ``"auto"`` (loop on
         the CPU, vmap on an accelerator; :func:`resolve_seed_batching`). Same results to
         round-off; the loop also holds one seed's activations at a time.
+      share_program: a name under which calls of this process whose loss, evaluation and
+        optimiser differ at most in the arrays they close over reuse one traced and
+        compiled segment (:mod:`ntsim.transformers._programs`; ``None``: build it anew).
 
     Returns:
       :class:`FinetuneResult`.
@@ -301,17 +287,19 @@ def finetune(
     example = jax.eval_shape(params0, one_key) if callable(params0) else params0
     example_batch = jax.eval_shape(lambda d: _take(d, jnp.arange(batch_size)), train_data)
     example_key = jax.eval_shape(lambda k: jax.random.fold_in(k, 0), one_key)
-    loss_with_consts, loss_consts = _hoist_constants(loss_fn, example, example_batch, example_key)
-    eval_with_consts, eval_consts = (
-        (None, []) if eval_fn is None else _hoist_constants(eval_fn, example, dev_data)
+    loss_program = hoist_constants(loss_fn, example, example_batch, example_key)
+    eval_program = None if eval_fn is None else hoist_constants(eval_fn, example, dev_data)
+    update_program = hoist_constants(
+        optimizer.update, example, jax.eval_shape(optimizer.init, example), example
     )
+    loss_with_consts, eval_with_consts = loss_program.fn, eval_program and eval_program.fn
 
     def objective(params, anchor, batch, key, consts, lam):
         loss, metrics = loss_with_consts(consts, params, batch, key)
         penalty = 0.5 * lam * _squared_distance(params, anchor, mask)  # λ = 0: adds exactly 0
         return loss + penalty, (loss, metrics)
 
-    def step(state: FinetuneState, train_data, loss_consts, lam):
+    def step(state: FinetuneState, train_data, loss_consts, opt_consts, lam):
         epoch, position = jnp.divmod(state.step, steps_per_epoch)
         key_order, key_step = jax.random.split(jax.random.fold_in(state.key, epoch))
         order = jax.random.permutation(key_order, n)
@@ -325,7 +313,7 @@ def finetune(
             loss_consts,
             lam,
         )
-        updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
+        updates, opt_state = update_program.fn(opt_consts, grads, state.opt_state, state.params)
         params = optax.apply_updates(state.params, updates)
         keep = state.stopped
         params = jax.tree.map(lambda old, new: jnp.where(keep, old, new), state.params, params)
@@ -339,9 +327,11 @@ def finetune(
         }
         return state._replace(params=params, opt_state=opt_state, step=state.step + 1), record
 
-    def segment(state: FinetuneState, train_data, dev_data, loss_consts, eval_consts, lam):
+    def segment(
+        state: FinetuneState, train_data, dev_data, loss_consts, eval_consts, opt_consts, lam
+    ):
         state, records = jax.lax.scan(
-            lambda state, _: step(state, train_data, loss_consts, lam),
+            lambda state, _: step(state, train_data, loss_consts, opt_consts, lam),
             state,
             None,
             length=eval_every,
@@ -394,10 +384,23 @@ def finetune(
 
     vmapped = seeded and not looped
     init_fn = jax.vmap(init) if vmapped else init
-    segment_fn = jax.jit(
-        jax.vmap(segment, in_axes=(0, None, None, None, None, None)) if vmapped else segment
-    )
-    arguments = (train_data, dev_data, loss_consts, eval_consts, jnp.float32(proximal))
+
+    def build_segment():
+        axes = (0, None, None, None, None, None, None)
+        return jax.jit(jax.vmap(segment, in_axes=axes) if vmapped else segment)
+
+    if share_program is None:
+        segment_fn = build_segment()
+    else:  # what the segment closes over, beside the hoisted functions (module doc)
+        static = (n, steps_per_epoch, batch_size, eval_every, sign, monitor, patience,
+                  vmapped, str(score_dtype), str(jax.tree.structure(mask)),
+                  tuple(jax.tree.leaves(mask)))  # fmt: skip
+        programs = (loss_program, eval_program, update_program)
+        printed = tuple(p and p.printed() for p in programs)
+        segment_fn = shared_segment((share_program, printed, static), build_segment)
+    consts = (loss_program.consts, eval_program.consts if eval_program else [],
+              update_program.consts)  # fmt: skip
+    arguments = (train_data, dev_data, *consts, jnp.float32(proximal))
     stack_seeds = lambda items: jax.tree.map(lambda *a: jnp.stack(a), *items)  # noqa: E731
 
     # looped: a list of single-seed states, stacked only to save, resume and return

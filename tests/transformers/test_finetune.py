@@ -223,7 +223,7 @@ def test_closed_over_arrays_become_arguments(key):
     the same loss does), and the value is unchanged."""
     import re
 
-    from ntsim.transformers._finetune import _hoist_constants
+    from ntsim.transformers._programs import hoist_constants
 
     teacher = jax.random.normal(key, (512, 3))
     data = _regression(key, n=16)
@@ -234,12 +234,97 @@ def test_closed_over_arrays_become_arguments(key):
 
     params = {"w": jnp.ones(3)}
     args = (params, data, jax.random.PRNGKey(1))
-    hoisted, consts = _hoist_constants(loss, *args)
+    hoisted, consts, _, _ = hoist_constants(loss, *args)
     assert any(c.shape == (512, 3) for c in consts)
     np.testing.assert_array_equal(hoisted(consts, *args)[0], loss(*args)[0])
     embedded = re.compile(r"constant dense<.*tensor<512x3xf32>")
     assert embedded.search(jax.jit(loss).lower(*args).as_text())  # what the hoisting avoids
     assert not embedded.search(jax.jit(hoisted).lower(consts, *args).as_text())
+
+
+def _count_segment_traces(monkeypatch) -> list:
+    """Record one entry each time a segment is traced: the step calls the hoisted loss once
+    per trace (a compiled segment reused without tracing calls it not at all)."""
+    from ntsim.transformers import _finetune
+    from ntsim.transformers._programs import hoist_constants
+
+    traces = []
+
+    def counting(fn, *args):
+        hoisted = hoist_constants(fn, *args)
+        if fn.__name__ != "loss":
+            return hoisted
+
+        def counted(*a):
+            traces.append(1)
+            return hoisted.fn(*a)
+
+        return hoisted._replace(fn=counted)
+
+    monkeypatch.setattr(_finetune, "hoist_constants", counting)
+    return traces
+
+
+def _runs_per_teacher(key, share_program, teachers):
+    """One ``finetune`` call per teacher (an array the loss closes over), AdamW at another
+    peak each time (held in its state), with a dev evaluation, two seeds."""
+    from ntsim.transformers import adamw
+
+    data = _regression(key, n=16)
+    dev = _regression(jax.random.fold_in(key, 1), n=8)
+    results = []
+    for index, teacher in enumerate(teachers):
+
+        def loss(params, batch, key, teacher=teacher):
+            del key
+            return jnp.mean((batch["x"] @ (params["w"] - teacher)) ** 2), {}
+
+        def evaluate(params, batch):
+            return {"loss": jnp.mean((batch["x"] @ params["w"] - batch["y"]) ** 2)}
+
+        results.append(finetune(
+            loss, {"w": jnp.zeros(3)}, data, optimizer=adamw(1.0, peak=0.01 * (1 + index)),
+            num_steps=6, batch_size=4, keys=jax.random.split(key, 2), dev_data=dev,
+            eval_fn=evaluate, eval_every=3, share_program=share_program,
+        ))  # fmt: skip
+    return results
+
+
+def test_a_shared_program_is_traced_once_and_gives_the_unshared_numbers(key, monkeypatch):
+    """Calls under one ``share_program`` whose losses differ only in a closed-over array and
+    whose optimisers differ only in the peak held in their state trace one segment, and
+    give the numbers of the same calls built separately."""
+    traces = _count_segment_traces(monkeypatch)
+    teachers = [jax.random.normal(jax.random.fold_in(key, i), (3,)) for i in range(3)]
+    alone = _runs_per_teacher(key, None, teachers)
+    assert len(traces) == 3  # a segment per call
+    shared = _runs_per_teacher(key, ("test", "one segment"), teachers)
+    assert len(traces) == 3 + 1
+    for a, b in zip(alone, shared, strict=True):
+        np.testing.assert_allclose(a.params["w"], b.params["w"], rtol=1e-6)
+        np.testing.assert_allclose(a.dev_records["loss"], b.dev_records["loss"], rtol=1e-6)
+    # the teachers and peaks are data: three different runs, not the first one three times
+    assert not np.allclose(shared[0].params["w"], shared[1].params["w"])
+    assert not np.allclose(shared[1].params["w"], shared[2].params["w"])
+
+
+def test_a_program_differing_in_more_than_its_arrays_is_not_shared(key, monkeypatch):
+    """A loss with another literal prints another jaxpr, so the same ``share_program`` name
+    builds a second segment rather than reusing the first (SGD: the scale moves the step)."""
+    traces = _count_segment_traces(monkeypatch)
+    data = _regression(key, n=16)
+
+    def run(scale):
+        def loss(params, batch, key):
+            del key
+            return scale * jnp.mean((batch["x"] @ params["w"] - batch["y"]) ** 2), {}
+
+        return finetune(loss, {"w": jnp.zeros(3)}, data, optimizer=optax.sgd(0.01), num_steps=4,
+                        batch_size=4, keys=key, share_program="test: literals")  # fmt: skip
+
+    one, two = run(1.0), run(2.0)
+    assert len(traces) == 2
+    assert not np.allclose(one.params["w"], two.params["w"])
 
 
 def _cross_entropy(params, batch, key):
