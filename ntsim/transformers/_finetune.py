@@ -29,7 +29,9 @@ reports the ratio on whatever backend it runs).
 ``λ`` and every array the loss and evaluation functions close over (e.g. the weights of
 :func:`ntsim.transformers.method_terms`) are arguments of the compiled segment, not
 constants: runs that differ only in such values reuse one XLA program (within a process,
-and across processes through JAX's persistent compilation cache).
+and across processes through JAX's persistent compilation cache). With ``share_program``,
+such runs in one process also skip tracing and lowering it again: the later calls take the
+first call's segment (:mod:`ntsim.transformers._programs` says when that is safe).
 
 Per-step records: ``loss`` (the minibatch objective without the proximal term), every
 metric the loss function returns, and ``distance`` = ``‖θ_M − θ_{0,M}‖`` before the step.
