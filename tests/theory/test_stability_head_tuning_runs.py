@@ -234,3 +234,19 @@ def test_worst_kkt_is_the_largest_residual_of_every_solve():
               SimpleNamespace(kkt_residual=jnp.array(2e-3))]  # fmt: skip
     assert float(_worst_kkt(*solves)) == pytest.approx(2e-3)
     assert float(_worst_kkt(solves[0])) == pytest.approx(3e-10)
+
+
+@pytest.mark.parametrize("radius, other", [(1.0, 0.5), (3.0, -1.0), (2.0, 1.9)])
+def test_lemma_a2_3_bound_has_slack_two_on_two_points(x64, radius, other):
+    """Lemma A.2.3's ``|b̂| ≤ 1 + ‖v̂‖B`` on the 1-D pair ``{(B, +1), (a, −1)}``, ``a < B``:
+    both points are support vectors of the textbook SVM (score ``v x − b``), so
+    ``v̂ = 2/(B − a)``, ``b̂ = v̂B − 1`` (closed form), and the bound exceeds ``|b̂|`` by
+    exactly 2 whenever ``v̂B ≥ 1``; the solver's SVM must give the same."""
+    x = jnp.asarray([[radius], [other]])
+    y = jnp.asarray([1.0, -1.0])
+    sol = hard_margin_svm(x, y, penalize_bias=False)
+    v = 2.0 / (radius - other)
+    np.testing.assert_allclose(sol.weights[0], v, rtol=1e-7)
+    np.testing.assert_allclose(sol.bias, v * radius - 1.0, rtol=1e-7)
+    bound = st.lemma_a2_3_bound(abs(v), max(abs(radius), abs(other)))
+    np.testing.assert_allclose(bound - abs(v * radius - 1.0), 2.0, rtol=1e-12)
