@@ -30,11 +30,17 @@ import pathlib
 import sys
 
 __all__ = [
+    "CACHE_MIN_COMPILE_TIME_SECS",
     "configure_compilation_cache",
     "configure_compiler_effort",
     "start_jax",
     "xla_flags_with_opt_level",
 ]
+
+
+#: Keep every compiled program in the persistent cache (module doc); the Makefile's test
+#: environment sets the same value for pytest, which does not start through the CLI.
+CACHE_MIN_COMPILE_TIME_SECS = "0"
 
 
 def configure_compilation_cache() -> None:
@@ -57,7 +63,7 @@ def configure_compilation_cache() -> None:
     if "jax" in sys.modules:
         return
     os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", where)
-    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
+    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", CACHE_MIN_COMPILE_TIME_SECS)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 

@@ -39,6 +39,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from ntsim._jax_startup import CACHE_MIN_COMPILE_TIME_SECS
 from ntsim.mutation._closure import FunctionRef, claim_path
 from ntsim.mutation._operators import Site, function_sites
 from ntsim.mutation._worker import ANSWER_PREFIX, noticed
@@ -212,7 +213,7 @@ def _child_env() -> dict[str, str]:
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     env.setdefault("MPLBACKEND", "Agg")
     env.setdefault("JAX_COMPILATION_CACHE_DIR", str(pathlib.Path.home() / ".cache/ntsim/jax"))
-    env.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
+    env.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", CACHE_MIN_COMPILE_TIME_SECS)
     return env
 
 
