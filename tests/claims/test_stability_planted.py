@@ -216,3 +216,45 @@ def test_shared_settings_figures_read_the_claims_settings():
         for scale in ("quick", "full"):
             assert getattr(experiment.SCALES[scale], field) == scale
             assert shared[scale] == simulation.setting(scale)
+
+
+@pytest.mark.parametrize(
+    ("plant", "refuted"),
+    [
+        # ‖v̂‖B halved: |b̂| = ‖v̂‖B − 1 exceeds it once ‖v̂‖B > 4 (the random datasets of the
+        # lemma's own claim never get there); both two-point claims go red
+        (lambda w, r: 1.0 + 0.5 * w * r, {"bias_bound_two_points", "two_point_slack"}),
+        # a looser bound still holds: only the slack identity notices
+        (lambda w, r: 1.0 + 2.0 * w * r, {"two_point_slack"}),
+        (lambda w, r: w * r, {"two_point_slack"}),
+    ],
+    ids=["half", "double", "dropped_one"],
+)
+def test_lemma_a2_3_bound_plants_on_the_two_point_sets(monkeypatch, plant, refuted):
+    """Lemma A.2.3's bound evaluated where it is tight to an additive 2."""
+    from ntsim.theory.stability import _two_point_svm as two_point_module
+
+    monkeypatch.setattr(two_point_module, "lemma_a2_3_bound", plant)
+    jax.clear_caches()
+    for name in ("bias_bound_two_points", "two_point_slack"):
+        record = _record(f"stability.lemma_a2_3.{name}")
+        assert (record.verdict == "refuted") == (name in refuted), name
+    monkeypatch.undo()
+    jax.clear_caches()
+
+
+def test_two_point_closed_form_is_the_solver_s_svm():
+    """The closed form against the interior-point solver on three hand-picked sets, and the
+    genuine bound's slack (2) on them."""
+    with jax.enable_x64(True):
+        from ntsim.core import hard_margin_svm
+        from ntsim.theory.stability import _two_point_svm as two_point_module
+
+        for radius, other, sign in ((1.0, -0.5, 1.0), (3.0, 2.5, -1.0), (0.2, 0.0, 1.0)):
+            x = jnp.asarray([[sign * radius], [sign * other]])
+            solution = hard_margin_svm(x, jnp.asarray([1.0, -1.0]), penalize_bias=False)
+            weight, bias = two_point_module.two_point_svm_closed_form(radius, other, sign)
+            assert jnp.allclose(solution.weights[0], weight, rtol=1e-6)
+            assert jnp.allclose(solution.bias, bias, rtol=1e-6, atol=1e-9)
+            bound = st.lemma_a2_3_bound(abs(weight), radius)
+            assert jnp.allclose(bound - abs(bias), 2.0, atol=1e-12)

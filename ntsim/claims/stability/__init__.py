@@ -11,6 +11,7 @@ from ntsim.claims.stability import (
     _learning_rate,
     _methods,
     _synthetic_trends,
+    _two_point_svm,
 )
 
 __all__ = ["CLAIMS"]
@@ -21,4 +22,5 @@ CLAIMS = (
     *_synthetic_trends.CLAIMS,
     *_methods.CLAIMS,
     *_learning_rate.CLAIMS,
+    *_two_point_svm.CLAIMS,
 )
