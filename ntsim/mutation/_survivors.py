@@ -24,6 +24,7 @@ from collections.abc import Mapping
 
 from ntsim.mutation._survivor_reason import EQUIVALENT, LOOSER, OUTSIDE, TIGHTER, SurvivorReason
 from ntsim.mutation._survivors_early_stopping import EARLY_STOPPING_REASONS
+from ntsim.mutation._survivors_linear_teachers import LINEAR_TEACHERS_REASONS
 
 __all__ = ["REASONS", "SurvivorReason", "reason_for"]
 
@@ -402,51 +403,7 @@ REASONS: tuple[SurvivorReason, ...] = (
         "holds at every large T, so this is the same run read one step earlier",
         operator="drop_term", before="s.num_steps + 1",
     ),
-    # ------------------------------------------------------------------ linear_teachers
-    SurvivorReason(
-        "risk_bound_thm6_1", OUTSIDE, LOOSER + " (the Thm 6.1 risk bound doubled)",
-        operator="scale_x2",
-    ),
-    SurvivorReason(
-        "risk_bound_cor6_3", OUTSIDE, LOOSER + " (the Cor 6.3 risk bound doubled)",
-        operator="scale_x2",
-    ),
-    SurvivorReason(
-        "simulate_random_projection", EQUIVALENT,
-        "the source and projection keys swapped: another draw of the same instance family",
-        operator="swap_args", before="unit_pair_at_distance",
-    ),
-    SurvivorReason(
-        "_freezing_draw", EQUIVALENT,
-        "θ_s − ξ with ξ ~ N(0, s²I) has the law of θ_s + ξ: another draw of the same task",
-        operator="flip_sign", before="setting.task_noise",
-    ),
-    SurvivorReason(
-        "_fit_steps_rate", OUTSIDE,
-        "a step size half as large: Thm 6.1 and Cor 6.3 hold for the "
-        "fitted network however the fit is reached, and the step only sets how long it takes",
-        operator="scale_x0.5",
-    ),
-    SurvivorReason(
-        "_approx_error", EQUIVALENT,
-        "θ_T's alignment with θ_S set to 0.85 instead of 1.7: another task of the family; the "
-        "σ₀ → 0 trend toward eq. (5) is stated for every θ_T (both stay below GD's stability "
-        "limit)",
-        operator="scale_x0.5", before="s.alpha - inst",
-    ),
-    SurvivorReason(
-        "simulate_hinf_psd", OUTSIDE,
-        "a positive multiple of the margin λ_min(H^∞ − XXᵀ/4)/λ_max(H^∞): the statement "
-        "H^∞ ⪰ XXᵀ/4 is its sign, which no positive rescaling changes (the normalisation by "
-        "λ_max is the report's, not the paper's)",
-        operator="scale_x0.5",
-    ),
-    SurvivorReason(
-        "simulate_misalignment_threshold", EQUIVALENT,
-        "ratios σ^ft/σ^pre drawn around another gap; the claim leaves out its own gap and "
-        "holds on both sides",
-        before="hi - lo",
-    ),
+    *LINEAR_TEACHERS_REASONS,
 )  # fmt: skip
 
 

@@ -281,3 +281,49 @@ def test_frozen_parallel_requires_runs_with_negative_c_star_to_stall_at_zero():
     assert check_frozen_parallel(run(1e-7)).outcome == "holds"
     assert check_frozen_parallel(run(-3.2)).outcome == "refuted"  # went to c*
     assert check_frozen_parallel(run(-1e-3)).outcome == "refuted"  # through zero
+
+
+@pytest.mark.parametrize(
+    ("constant", "derived_factor", "refuted"),
+    [
+        # Cor. 6.2 with 1.5 for 3: nearly antipodal pairs reach 1.95‖v‖ and break it (and
+        # the closed-form claim's transcription part sees 1.5‖v‖ ≠ 3‖v‖)
+        (1.5, 2.0, {"bound_two_inputs", "two_input_closed_form"}),
+        # the derived bound's constant 2 lowered to 1.9: the closed form notices
+        (3.0, 1.9, {"two_input_closed_form"}),
+        # a printed constant that is still a valid bound (2): only the transcription part sees it
+        (2.0, 2.0, {"two_input_closed_form"}),
+        (3.0, 2.0, set()),
+    ],
+    ids=["printed_halved", "derived_lowered", "printed_two", "genuine"],
+)
+def test_cor6_2_constants_on_two_inputs(monkeypatch, constant, derived_factor, refuted):
+    """Cor. 6.2's bounds on two unit inputs, where the ratio has a closed form tending to 2."""
+    import jax
+
+    from ntsim.theory.linear_teachers import _relu
+
+    monkeypatch.setattr(_relu, "COR6_2_FACTOR", constant)
+    monkeypatch.setattr(_relu, "DERIVED_FACTOR", derived_factor)
+    jax.clear_caches()
+    for name in ("bound_two_inputs", "two_input_closed_form"):
+        record = _record(f"linear_teachers.cor6_2.{name}")
+        assert (record.verdict == "refuted") == (name in refuted), name
+    monkeypatch.undo()
+    jax.clear_caches()
+
+
+def test_cor6_2_pair_closed_form_against_a_direct_solve():
+    """The closed form against H^∞ built entry by entry and a generic solve (no Cholesky)."""
+    import math
+
+    import numpy as np
+
+    from ntsim.theory.linear_teachers import _cor6_2_pairs
+
+    for t in (-0.9, -0.3, 0.0, 0.6):
+        m = (math.pi - math.acos(t)) / (2 * math.pi)
+        hinf = np.array([[0.5, t * m], [t * m, 0.5]])
+        residual = math.sqrt((1 - t) / 2) * np.array([1.0, -1.0])
+        direct = math.sqrt(residual @ np.linalg.solve(hinf, residual))
+        assert abs(float(_cor6_2_pairs.cor6_2_pair_norm(t, 1.0)) - direct) < 1e-5 * direct

@@ -110,6 +110,23 @@ def test_monte_carlo_risk_is_unbiased_with_honest_standard_error(x64, key):
     assert 0.75 < z.std() < 1.25
 
 
+def test_monte_carlo_risk_merges_batches_into_the_plain_mean(x64, key):
+    """The batched (Chan et al.) merge against the plain mean and sample variance of the same
+    draws, regenerated batch by batch: a mis-weighted merge is still unbiased over keys (the
+    test above), but not this draw's mean."""
+    x, theta_s, theta_t, sigma, spectrum, basis = _problem(key, 5, 10)
+    w = lt.fine_tuned_linear(x, theta_s, theta_t)
+    root = basis * jnp.sqrt(spectrum)[None, :]
+    draw = jax.random.PRNGKey(3)
+    estimate, error = lt.monte_carlo_risk(draw, w, theta_t, root, num_samples=1200, batch_size=300)
+    squares = np.concatenate([
+        np.asarray(((jax.random.normal(k, (300, 10)) @ root.T) @ (theta_t - w)) ** 2)
+        for k in jax.random.split(draw, 4)
+    ])  # fmt: skip
+    np.testing.assert_allclose(estimate, squares.mean(), rtol=1e-12)
+    np.testing.assert_allclose(error, squares.std(ddof=1) / np.sqrt(squares.size), rtol=1e-10)
+
+
 # ------------------------------------------------------------------------------ Figure 1
 
 

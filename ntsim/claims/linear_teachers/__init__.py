@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ntsim.claims.linear_teachers import (
     _bounds,
+    _cor6_2_pairs,
     _deep,
     _freezing,
     _random_projection,
@@ -25,4 +26,5 @@ CLAIMS = (
     *_random_projection.CLAIMS,
     *_freezing.CLAIMS,
     *_relu.CLAIMS,
+    *_cor6_2_pairs.CLAIMS,
 )

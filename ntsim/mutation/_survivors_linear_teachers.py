@@ -1,0 +1,113 @@
+"""Why the linear-teachers survivors with a reason are not blind spots (Shachaf et al. 2021).
+
+Part of :data:`ntsim.mutation._survivors.REASONS` (the module doc there says what a reason
+must be). Each was checked against the mutant it covers.
+"""
+
+from __future__ import annotations
+
+from ntsim.mutation._survivor_reason import EQUIVALENT, LOOSER, OUTSIDE, SurvivorReason
+
+__all__ = ["LINEAR_TEACHERS_REASONS"]
+
+LINEAR_TEACHERS_REASONS: tuple[SurvivorReason, ...] = (
+    SurvivorReason(
+        "risk_bound_thm6_1", OUTSIDE, LOOSER + " (the Thm 6.1 risk bound doubled)",
+        operator="scale_x2",
+    ),
+    SurvivorReason(
+        "risk_bound_cor6_3", OUTSIDE, LOOSER + " (the Cor 6.3 risk bound doubled)",
+        operator="scale_x2",
+    ),
+    SurvivorReason(
+        "simulate_random_projection", EQUIVALENT,
+        "the source and projection keys swapped: another draw of the same instance family",
+        operator="swap_args", before="unit_pair_at_distance",
+    ),
+    SurvivorReason(
+        "_freezing_draw", EQUIVALENT,
+        "θ_s − ξ with ξ ~ N(0, s²I) has the law of θ_s + ξ: another draw of the same task",
+        operator="flip_sign", before="setting.task_noise",
+    ),
+    SurvivorReason(
+        "_fit_steps_rate", OUTSIDE,
+        "a step size half as large: Thm 6.1 and Cor 6.3 hold for the "
+        "fitted network however the fit is reached, and the step only sets how long it takes",
+        operator="scale_x0.5",
+    ),
+    SurvivorReason(
+        "_approx_error", EQUIVALENT,
+        "θ_T's alignment with θ_S set to 0.85 instead of 1.7: another task of the family; the "
+        "σ₀ → 0 trend toward eq. (5) is stated for every θ_T (both stay below GD's stability "
+        "limit)",
+        operator="scale_x0.5", before="s.alpha - inst",
+    ),
+    SurvivorReason(
+        "simulate_hinf_psd", OUTSIDE,
+        "a positive multiple of the margin λ_min(H^∞ − XXᵀ/4)/λ_max(H^∞): the statement "
+        "H^∞ ⪰ XXᵀ/4 is its sign, which no positive rescaling changes (the normalisation by "
+        "λ_max is the report's, not the paper's)",
+        operator="scale_x0.5",
+    ),
+    SurvivorReason(
+        "simulate_misalignment_threshold", EQUIVALENT,
+        "ratios σ^ft/σ^pre drawn around another gap; the claim leaves out its own gap and "
+        "holds on both sides",
+        before="hi - lo",
+    ),
+    SurvivorReason(
+        "alignment_directions", EQUIVALENT,
+        "the top-eigen subspace of Fig. 1 one dimension larger (m + 1 instead of m, the bottom "
+        "one smaller): the paper's m = 50 is a choice of the figure, and the crossing it shows "
+        "(top-aligned better at small n, bottom-aligned at large n) is stated for every m",
+        operator="compare", before="jnp.arange(d) < top",
+    ),
+    SurvivorReason(
+        "_rate", EQUIVALENT,
+        "r_0/(n − 1) for r_0/n in Thm 4.2's g: a factor n/(n − 1) → 1 on the rate, which the "
+        "theorem's unspecified constant c absorbs; the claim bounds the implied c and tests "
+        "that it does not trend in n, both unchanged by a factor this close to 1",
+        operator="n_minus_one",
+    ),
+    SurvivorReason(
+        "unit_pair_at_distance", OUTSIDE,
+        "the construction of Thm 5.4's task pair with cos = 1 − δ²/4 (its realised distance "
+        "δ/√2 instead of δ): the claims read the pairs drawn and their bounds hold at every "
+        "alignment, so a mislabelled distance moves their x-axis, not a verdict; "
+        "the unit tests of the random-projection and scale simulations pin the distance "
+        "(they kill this mutant)",
+        operator="scale_x0.5", before="distance) ** 2 / 2",
+    ),
+    SurvivorReason(
+        "_root_terms", OUTSIDE,
+        "max(f, 1 − f) for min(f, 1 − f), f = (c_L − 1)/(c_∞ − 1): the claim's own statistic "
+        "for 'c_L strictly between 1 and c_∞', positive on every instance either way when the "
+        "theory is right (f ∈ (0, 1)); it weakens the check, it changes no computed quantity "
+        "of the paper",
+        operator="min_max", before="jnp.minimum(frac, 1.0 - frac)",
+    ),
+    SurvivorReason(
+        "_tasks", EQUIVALENT,
+        "θ_T = αθ_S + ξ with the noise ξ half as large: another target of the family; the "
+        "root equation of Thm 5.2 and its balancedness are claimed for every θ_T",
+        operator="scale_x0.5", before="alpha * theta_s + noise",
+    ),
+    SurvivorReason(
+        "monte_carlo_risk", EQUIVALENT,
+        "the batch merge with its mean update doubled: the batch means are then weighted "
+        "≈ 2k/K² instead of 1/K, still summing to 1, so the estimate stays unbiased (with "
+        "≈ 4/3 the variance and a conservative standard error) and the z-test of the closed "
+        "form passes; tests/theory/test_linear_teachers.py compares the merge with the plain "
+        "mean of the same draws (it kills this mutant)",
+        operator="scale_x2", before="mean + delta * batch / total",
+    ),
+    SurvivorReason(
+        "_over_sizes", OUTSIDE,
+        "every instance drawn at the smallest n of the grid instead of the largest, so each "
+        "group is measured at that n: Thm 4.1's closed form, translation invariance and Monte "
+        "Carlo identity are claimed at each n and hold at the one measured, and the run "
+        "reports the sizes it measured (read from its inputs), so the collapse shows in the "
+        "record's n values, not in a verdict",
+        operator="min_max", before="max(ns)",
+    ),
+)  # fmt: skip
