@@ -196,7 +196,7 @@ def run_mutate_command(args, log: Callable[[str], None]) -> int:
         )
         entries.append(entry)
         rate = entry["claim_kill_rate"]
-        log(f"{topic}: claim kill rate {'-' if rate is None else f'{rate:.2f}'} "
+        log(f"{topic}: claim kill rate {'-' if rate is None else f'{rate:.3f}'} "
              f"({entry['killed']} killed, {entry['survived']} survived, "
              f"{entry['equivalent']} equivalent) in {entry['seconds']:.0f} s")  # fmt: skip
         write_matrix(out, entries)

@@ -92,7 +92,8 @@ def summarise_topic(
 
 
 def _fmt_rate(value: float | None) -> str:
-    return "—" if value is None else f"{value:.2f}"
+    """Three decimals: two would print 61/72 = 0.847, under the 0.85 floor, as 0.85."""
+    return "—" if value is None else f"{value:.3f}"
 
 
 def blind_spots(entry: Mapping) -> list[dict]:

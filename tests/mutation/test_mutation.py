@@ -199,7 +199,7 @@ def test_write_matrix_merges_topics_and_lists_silent_claims(tmp_path):
     data = json.loads((tmp_path / "MUTATION.json").read_text())
     assert sorted(data["topics"]) == ["other", "toy"]
     text = (tmp_path / "MUTATION.md").read_text()
-    assert "| toy | 4 | 2 | 1 (1) | 1 | 0.67 |" in text
+    assert "| toy | 4 | 2 | 1 (1) | 1 | 0.667 |" in text
     assert "`b` (identity; 2 non-equivalent mutants on its path)" in text
     assert "**blind spot** (no reason given)" in text
 
