@@ -319,11 +319,11 @@ def test_cor6_2_pair_closed_form_against_a_direct_solve():
 
     import numpy as np
 
-    from ntsim.theory.linear_teachers import _cor6_2_pairs
+    from ntsim.theory.linear_teachers import cor6_2_pairs
 
     for t in (-0.9, -0.3, 0.0, 0.6):
         m = (math.pi - math.acos(t)) / (2 * math.pi)
         hinf = np.array([[0.5, t * m], [t * m, 0.5]])
         residual = math.sqrt((1 - t) / 2) * np.array([1.0, -1.0])
         direct = math.sqrt(residual @ np.linalg.solve(hinf, residual))
-        assert abs(float(_cor6_2_pairs.cor6_2_pair_norm(t, 1.0)) - direct) < 1e-5 * direct
+        assert abs(float(cor6_2_pairs.cor6_2_pair_norm(t, 1.0)) - direct) < 1e-5 * direct

@@ -232,7 +232,7 @@ def test_shared_settings_figures_read_the_claims_settings():
 )
 def test_lemma_a2_3_bound_plants_on_the_two_point_sets(monkeypatch, plant, refuted):
     """Lemma A.2.3's bound evaluated where it is tight to an additive 2."""
-    from ntsim.theory.stability import _two_point_svm as two_point_module
+    from ntsim.theory.stability import two_point_svm as two_point_module
 
     monkeypatch.setattr(two_point_module, "lemma_a2_3_bound", plant)
     jax.clear_caches()
@@ -248,7 +248,7 @@ def test_two_point_closed_form_is_the_solver_s_svm():
     genuine bound's slack (2) on them."""
     with jax.enable_x64(True):
         from ntsim.core import hard_margin_svm
-        from ntsim.theory.stability import _two_point_svm as two_point_module
+        from ntsim.theory.stability import two_point_svm as two_point_module
 
         for radius, other, sign in ((1.0, -0.5, 1.0), (3.0, 2.5, -1.0), (0.2, 0.0, 1.0)):
             x = jnp.asarray([[sign * radius], [sign * other]])

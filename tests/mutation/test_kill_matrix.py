@@ -35,7 +35,16 @@ _CHECKED_MODE = (
     "2026-11-27; the committed entry was made at the older code until the matrix is remade"
 )
 
+_TIGHT_INSTANCES = (
+    "remade on 2026-11-29 (session 18), then the tight-instance claims' theory modules were "
+    "made public submodules (the layering rule forbids importing a private module across "
+    "packages) and their wording corrected after the referee: their source changed, so the "
+    "entry is stale until `ntsim mutate --topic T --resume` re-runs their mutants"
+)
+
 PENDING_TOPICS: dict[str, str] = {
+    "linear_teachers": _TIGHT_INSTANCES,
+    "stability": _TIGHT_INSTANCES,
     "overtraining": _CHECKED_MODE + "; and overtraining.lemma_a12.batch_concentration was "
     "added (2026-11-27, session 10) for the survivor simulate_finite_batch `cov - 2I` (killed "
     "by hand at quick scale; its reason in _survivors.py goes with the remake)",

@@ -17,7 +17,7 @@ lowered (as ``a → B``, ``|v̂|B → ∞``). :func:`simulate_two_point_svm` sol
 the project's interior-point solver (:func:`ntsim.core.hard_margin_svm`, float64) and evaluates
 the lemma's bound (:func:`ntsim.theory.stability.lemma_a2_3_bound`) on the solutions.
 
-(This module is not re-exported from :mod:`ntsim.theory.stability` yet: the package's
+(A public submodule, not re-exported from :mod:`ntsim.theory.stability` yet: the package's
 ``__init__`` is on the source path of every stability claim, so exporting it re-hashes them
 all. Export it when that topic is next re-recorded.)
 """

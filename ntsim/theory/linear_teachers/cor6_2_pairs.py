@@ -18,9 +18,9 @@ in place of Cor. 6.2's 3 fails on nearly antipodal pairs.
 evaluates the project's ``H^∞`` (:func:`ntsim.core.two_layer_relu_hinf`), its norm
 (:func:`~ntsim.theory.linear_teachers.hinf_norm`) and both bounds on them.
 
-(Not re-exported from :mod:`ntsim.theory.linear_teachers` yet: the package's ``__init__``
-is on the source path of every linear-teachers claim, so exporting it re-hashes them all.
-Export it when that topic is next re-recorded.)
+(A public submodule, not re-exported from :mod:`ntsim.theory.linear_teachers` yet: the
+package's ``__init__`` is on the source path of every linear-teachers claim, so exporting it
+re-hashes them all. Export it when that topic is next re-recorded.)
 """
 
 from __future__ import annotations
