@@ -48,8 +48,8 @@ def cor6_2_pair_norm(cosine: ArrayLike, gap_norm: ArrayLike) -> Array:
     Examples:
       >>> round(float(cor6_2_pair_norm(0.0, 1.0)), 6)  # orthogonal: H^∞ = I/2, √2
       1.414214
-      >>> round(float(cor6_2_pair_norm(-0.999999, 1.0)), 4)  # nearly antipodal: → 2
-      1.9996
+      >>> round(float(cor6_2_pair_norm(-0.999, 1.0)), 3)  # nearly antipodal: → 2
+      1.985
     """
     t = jnp.asarray(cosine, jnp.result_type(float))
     m = (math.pi - jnp.arccos(t)) / (2 * math.pi)
