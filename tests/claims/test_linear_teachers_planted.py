@@ -324,6 +324,29 @@ def test_cor6_2_pair_closed_form_against_a_direct_solve():
     for t in (-0.9, -0.3, 0.0, 0.6):
         m = (math.pi - math.acos(t)) / (2 * math.pi)
         hinf = np.array([[0.5, t * m], [t * m, 0.5]])
-        residual = math.sqrt((1 - t) / 2) * np.array([1.0, -1.0])
-        direct = math.sqrt(residual @ np.linalg.solve(hinf, residual))
-        assert abs(float(cor6_2_pairs.cor6_2_pair_norm(t, 1.0)) - direct) < 1e-5 * direct
+        # two unit inputs with cosine t in the plane; the gap a·u_− + b·u_+ gives ỹ = X(gap)
+        x = np.array([[1.0, 0.0], [t, math.sqrt(1 - t**2)]])
+        u_minus = (x[0] - x[1]) / np.linalg.norm(x[0] - x[1])
+        u_plus = (x[0] + x[1]) / np.linalg.norm(x[0] + x[1])
+        for a, b in ((1.0, 0.0), (0.0, 1.0), (0.6, -0.8)):
+            residual = x @ (a * u_minus + b * u_plus)
+            direct = math.sqrt(residual @ np.linalg.solve(hinf, residual))
+            closed = float(cor6_2_pairs.cor6_2_pair_norm(t, a, b))
+            assert abs(closed - direct) < 1e-5 * direct, (t, a, b)
+
+
+def test_cor6_2_pairs_catch_a_shift_along_the_ones_direction(monkeypatch):
+    """H^∞ + 0.1·11ᵀ keeps the eigenvalue along (1, −1): only the pairs with a component
+    along x_1 + x_2 see it, and the closed-form claim must (the bound, loose there, need not)."""
+    import jax
+    import jax.numpy as jnp
+
+    from ntsim.theory.linear_teachers import cor6_2_pairs
+
+    original = cor6_2_pairs.two_layer_relu_hinf
+    monkeypatch.setattr(cor6_2_pairs, "two_layer_relu_hinf",
+                        lambda x: original(x) + 0.1 * jnp.ones((x.shape[0],) * 2))  # fmt: skip
+    jax.clear_caches()
+    assert _record("linear_teachers.cor6_2.two_input_closed_form").verdict == "refuted"
+    monkeypatch.undo()
+    jax.clear_caches()

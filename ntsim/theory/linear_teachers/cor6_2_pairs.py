@@ -4,19 +4,24 @@ Cor. 6.2 bounds the RKHS-type norm of the fine-tuning residual, ``√(ỹᵀ(H^�
 3‖θ_T − θ_S‖`` (perfect pretraining, ``ỹ = X(θ_T − θ_S)``, unit-norm inputs). On random
 inputs on the sphere the ratio stays near ``√2`` (nearly orthogonal rows make ``H^∞ ≈ I/2``),
 so a bound with a much smaller constant holds there too. Two unit inputs with cosine ``t``
-and the task gap ``v = θ_T − θ_S = α(x_1 − x_2)/‖x_1 − x_2‖`` have a closed form:
-``ỹ = α√((1 − t)/2)·(1, −1)``, an eigenvector of ``H^∞ = [[½, t·m(t)], [t·m(t), ½]]`` with
-``m(t) = (π − arccos t)/(2π)`` and eigenvalue ``½ − t·m(t)``, so
+have a closed form. Write the task gap as ``v = a·u_− + b·u_+ + w`` with ``u_∓ = (x_1 ∓
+x_2)/‖x_1 ∓ x_2‖`` and ``w`` orthogonal to both inputs. Then ``ỹ = a√(1 − t)·e_− +
+b√(1 + t)·e_+`` with ``e_∓ = (1, ∓1)/√2``, the eigenvectors of ``H^∞ = [[½, t·m(t)], [t·m(t),
+½]]`` (``m(t) = (π − arccos t)/(2π)``) with eigenvalues ``½ ∓ t·m(t)``, so
 
-    √(ỹᵀ(H^∞)⁻¹ỹ) = ‖v‖·√(2(1 − t)/(1 − 2t·m(t))),
+    ỹᵀ(H^∞)⁻¹ỹ = a²·2(1 − t)/(1 − 2t·m(t)) + b²·2(1 + t)/(1 + 2t·m(t)).
 
-which is ``√2‖v‖`` at ``t = 0`` and tends to ``2‖v‖`` as ``t → −1`` (``m → 0``): the constant 2
-of the bound ``2‖P_∥v‖`` (from ``H^∞ ⪰ XXᵀ/4``) cannot be lowered, and any constant below 2
-in place of Cor. 6.2's 3 fails on nearly antipodal pairs.
+Along ``x_1 − x_2`` alone (``b = 0``, ``w = 0``) the ratio to ``‖v‖`` is ``√2`` at ``t = 0`` and
+tends to 2 as ``t → −1`` (``m → 0``): the constant 2 of the bound ``2‖P_∥v‖`` (from ``H^∞ ⪰
+XXᵀ/4``) cannot be lowered, and any constant below 2 in place of Cor. 6.2's 3 fails on
+nearly antipodal pairs. The ``b`` term tests the other eigenvalue, and ``w`` the projection
+``P_∥`` of the derived bound.
 
 :func:`simulate_cor6_2_pairs` draws such pairs (the plane rotated at random in ``R^d``) and
 evaluates the project's ``H^∞`` (:func:`ntsim.core.two_layer_relu_hinf`), its norm
-(:func:`~ntsim.theory.linear_teachers.hinf_norm`) and both bounds on them.
+(:func:`~ntsim.theory.linear_teachers.hinf_norm`) and both bounds on them. Even-numbered pairs
+lie along ``x_1 − x_2`` (the worst case; pair 0 at the smallest cosine exactly); odd-numbered
+pairs mix in ``u_+`` and, for ``d ≥ 3``, an orthogonal ``w``.
 
 (A public submodule, not re-exported from :mod:`ntsim.theory.linear_teachers` yet: the
 package's ``__init__`` is on the source path of every linear-teachers claim, so exporting it
@@ -41,26 +46,37 @@ from ntsim.theory.linear_teachers import _relu
 __all__ = ["Cor62PairRun", "Cor62PairSetting", "cor6_2_pair_norm", "simulate_cor6_2_pairs"]
 
 
-def cor6_2_pair_norm(cosine: ArrayLike, gap_norm: ArrayLike) -> Array:
-    """``√(ỹᵀ(H^∞)⁻¹ỹ)`` in closed form for two unit inputs with cosine ``t`` and the task
-    gap along ``x_1 − x_2`` (module doc).
+def cor6_2_pair_norm(
+    cosine: ArrayLike, difference_coefficient: ArrayLike, sum_coefficient: ArrayLike = 0.0
+) -> Array:
+    """``√(ỹᵀ(H^∞)⁻¹ỹ)`` in closed form for two unit inputs with cosine ``t`` and the task gap
+    ``a·u_− + b·u_+ (+ w ⊥ x_1, x_2)`` (module doc).
+
+    Args:
+      cosine: ``t = x_1·x_2``, in ``(−1, 1)``.
+      difference_coefficient: ``a``, the gap's coordinate along ``(x_1 − x_2)/‖x_1 − x_2‖``.
+      sum_coefficient: ``b``, its coordinate along ``(x_1 + x_2)/‖x_1 + x_2‖``.
 
     Examples:
       >>> round(float(cor6_2_pair_norm(0.0, 1.0)), 6)  # orthogonal: H^∞ = I/2, √2
       1.414214
       >>> round(float(cor6_2_pair_norm(-0.999, 1.0)), 3)  # nearly antipodal: → 2
       1.985
+      >>> round(float(cor6_2_pair_norm(0.0, 0.0, 1.0)), 6)  # both eigenvalues ½ at t = 0
+      1.414214
     """
     t = jnp.asarray(cosine, jnp.result_type(float))
-    m = (math.pi - jnp.arccos(t)) / (2 * math.pi)
-    return jnp.asarray(gap_norm) * jnp.sqrt(2 * (1 - t) / (1 - 2 * t * m))
+    tm = t * (math.pi - jnp.arccos(t)) / (2 * math.pi)
+    a, b = jnp.asarray(difference_coefficient), jnp.asarray(sum_coefficient)
+    return jnp.sqrt(a**2 * 2 * (1 - t) / (1 - 2 * tm) + b**2 * 2 * (1 + t) / (1 + 2 * tm))
 
 
 @dataclass(frozen=True)
 class Cor62PairSetting:
-    """Pairs of unit inputs in ``R^d``: cosine uniform on ``[min_cosine, max_cosine]``,
-    ``‖θ_T − θ_S‖`` log-uniform on ``[0.01, 10]`` (the statements are 1-homogeneous in it),
-    ``θ_S ~ N(0, I)``."""
+    """Pairs of unit inputs in ``R^d``: cosine uniform on ``[min_cosine, max_cosine]`` (pair 0
+    at ``min_cosine``), in-plane gap norm ``√(a² + b²)`` log-uniform on ``[0.01, 10]`` (the
+    statements are 1-homogeneous in it), ``θ_S ~ N(0, I)``. Even pairs: ``b = 0, w = 0``; odd
+    pairs: ``(a, b)`` at a uniform angle, ``‖w‖`` uniform on ``[0, √(a² + b²)]`` (``d ≥ 3``)."""
 
     pairs: int = 2_000
     d: int = 5
@@ -84,7 +100,10 @@ class Cor62PairRun(NamedTuple):
 
     Attributes:
       cosine: ``t = x_1·x_2`` as drawn.
-      gap_norm: ``‖θ_T − θ_S‖``.
+      difference_coefficient: ``a`` as drawn (module doc).
+      sum_coefficient: ``b`` as drawn.
+      off_plane_norm: ``‖w‖`` as drawn.
+      gap_norm: ``‖θ_T − θ_S‖`` from the parameters.
       norm: ``√(ỹᵀ(H^∞)⁻¹ỹ)`` by the project's ``H^∞`` and Cholesky solve.
       printed: Cor. 6.2's ``3‖θ_T − θ_S‖``.
       derived: ``2‖P_∥(θ_T − θ_S)‖``.
@@ -92,6 +111,9 @@ class Cor62PairRun(NamedTuple):
     """
 
     cosine: Array
+    difference_coefficient: Array
+    sum_coefficient: Array
+    off_plane_norm: Array
     gap_norm: Array
     norm: Array
     printed: Array
@@ -105,19 +127,31 @@ def simulate_cor6_2_pairs(key: PRNGKey, setting: Cor62PairSetting) -> Cor62PairR
     check_key("simulate_cor6_2_pairs", key)
     s = setting
     dtype = jnp.result_type(float)
+    k_t, k_angle, k_off, k_scale, k_rest = jax.random.split(key, 5)
+    cosine = jax.random.uniform(k_t, (s.pairs,), dtype, s.min_cosine, s.max_cosine)
+    cosine = cosine.at[0].set(s.min_cosine)  # the worst case in every draw
+    mixed = jnp.arange(s.pairs) % 2 == 1
+    angle = jnp.where(mixed, jax.random.uniform(k_angle, (s.pairs,), dtype, 0, 2 * math.pi), 0)
+    in_plane = 10 ** jax.random.uniform(k_scale, (s.pairs,), dtype, -2.0, 1.0)
+    off_fraction = jax.random.uniform(k_off, (s.pairs,), dtype) if s.d >= 3 else 0.0
+    coefficients = (
+        in_plane * jnp.cos(angle),
+        in_plane * jnp.sin(angle),
+        jnp.where(mixed, off_fraction * in_plane, 0.0),
+    )
 
-    def instance(k):
-        k_t, k_plane, k_source, k_scale = jax.random.split(k, 4)
-        t = jax.random.uniform(k_t, (), dtype, s.min_cosine, s.max_cosine)
-        basis, _ = jnp.linalg.qr(jax.random.normal(k_plane, (s.d, 2), dtype))  # a random plane
-        x = jnp.stack([basis[:, 0], t * basis[:, 0] + jnp.sqrt(1 - t**2) * basis[:, 1]])
-        direction = (x[0] - x[1]) / jnp.linalg.norm(x[0] - x[1])
-        gap_norm = 10 ** jax.random.uniform(k_scale, (), dtype, -2.0, 1.0)
+    def instance(k, t, a, b, c):
+        k_plane, k_source = jax.random.split(k)
+        # a random orthonormal frame: the inputs' plane and (d >= 3) one direction off it
+        frame, _ = jnp.linalg.qr(jax.random.normal(k_plane, (s.d, min(s.d, 3)), dtype))
+        x = jnp.stack([frame[:, 0], t * frame[:, 0] + jnp.sqrt(1 - t**2) * frame[:, 1]])
+        difference = (x[0] - x[1]) / jnp.linalg.norm(x[0] - x[1])
+        total = (x[0] + x[1]) / jnp.linalg.norm(x[0] + x[1])
+        gap = a * difference + b * total + (c * frame[:, 2] if s.d >= 3 else 0.0)
         theta_s = jax.random.normal(k_source, (s.d,), dtype)
-        theta_t = theta_s + gap_norm * direction
+        theta_t = theta_s + gap
         residual = x @ theta_t - x @ theta_s  # perfect pretraining: f(x; Θ_S) = xᵀθ_S
         return (
-            t,
             jnp.linalg.norm(theta_t - theta_s),
             _relu.hinf_norm(two_layer_relu_hinf(x), residual),
             _relu.hinf_norm_bound_cor6_2(theta_s, theta_t),
@@ -125,4 +159,6 @@ def simulate_cor6_2_pairs(key: PRNGKey, setting: Cor62PairSetting) -> Cor62PairR
             x[0] @ x[1],
         )
 
-    return Cor62PairRun(*jax.jit(jax.vmap(instance))(jax.random.split(key, s.pairs)))
+    keys = jax.random.split(k_rest, s.pairs)
+    measured = jax.jit(jax.vmap(instance))(keys, cosine, *coefficients)
+    return Cor62PairRun(cosine, *coefficients, *measured)
