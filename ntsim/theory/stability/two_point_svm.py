@@ -65,7 +65,7 @@ class TwoPointSvmSetting:
 
     ``B`` log-uniform on ``[min_radius, max_radius]``, ``a = u·B`` with ``u`` uniform on
     ``[−max_ratio, max_ratio]`` (so ``|v̂|B = 2/(1 − u)`` spans ``[2/(1 + r), 2/(1 − r)]``),
-    ``s = ±1`` with probability ½ each.
+    ``s = ±1`` with probability ½ each. Pairs 0 and 1 sit at ``u = ±max_ratio`` exactly.
     """
 
     pairs: int = 2_000
@@ -115,7 +115,10 @@ def simulate_two_point_svm(key, setting: TwoPointSvmSetting) -> TwoPointSvmRun:
     log_radius = jax.random.uniform(k_radius, (s.pairs,), dtype, jnp.log(s.min_radius),
                                     jnp.log(s.max_radius))  # fmt: skip
     radius = jnp.exp(log_radius)
-    other = radius * jax.random.uniform(k_ratio, (s.pairs,), dtype, -s.max_ratio, s.max_ratio)
+    ratio = jax.random.uniform(k_ratio, (s.pairs,), dtype, -s.max_ratio, s.max_ratio)
+    # the extremes in every draw: pair 0 at u = max_ratio (the largest |v̂|B), pair 1 at −max_ratio
+    ratio = ratio.at[: min(2, s.pairs)].set(jnp.asarray([s.max_ratio, -s.max_ratio])[: s.pairs])
+    other = radius * ratio
     sign = jnp.where(jax.random.bernoulli(k_sign, 0.5, (s.pairs,)), 1.0, -1.0).astype(dtype)
     labels = jnp.asarray([1.0, -1.0], dtype)
 
