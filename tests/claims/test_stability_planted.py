@@ -258,3 +258,28 @@ def test_two_point_closed_form_is_the_solver_s_svm():
             assert jnp.allclose(solution.bias, bias, rtol=1e-6, atol=1e-9)
             bound = st.lemma_a2_3_bound(abs(weight), radius)
             assert jnp.allclose(bound - abs(bias), 2.0, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "plant",
+    [
+        ("printed_bound_safe_ratio", lambda original: lambda r: 2.0 * original(r)),
+        ("printed_bound_safe_ratio", lambda original: lambda r: original(r) + 0.01),
+        ("thm2_2_bound_printed", lambda original: lambda n, *rest: original(n - 1, *rest)),
+        (None, None),
+    ],
+    ids=["guard_doubled", "guard_shifted", "eq3_n_minus_one", "genuine"],
+)
+def test_printed_bound_region_ties_the_guard_to_eq3(monkeypatch, plant):
+    """The guard of the printed-bound grid against eq. (3) and the certificate."""
+    from ntsim.theory.stability import printed_bound_region as region_module
+
+    name, change = plant
+    if name is not None:
+        monkeypatch.setattr(region_module, name, change(getattr(region_module, name)))
+    record = _record("stability.thm2_2.printed_bound_region")
+    assert record.verdict == ("holds" if name is None else "refuted")
+    # the guard's root by bisection on eq. (3) itself, against the safe end the
+    # printed-bound grid quotes (0.968 to 3 decimals)
+    if name is None:
+        assert abs(region_module.safe_region_end() - 0.968) < 5e-4

@@ -10,6 +10,7 @@ from ntsim.claims.stability import (
     _head_tuning,
     _learning_rate,
     _methods,
+    _printed_bound_region,
     _synthetic_trends,
     _two_point_svm,
 )
@@ -23,4 +24,5 @@ CLAIMS = (
     *_methods.CLAIMS,
     *_learning_rate.CLAIMS,
     *_two_point_svm.CLAIMS,
+    *_printed_bound_region.CLAIMS,
 )
