@@ -350,3 +350,29 @@ def test_cor6_2_pairs_catch_a_shift_along_the_ones_direction(monkeypatch):
     assert _record("linear_teachers.cor6_2.two_input_closed_form").verdict == "refuted"
     monkeypatch.undo()
     jax.clear_caches()
+
+
+@pytest.mark.parametrize(
+    "plant",
+    [
+        ("THM6_1_FACTOR", 1.0),  # Thm 6.1's main term halved
+        ("THM6_1_FACTOR", 4.0),  # doubled
+        ("COR6_3_FACTOR", 12.0),  # Cor 6.3's doubled: no longer Thm 6.1 ∘ Cor 6.2
+        (None, None),
+    ],
+    ids=["thm6_1_halved", "thm6_1_doubled", "cor6_3_doubled", "genuine"],
+)
+def test_cor6_3_composition_on_two_inputs(monkeypatch, plant):
+    """Cor. 6.3 = Thm 6.1 with Cor. 6.2 substituted, on the pairs with a closed-form norm."""
+    import jax
+
+    from ntsim.theory.linear_teachers import _relu
+
+    name, value = plant
+    if name is not None:
+        monkeypatch.setattr(_relu, name, value)
+    jax.clear_caches()
+    record = _record("linear_teachers.cor6_3.composition_two_inputs")
+    assert record.verdict == ("holds" if name is None else "refuted")
+    monkeypatch.undo()
+    jax.clear_caches()

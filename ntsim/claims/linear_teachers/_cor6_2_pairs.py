@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ntsim.claims._contract import Claim, Simulation, derived, printed
+from ntsim.claims._contract import Claim, Simulation, derived, printed, proof
 from ntsim.claims._decisions import Tolerance, all_of, compare
 from ntsim.theory.linear_teachers import cor6_2_pairs as pairs
 
@@ -71,6 +71,24 @@ def check_cor6_2_two_input_closed_form(run: pairs.Cor62PairRun):
     )  # fmt: skip
 
 
+def check_cor6_3_composition_two_inputs(run: pairs.Cor62PairRun):
+    a, b = np.asarray(run.difference_coefficient), np.asarray(run.sum_coefficient)
+    closed = np.asarray(pairs.cor6_2_pair_norm(run.cosine, a, b))
+    thm6_1, cor6_3 = np.asarray(run.thm6_1), np.asarray(run.cor6_3)
+    composed = thm6_1 * np.asarray(run.printed) / np.asarray(run.norm)
+    tol = _ROUND_OFF
+    return all_of(
+        # Thm 6.1's main term 2√(ỹᵀ(H^∞)⁻¹ỹ/n) at n = 2, with the norm in closed form
+        compare(thm6_1, 2.0 * closed / np.sqrt(2.0), relation="equal", rtol=tol.value,
+                tolerance=tol),
+        # Cor 6.3's main term is Thm 6.1's with Cor 6.2's bound 3‖v‖ for the norm
+        compare(cor6_3, composed, relation="equal", rtol=tol.value, tolerance=tol,
+                diagnostics={"max Thm 6.1 / Cor 6.3 main term": float(np.max(thm6_1 / cor6_3))}),
+        notes="n = 2: Thm 6.1's 2√(ỹᵀ(H^∞)⁻¹ỹ/2) from the closed-form norm, and Cor 6.3's "
+        "6‖v‖/√2 = Thm 6.1's main term × 3‖v‖/√(ỹᵀ(H^∞)⁻¹ỹ).",
+    )  # fmt: skip
+
+
 CLAIMS: tuple[Claim, ...] = (
     Claim(
         id="linear_teachers.cor6_2.bound_two_inputs",
@@ -102,6 +120,22 @@ CLAIMS: tuple[Claim, ...] = (
         ),
         uses=COR62_PAIRS,
         check=check_cor6_2_two_input_closed_form,
+        min_instances=100,
+    ),
+    Claim(
+        id="linear_teachers.cor6_3.composition_two_inputs",
+        paper=f"{_PAPER}, Thm 6.1 (eq. (11)), Cor. 6.2 and Cor. 6.3",
+        statement="Cor. 6.3's main term 6‖θ_T − θ_S‖/√n is Thm 6.1's main term "
+        "2√(ỹᵀ(H^∞)⁻¹ỹ/n) with √(ỹᵀ(H^∞)⁻¹ỹ) replaced by Cor. 6.2's bound 3‖θ_T − θ_S‖; on two "
+        "unit inputs (n = 2) Thm 6.1's main term equals √2 times the closed-form norm",
+        kind="identity",
+        reading=proof(
+            "“Theorem 6.1 and Corollary 6.2 result in the a bound on the risk of the fine-tuned "
+            "model” (Sec 6, before Cor. 6.3): the project tests the composition on the "
+            "library's two main terms, and Thm 6.1's against the closed-form norm"
+        ),
+        uses=COR62_PAIRS,
+        check=check_cor6_3_composition_two_inputs,
         min_instances=100,
     ),
 )

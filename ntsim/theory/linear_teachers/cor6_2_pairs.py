@@ -19,9 +19,11 @@ nearly antipodal pairs. The ``b`` term tests the other eigenvalue, and ``w`` the
 
 :func:`simulate_cor6_2_pairs` draws such pairs (the plane rotated at random in ``R^d``) and
 evaluates the project's ``H^∞`` (:func:`ntsim.core.two_layer_relu_hinf`), its norm
-(:func:`~ntsim.theory.linear_teachers.hinf_norm`) and both bounds on them. Even-numbered pairs
-lie along ``x_1 − x_2`` (the worst case; pair 0 at the smallest cosine exactly); odd-numbered
-pairs mix in ``u_+`` and, for ``d ≥ 3``, an orthogonal ``w``.
+(:func:`~ntsim.theory.linear_teachers.hinf_norm`) and both bounds on them, and the risk
+bounds that use the norm: Thm. 6.1's main term ``2√(ỹᵀ(H^∞)⁻¹ỹ/n)`` and Cor. 6.3's
+``6‖θ_T − θ_S‖/√n``, which is Thm. 6.1's with Cor. 6.2's bound put in for the norm.
+Even-numbered pairs lie along ``x_1 − x_2`` (the worst case; pair 0 at the smallest cosine
+exactly); odd-numbered pairs mix in ``u_+`` and, for ``d ≥ 3``, an orthogonal ``w``.
 
 (A public submodule, not re-exported from :mod:`ntsim.theory.linear_teachers` yet: the
 package's ``__init__`` is on the source path of every linear-teachers claim, so exporting it
@@ -108,6 +110,8 @@ class Cor62PairRun(NamedTuple):
       printed: Cor. 6.2's ``3‖θ_T − θ_S‖``.
       derived: ``2‖P_∥(θ_T − θ_S)‖``.
       inputs_cosine: ``x_1·x_2`` recomputed from the rotated inputs.
+      thm6_1: Thm. 6.1's main term ``2√(ỹᵀ(H^∞)⁻¹ỹ/n)`` (``n = 2``).
+      cor6_3: Cor. 6.3's main term ``6‖θ_T − θ_S‖/√n`` (``n = 2``).
     """
 
     cosine: Array
@@ -119,6 +123,8 @@ class Cor62PairRun(NamedTuple):
     printed: Array
     derived: Array
     inputs_cosine: Array
+    thm6_1: Array
+    cor6_3: Array
 
 
 def simulate_cor6_2_pairs(key: PRNGKey, setting: Cor62PairSetting) -> Cor62PairRun:
@@ -151,12 +157,15 @@ def simulate_cor6_2_pairs(key: PRNGKey, setting: Cor62PairSetting) -> Cor62PairR
         theta_s = jax.random.normal(k_source, (s.d,), dtype)
         theta_t = theta_s + gap
         residual = x @ theta_t - x @ theta_s  # perfect pretraining: f(x; Θ_S) = xᵀθ_S
+        hinf = two_layer_relu_hinf(x)
         return (
             jnp.linalg.norm(theta_t - theta_s),
-            _relu.hinf_norm(two_layer_relu_hinf(x), residual),
+            _relu.hinf_norm(hinf, residual),
             _relu.hinf_norm_bound_cor6_2(theta_s, theta_t),
             _relu.hinf_norm_bound_derived(x, theta_s, theta_t),
             x[0] @ x[1],
+            _relu.risk_bound_thm6_1(hinf, residual),
+            _relu.risk_bound_cor6_3(theta_s, theta_t, 2),
         )
 
     keys = jax.random.split(k_rest, s.pairs)
