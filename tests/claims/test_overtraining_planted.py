@@ -262,3 +262,96 @@ def test_misalignment_threshold_leaves_out_the_gap_of_its_own_run():
     forgiven = check_misalignment_threshold(ot.ThresholdRun(pre, ft, wrong, (1.8, 2.2)))
     caught = check_misalignment_threshold(ot.ThresholdRun(pre, ft, wrong, (1.0, 1.5)))
     assert forgiven.worst_margin >= 0 and caught.worst_margin < 0
+
+
+# ------------------------------------------------------- hypotheses measured on the run
+
+
+def _with_fn(claim_id: str, fn):
+    """The claim at quick scale, seed 0, with its simulation replaced by ``fn``."""
+    import dataclasses
+
+    claim = get_claim(claim_id)
+    uses = dataclasses.replace(claim.uses, fn=fn, name=claim.uses.name + ".planted")
+    (record,) = run_claims([dataclasses.replace(claim, uses=uses)], scale="quick", seeds=(0,))
+    return record
+
+
+def test_lemma_a9_holds_and_is_attained_on_the_genuine_run():
+    record = _outcome("overtraining.lemma_a9.well_bounded")
+    assert record.verdict == "holds"
+
+
+def test_iterates_a_thousandth_too_large_refute_lemma_a9(monkeypatch):
+    """θ̂ scaled by 1.001 (a checkpoint or step off by 0.1%): ‖θ̂‖_op = σ^pre_1 = Γ at
+    k = 0 on about half the instances, so the bound is exceeded there."""
+    import ntsim.theory.overtraining._finetuning_runs as runs
+
+    original = runs.finetune_ideal_checkpoints
+
+    def planted(*args, **kwargs):
+        thetas, pre_losses, id_losses = original(*args, **kwargs)
+        return 1.001 * thetas, pre_losses, id_losses
+
+    monkeypatch.setattr(runs, "finetune_ideal_checkpoints", planted)
+    assert _outcome("overtraining.lemma_a9.well_bounded").verdict == "refuted"
+
+
+def test_gamma_read_from_the_pretraining_spectrum_alone_refutes_lemma_a9(monkeypatch):
+    """Γ = σ^pre_1 in place of eq. 12's max{σ^pre_1, max σ^ft}: learned modes converge
+    toward (σ^ft + λσ^pre)/(1 + λ) > σ^pre_1 when σ^ft_1 > σ^pre_1."""
+    import numpy as np
+
+    import ntsim.claims.overtraining._hypotheses as hypotheses
+
+    monkeypatch.setattr(hypotheses, "eq12_gamma", lambda pre, ft: np.asarray(pre)[..., 0])
+    assert _outcome("overtraining.lemma_a9.well_bounded").verdict == "refuted"
+
+
+def test_a_learning_rate_beyond_assumption_a8_leaves_lemma_a9_undecided(monkeypatch):
+    """Γ taken as the smallest fine-tuning value (max ↔ min): η exceeds A.8 on the instances
+    where σ^ft_1 > 1.25 max{σ^pre_1, σ^ft_d}, and the claim decides nothing."""
+    import jax.numpy as jnp
+
+    import ntsim.theory.overtraining._finetuning_runs as runs
+
+    def planted(spectrum_pre, spectrum_ft, reg):
+        gamma = jnp.maximum(spectrum_pre[0], spectrum_ft.min())
+        return runs.A8_FRACTION / (4 * (reg + 2) * gamma), gamma
+
+    monkeypatch.setattr(runs, "a8_learning_rate", planted)
+    record = _outcome("overtraining.lemma_a9.well_bounded")
+    assert record.verdict == "inconclusive"
+
+
+def test_lemma_a26_holds_on_the_genuine_run():
+    assert _outcome("overtraining.lemma_a26.strong_misalignment").verdict == "holds"
+
+
+def test_pretraining_and_id_losses_swapped_refute_lemma_a26(monkeypatch):
+    """The post-FT loss read against A^ft instead of A^pre: on a learned mode the ID loss
+    falls, (a_n − σ^ft_n)² − (σ^ft_n)² < 0, so the strongly misaligned modes go negative."""
+    import ntsim.theory.overtraining._post_finetuning_runs as post
+
+    original = post.finetune_ideal_checkpoints
+
+    def planted(*args, **kwargs):
+        thetas, pre_losses, id_losses = original(*args, **kwargs)
+        return thetas, id_losses, pre_losses
+
+    monkeypatch.setattr(post, "finetune_ideal_checkpoints", planted)
+    assert _outcome("overtraining.lemma_a26.strong_misalignment").verdict == "refuted"
+
+
+def test_a_run_without_strongly_misaligned_modes_leaves_lemma_a26_undecided():
+    """Ratios σ^ft/σ^pre drawn below 1.8 only (an excluded band so wide that the shifted
+    draws stop at 0.6 + 4.4): no mode has σ^ft_n > 4σ^pre_n, and the claim decides nothing."""
+    import dataclasses
+
+    true_fn = get_claim("overtraining.lemma_a26.strong_misalignment").uses.fn
+
+    def planted(key, setting):
+        return true_fn(key, dataclasses.replace(setting, ratio_gap=(1.8, 6.2)))
+
+    record = _with_fn("overtraining.lemma_a26.strong_misalignment", planted)
+    assert record.verdict == "inconclusive"

@@ -10,6 +10,7 @@ from ntsim.claims.overtraining import (
     _budget,
     _finetuning,
     _finite_batch,
+    _hypotheses,
     _perturbation,
     _post_finetuning,
     _pretraining,
@@ -24,5 +25,6 @@ CLAIMS = (
     *_finite_batch.CLAIMS,
     *_batch_concentration.CLAIMS,
     *_post_finetuning.CLAIMS,
+    *_hypotheses.CLAIMS,
     *_budget.CLAIMS,
 )
