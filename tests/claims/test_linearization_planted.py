@@ -148,3 +148,53 @@ def test_selective_step_pull_errors_are_caught(monkeypatch, pull):
     monkeypatch.setattr(_simulations, "selective_step", planted)
     record = _record("linearization.thm1.selective_step_printed", cache=RunCache())
     assert not record.as_expected, record.per_seed[0]
+
+
+def test_thm3_quadratic_catches_a_halved_curvature_term(monkeypatch):
+    """Thm 3's b with (2/λ)Lip(∇f)r_0 in place of (4/λ)Lip(∇f)r_0: the quadratic model's gap
+    reaches 4Lip(f)²Lip(∇f)r_0²t² as t → 0, above the halved bound wherever λ < 2Lip(∇f)r_0;
+    so does a bound halved as a whole."""
+    claim_id = "linearization.thm3.bound_quadratic"
+    assert _record(claim_id).verdict == "holds"
+    original = _bounds.thm3_b
+    monkeypatch.setattr(
+        _bounds, "thm3_b", lambda lip_f, lip_grad, r0, lam: 2 * lip_f**2 * r0 * (
+            2 / lam * lip_grad * r0 + 1)
+    )  # fmt: skip
+    record = _record(claim_id)
+    assert record.verdict == "refuted", record.per_seed[0].result.diagnostics
+    monkeypatch.setattr(_bounds, "thm3_b", _scaled(original, 0.5))
+    assert _record(claim_id).verdict == "refuted"
+
+
+def test_quadratic_closed_form_catches_a_dropped_linear_proximal_term(monkeypatch):
+    """The linearised flow run without its λ-term (the step Thm 3's proof drops): the
+    residual no longer matches ρ(λ + 2a²e^{−At})/A. The genuine run holds."""
+    from ntsim.theory.linearization import _dynamics
+
+    claim_id = "linearization.thm3.quadratic_closed_form"
+    assert _record(claim_id).verdict == "holds"
+    original = _dynamics.flow_path
+
+    def planted(*args, proximal, linearised=False, **kwargs):
+        return original(*args, proximal=0.0 * proximal if linearised else proximal,
+                        linearised=linearised, **kwargs)  # fmt: skip
+
+    monkeypatch.setattr(_dynamics, "flow_path", planted)
+    record = _record(claim_id, cache=RunCache())
+    assert record.verdict == "refuted", record.per_seed[0].result.diagnostics
+
+
+def test_quadratic_closed_form_catches_a_wrong_network_flow(monkeypatch):
+    """The network's flow run at 2λ: its path no longer reaches s at ∫_0^s du/g(u)."""
+    from ntsim.theory.linearization import _dynamics
+
+    original = _dynamics.flow_path
+
+    def planted(*args, proximal, linearised=False, **kwargs):
+        return original(*args, proximal=proximal if linearised else 2.0 * proximal,
+                        linearised=linearised, **kwargs)  # fmt: skip
+
+    monkeypatch.setattr(_dynamics, "flow_path", planted)
+    record = _record("linearization.thm3.quadratic_closed_form", cache=RunCache())
+    assert record.verdict == "refuted", record.per_seed[0].result.diagnostics

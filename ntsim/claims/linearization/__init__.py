@@ -3,7 +3,8 @@
 ``CLAIMS`` (contract v2) is the explicit concatenation of the submodules' tuples: the
 regularised dynamics (:mod:`._dynamics`: split step, Lemma 3, Thm 1), distances to ``θ_0``
 (:mod:`._distance`: Lemma 1, Thm 2, the λ table), the linearisation gap and the r-ball
-(:mod:`._gap`: Thms 3, 4), the KRR reduction and spectral bounds (:mod:`._spectral`:
+(:mod:`._gap`: Thms 3, 4; :mod:`._quadratic_gap`: Thm 3 on a quadratic model where its
+constant is attained), the KRR reduction and spectral bounds (:mod:`._spectral`:
 Thms 5–7), kernel structure (:mod:`._kernels`: NTK additivity, LoRA NTK at init), the
 condition-number experiment (:mod:`._kappa`), the λ table on MiniLM (:mod:`._minilm`) and the
 condition-number experiment on MiniLM (:mod:`._minilm_kappa`). The
@@ -20,6 +21,7 @@ from ntsim.claims.linearization import (
     _kernels,
     _minilm,
     _minilm_kappa,
+    _quadratic_gap,
     _spectral,
 )
 
@@ -32,6 +34,7 @@ CLAIMS = (
     *_dynamics.CLAIMS,
     *_distance.CLAIMS,
     *_gap.CLAIMS,
+    *_quadratic_gap.CLAIMS,
     *_spectral.CLAIMS,
     *_kernels.CLAIMS,
     *_kappa.CLAIMS,
