@@ -154,8 +154,12 @@ REASONS: tuple[SurvivorReason, ...] = (
     ),
     SurvivorReason(
         "contraction_rate", OUTSIDE,
-        "Lemma A.28 claims the rate 1 − 2η min{σ^pre, σ^ft}, not that it is the best one; these "
-        "runs contract fast enough that 1 − 4η min{·} also bounds them",
+        "Lemma A.28 claims the rate 1 − 2η min{σ^pre, σ^ft}, not that it is the best one, and "
+        "1 − 4η min{·} is itself a valid rate (no correct claim can refute it): with x*² = "
+        "(σ^ft + λσ^pre)/(1 + λ), one step gives f(x) − x* = (x − x*)(1 − 2η(1 + λ)x(x + x*)); "
+        "while x stays between √σ^pre and √σ^ft (the lemma's first part) the factor lies in "
+        "(0, 1 − 4η(1 + λ) min] (A.8 makes 4η(1 + λ) max < 1), and at λ = 0 with σ^ft ≤ σ^pre "
+        "1 − 4η min is the exact asymptotic rate",
         operator="scale_x2",
     ),
     SurvivorReason(

@@ -43,7 +43,6 @@ _TIGHT_INSTANCES = (
 )
 
 PENDING_TOPICS: dict[str, str] = {
-    "linear_teachers": _TIGHT_INSTANCES,
     "stability": _TIGHT_INSTANCES,
     "overtraining": _CHECKED_MODE + "; and overtraining.lemma_a12.batch_concentration was "
     "added (2026-11-27, session 10) for the survivor simulate_finite_batch `cov - 2I` (killed "
@@ -96,8 +95,16 @@ PENDING_SILENT_CLAIMS: dict[str, str] = {
     "stability.soudry.direction_converges": "remade 2026-11-29: the non-equivalent mutants on "
     "its path were the head-tuning step ×2 (the direction converges at any stable step) and "
     "the KKT certificates' max → min (the solver's, not the paper's)",
-    "linear_teachers.fig2a.depth_helps": "remade 2026-11-29: no mutant of this sample on its "
-    "path moved its numbers (0 non-equivalent mutants on its path)",
+    "linear_teachers.fig2b.target_vs_source": "remade 2026-11-29 (session 19): an ordering "
+    "with room (target-scaled risk ≥ 2× source-scaled); the three formula mutants on its path "
+    "that moved its numbers (_deep_parts ×½, deep_fine_tuned_limit's dropped null-space term, "
+    "_risk ×2) were killed by its twin fig2b.target_vs_source_every_n, which decides the ratio "
+    "near 1",
+    **{
+        f"linear_teachers.{name}": "remade 2026-11-29 (session 19): every mutant of this "
+        "sample on its path was equivalent (0 non-equivalent on its path)"
+        for name in ("thm5_2.null_space_first_layer", "thm5_3.aligned_depths")
+    },
     "linearization.thm1.identity": "an identity whose path mutants were all equivalent or "
     "killed by other claims first",
     "early_stopping.cor1.negation_gap_printed": "remade 2026-11-27: a refuted printed "
