@@ -16,8 +16,7 @@ so the sign of eq. (3) minus the certificate is that of
 The stability claims use that margin as a guard (the grid of the printed-bound claim must
 stay where it is positive, up to ``r ≈ 0.968``). :func:`simulate_printed_bound_region`
 evaluates both sides on random ``(r, n)``: the guard's closed form against
-:func:`~ntsim.theory.stability.thm2_2_bound_printed`, and the root of the margin (the end of
-the safe region) by bisection on eq. (3) and the certificate directly.
+:func:`~ntsim.theory.stability.thm2_2_bound_printed`.
 
 (:func:`safe_region_end` is the region's end on eq. (3) itself, for tests and readers; the
 simulation leaves it out so that the claim's run holds only what the claim decides on.)
