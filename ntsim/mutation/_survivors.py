@@ -327,12 +327,12 @@ REASONS: tuple[SurvivorReason, ...] = (
         operator="min_max", before="jnp.max(s.kkt_residual)",
     ),
     SurvivorReason(
-        "printed_bound_safe_ratio", OUTSIDE,
-        "the guard of the sanity claim thm2_2.bound_printed_generic made more permissive "
-        "(√2 r q^¼ − 1 + 2q^¼ is positive on a wider range of μ/β): it only decides whether "
-        "the grid may be checked, and the grid (μ/β ≤ 0.95) lies inside the true region "
-        "(≤ 0.968) either way; the doctest pins the formula (it kills this mutant)",
-        operator="scale_x2", before="1 - q4",
+        "lemma_a5_1_sides", OUTSIDE,
+        "the descent lemma's right side with 2f(w) for f(w): a bound made looser (the losses "
+        "are ≥ 0), and Lemma A.5.1 states the bound, not its tightness; the doctest pins the "
+        "formula (it kills this mutant). An equality case exists (f = (β/2)‖w‖², η = 1/β: "
+        "both sides 0): a claim on it would see this mutant",
+        operator="scale_x2", before="value - learning_rate / 2 * grad @ grad",
     ),
     SurvivorReason(
         "simulate_mmr_margin", EQUIVALENT,
@@ -412,6 +412,7 @@ REASONS: tuple[SurvivorReason, ...] = (
             operator="min_max", before=before,
         )
         for function, before in (("simulate_soudry_directions", "jnp.max(kkt)"),
+                                 ("simulate_two_point_svm", "jnp.max(kkt)"),
                                  ("svm_reference", "jnp.max(jnp.concatenate([both.kkt_residual"))
     ),  # fmt: skip
     SurvivorReason(

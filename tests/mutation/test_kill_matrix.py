@@ -35,22 +35,18 @@ _CHECKED_MODE = (
     "2026-11-27; the committed entry was made at the older code until the matrix is remade"
 )
 
-_TIGHT_INSTANCES = (
-    "remade on 2026-11-29 (session 18), then the tight-instance claims' theory modules were "
-    "made public submodules (the layering rule forbids importing a private module across "
-    "packages) and their wording corrected after the referee: their source changed, so the "
-    "entry is stale until `ntsim mutate --topic T --resume` re-runs their mutants"
-)
 
 PENDING_TOPICS: dict[str, str] = {
-    "stability": _TIGHT_INSTANCES,
     "overtraining": _CHECKED_MODE + "; and overtraining.lemma_a12.batch_concentration was "
     "added (2026-11-27, session 10) for the survivor simulate_finite_batch `cov - 2I` (killed "
-    "by hand at quick scale; its reason in _survivors.py goes with the remake)",
+    "by hand at quick scale; its reason in _survivors.py goes with the remake); session 19 "
+    "added lemma_a9.well_bounded and lemma_a26.strong_misalignment, which kill "
+    "a8_learning_rate's max → min and the threshold run's range mutants by hand",
     "linearization": "claims strengthened; matrix pending re-record (branch lin-kill: the "
     "closed-form anchor of thm4.containment on the linear worst case at exactly λ_o, the S = 0 "
     "equality cases of thm7.step_printed); the committed entry was made at the older claims "
-    "until the linearization records and matrix are remade",
+    "until the linearization records and matrix are remade; session 19 added the Thm 3 "
+    "quadratic pair (thm3.bound_quadratic kills thm3_b's (4/λ) term halved by hand)",
     "early_stopping": "two MiniLM claims added (early_stopping.minilm.*, branch "
     "minilm-early-stopping); the committed entry was made before them, until the matrix is "
     "remade with the MiniLM simulations at quick scale; and early_stopping.eq3."
@@ -73,11 +69,6 @@ PENDING_KILL_RATE: dict[str, float] = {
     # 13 survived) after the blind-spot anchors and premises, which killed all five of the
     # survivors they were made for; 4 new blind spots (PENDING_BLIND_SPOTS).
     "early_stopping": 0.80,
-    # Remade on 2026-11-29 (session 18) with the intervals claims and the two-point Lemma
-    # A.2.3 claims (which killed lemma_a2_3_bound ×½): 61 killed, 11 survived, 51 equivalent
-    # (0.833 before); every survivor has a reason (solver certificates and internals, the
-    # step of MMR, the guard of a sanity claim, instance scales). One more kill reaches 0.85.
-    "stability": 0.847,
 }
 
 #: Claims of a checked kind that kill no mutant yet, with why.
@@ -92,9 +83,6 @@ PENDING_SILENT_CLAIMS: dict[str, str] = {
     "overtraining.thm4_1.factor_alignment_printed": "refuted printed statement whose violation "
     "(order √σ_1) no single formula mutant on its path moves out of its counterexample",
     "linearization.lemma1.kernel_lipschitz": "the bound is loose (ratios 0.14–0.70)",
-    "stability.soudry.direction_converges": "remade 2026-11-29: the non-equivalent mutants on "
-    "its path were the head-tuning step ×2 (the direction converges at any stable step) and "
-    "the KKT certificates' max → min (the solver's, not the paper's)",
     "linear_teachers.fig2b.target_vs_source": "remade 2026-11-29 (session 19): an ordering "
     "with room (target-scaled risk ≥ 2× source-scaled); the three formula mutants on its path "
     "that moved its numbers (_deep_parts ×½, deep_fine_tuned_limit's dropped null-space term, "
