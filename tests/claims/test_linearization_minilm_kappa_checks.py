@@ -17,14 +17,17 @@ from ntsim.claims import REGISTRY
 from ntsim.claims.linearization._minilm_kappa import _rank_correlation, kappa_loss_association
 
 
-def _run(log_kappa, loss, log_lambda_max=None, seeds=3):
-    """A run with these seed-mean values (every seed equal) per (dataset, configuration)."""
+def _run(log_kappa, loss, log_lambda_max=None, seeds=3, gd_curve=(2.0, 1.5, 1.0)):
+    """A run with these seed-mean values (every seed equal) per (dataset, configuration);
+    every GD run has the loss curve ``gd_curve``."""
     log_kappa, loss = np.asarray(log_kappa, float), np.asarray(loss, float)
     log_lambda_max = log_kappa + 1.0 if log_lambda_max is None else np.asarray(log_lambda_max)
     tile = lambda a: np.repeat(a[..., None], seeds, axis=-1)  # noqa: E731
+    curves = np.broadcast_to(np.asarray(gd_curve, float), (*tile(loss).shape, len(gd_curve)))
     return SimpleNamespace(kappa_ntk=tile(np.exp(log_kappa)), kappa_sign=tile(np.exp(log_kappa)),
                            train_loss_adamw=tile(loss), train_loss_gd=tile(loss),
-                           lambda_max=tile(np.exp(log_lambda_max)))  # fmt: skip
+                           lambda_max=tile(np.exp(log_lambda_max)),
+                           loss_curve_gd=curves)  # fmt: skip
 
 
 def _check(run, kernel="ntk", regime="adamw"):
@@ -87,3 +90,15 @@ def test_the_check_runs_on_the_quick_simulation_shape():
     run = _run(np.tile(np.arange(4.0), (2, 1)), np.tile(np.arange(4.0), (2, 1)))
     result = _check(run)
     assert result.num_instances == 4 and result.outcome in ("holds", "inconclusive")
+
+
+def test_a_gd_run_whose_loss_rises_leaves_the_gd_claims_undecided():
+    """The GD regime is the theory's only while GD descends (a step below 2/L): one rising
+    curve, e.g. from a step that was never halved, makes the GD claims decide nothing; the
+    AdamW claims do not read the GD curves."""
+    configs = [CONFIGS, CONFIGS + 0.3]
+    losses = [CONFIGS * 0.1, CONFIGS * 0.2 + 1.0]
+    assert _check(_run(configs, losses), "ntk", "gd").outcome == "holds"
+    rising = _run(configs, losses, gd_curve=(2.0, 1.0, 1.5))
+    assert _check(rising, "ntk", "gd").outcome == "inconclusive"
+    assert _check(rising, "ntk", "adamw").outcome == "holds"

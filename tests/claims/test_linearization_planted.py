@@ -9,6 +9,8 @@ shared through one cache where the planted formula is evaluated in the check onl
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 import ntsim.theory.linearization as lz
@@ -196,5 +198,59 @@ def test_quadratic_closed_form_catches_a_wrong_network_flow(monkeypatch):
                         linearised=linearised, **kwargs)  # fmt: skip
 
     monkeypatch.setattr(_dynamics, "flow_path", planted)
+    record = _record("linearization.thm3.quadratic_closed_form", cache=RunCache())
+    assert record.verdict == "refuted", record.per_seed[0].result.diagnostics
+
+
+def test_a_state_outside_thm1s_branch_leaves_its_claims_undecided(monkeypatch):
+    """The branch quantity recorded as ∇R̃·(θ + θ_0) instead of ∇R̃·(θ − θ_0) (a sign): its
+    sign is random, so the premise fails and neither Thm 1 claim decides."""
+    original = lz.simulate_selective_step
+
+    def planted(key, setting):
+        run = original(key, setting)
+        return run._replace(inner=-run.inner)
+
+    from ntsim.claims.linearization import _dynamics as claims_dynamics
+
+    uses = dataclasses.replace(claims_dynamics.SELECTIVE_STEP, fn=planted)
+    for claim_id in ("linearization.thm1.flow_monotone",
+                     "linearization.thm1.selective_step_printed"):  # fmt: skip
+        claim = dataclasses.replace(get_claim(claim_id), uses=uses)
+        (record,) = run_claims([claim], scale="quick", seeds=(0,), cache=RunCache())
+        assert record.verdict == "inconclusive"
+
+
+@pytest.mark.parametrize("term", ["curvature", "proximal"])
+def test_the_onset_of_the_quadratic_gap_pins_beta(monkeypatch, term):
+    """β = (8/3)a² + (4/3)cρ + (5/6)λ with its cρ or λ term dropped: the gap's onset at the
+    smallest time no longer matches αt²(1 − βt) to a tenth of the first-order terms."""
+    from ntsim.theory.linearization import quadratic_gap as qg
+
+    def planted(slope, curvature, residual0, proximal):
+        alpha, beta = original(slope, curvature, residual0, proximal)
+        dropped = 4 / 3 * curvature * residual0 if term == "curvature" else 5 / 6 * proximal
+        return alpha, beta - dropped
+
+    original = qg.quadratic_gap_onset
+    monkeypatch.setattr(qg, "quadratic_gap_onset", planted)
+    assert _record("linearization.thm3.quadratic_closed_form").verdict == "refuted"
+
+
+def test_an_inflated_lipschitz_estimate_of_finetune_refutes_the_quadratic_closed_form(
+    monkeypatch,
+):
+    """finetune's path estimate of Lip(∇f) inflated (×3 here; ``‖0.5J_t − J_0‖`` in place of
+    ``‖J_t − J_0‖`` inflates it 3–50× on this model): on the network runs that only loosens
+    Thm 3's and Thm 4's bounds, but on the quadratic model the estimate must be |c|."""
+    source = lz.finetune
+
+    def finetune(*args, **kwargs):
+        run = source(*args, **kwargs)
+        if run.grad_lip is None:
+            return run
+        return run._replace(grad_lip=run.grad_lip * 3.0)  # an inflated path estimate
+
+    monkeypatch.setattr(lz, "finetune", finetune)
     record = _record("linearization.thm3.quadratic_closed_form", cache=RunCache())
     assert record.verdict == "refuted", record.per_seed[0].result.diagnostics

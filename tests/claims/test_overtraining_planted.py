@@ -7,10 +7,17 @@ the registered claims' unpatched verdicts are checked by ``test_registered_claim
 
 from __future__ import annotations
 
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import ntsim.theory.overtraining._perturbation as perturbation
+import ntsim.theory.overtraining._pretraining_runs as pretraining_runs
 from ntsim.claims import get_claim, run_claims
+from ntsim.claims.overtraining import _contraction as contraction
 from ntsim.theory import overtraining as ot
 
 
@@ -355,3 +362,112 @@ def test_a_run_without_strongly_misaligned_modes_leaves_lemma_a26_undecided():
 
     record = _with_fn("overtraining.lemma_a26.strong_misalignment", planted)
     assert record.verdict == "inconclusive"
+
+
+# ------------------------------------------------- Lemma A.28's rate, checkpoint times, A.6's cap
+
+
+@pytest.mark.parametrize("factor", [0.5, 2.0])
+def test_a_scaled_contraction_rate_gap_refutes_the_one_step_factor(monkeypatch, factor):
+    """ρ = 1 − 2η·min scaled in its gap: ×½ is a looser rate the contraction bound cannot
+    notice, ×2 a valid but different one; the proof's one-step identity pins both."""
+    monkeypatch.setattr(
+        ot, "contraction_rate", lambda p, f, eta: 1 - factor * 2 * eta * jnp.minimum(f, p)
+    )
+    assert _outcome("overtraining.lemma_a28.one_step_factor").verdict == "refuted"
+    if factor == 0.5:
+        assert _outcome("overtraining.lemma_a28.contraction").verdict == "holds"
+
+
+def test_a_step_beyond_lemma_a28s_hypothesis_leaves_its_claims_undecided():
+    """The run's η computed without λ's terms: 4 of 5 instances break the hypothesis, which
+    the claims measure on the recorded η (the conclusions alone would still hold)."""
+
+    def planted(key, setting):
+        run = original(key, setting)
+        eta = 0.95 / ((run.reg + 2) * 2 * jnp.maximum(run.pre, run.ft))
+        x = ot.mode_trajectory(run.pre, run.ft, learning_rate=eta, reg=run.reg,
+                               num_steps=setting.steps)  # fmt: skip
+        return run._replace(learning_rate=eta, x=x)
+
+    original = ot.simulate_contraction
+    uses = dataclasses.replace(contraction.CONTRACTION, fn=planted)
+    for claim_id in ("lemma_a28.contraction", "lemma_a28.one_step_factor"):
+        claim = dataclasses.replace(get_claim(f"overtraining.{claim_id}"), uses=uses)
+        (record,) = run_claims([claim], scale="quick", seeds=(0,))
+        assert record.verdict == "inconclusive"
+
+
+def test_checkpoint_times_with_the_log1p_sign_flipped_refute_the_logistic_claim(monkeypatch):
+    """t_n's log1p(−e^(−2τ)/σ_n) term is ≤ 2% of the log ratio at τ ≥ 3; part 0 evaluates the
+    closed form wherever the run saved, so only part 1 (the ODE at the formula's times) can
+    see the flipped sign."""
+
+    def planted(spectrum, tau, factor=1e3):
+        spectrum = jnp.asarray(spectrum)
+        log_ratio = jnp.log(spectrum) + 2 * tau - jnp.log1p(-jnp.exp(-2 * tau) / spectrum)
+        return (log_ratio + jnp.log(factor)) / (4 * spectrum)
+
+    monkeypatch.setattr(pretraining_runs, "checkpoint_times", planted)
+    assert _outcome("overtraining.thm4_1.logistic_closed_form").verdict == "refuted"
+
+
+@pytest.mark.parametrize("factor", [0.5, 2.0])
+def test_a_scaled_lemma_a6_bound_refutes_the_composition(monkeypatch, factor):
+    original = ot.lemma_a6_gap_bound
+    monkeypatch.setattr(ot, "lemma_a6_gap_bound", lambda s: factor * original(s))
+    assert _outcome("overtraining.lemma_a6.constants_compose").verdict == "refuted"
+
+
+def test_a_doubled_cap_of_assumption_a2_refutes_the_composition(monkeypatch):
+    original = ot.assumption_a2_bound
+    monkeypatch.setattr(ot, "assumption_a2_bound", lambda s, g: 2 * original(s, g))
+    assert _outcome("overtraining.lemma_a6.constants_compose").verdict == "refuted"
+
+
+def test_a_run_that_skips_the_last_checkpoints_leaves_prop_d1_undecided():
+    """n drawn from 0..d/2 instead of 0..d: the identity is still exact where it is tested,
+    but the checkpoints n > d/2 the statement covers are never exercised."""
+    from ntsim.claims.overtraining import _perturbation as claims_perturbation
+
+    original = ot.simulate_hessian_traces
+
+    def planted(key, setting):  # the instances whose n ≤ d/2: each trace matches its own n
+        run = original(key, setting)
+        keep = np.asarray(run.n) <= setting.d // 2
+        return type(run)(*(np.asarray(field)[keep] for field in run))
+
+    uses = dataclasses.replace(claims_perturbation.HESSIAN, fn=planted)
+    claim = dataclasses.replace(get_claim("overtraining.prop_d1.hessian_trace"), uses=uses,
+                                min_instances=1)  # fmt: skip
+    (record,) = run_claims([claim], scale="quick", seeds=(0,))
+    assert record.verdict == "inconclusive"
+
+
+@pytest.mark.parametrize("factor", [0.5, 2.0])
+def test_a_scaled_allowance_in_thm_a24s_bound_refutes_its_composition(monkeypatch, factor):
+    """The bound's subtracted 3·min/(5(λ0 + 1)²) scaled (a lower bound lowered or raised):
+    the bound-composition identity notices either, where the bound itself sees only a rise."""
+
+    def planted(sigma_pre, sigma_ft, reg, reg0):
+        gap2 = jnp.abs(sigma_pre - sigma_ft) ** 2
+        allowance = 3 * jax.lax.cummin(gap2) / (5 * (reg0 + 1) ** 2)
+        return gap2 / (1 + reg) ** 2 - factor * allowance
+
+    monkeypatch.setattr(ot, "a24_increment_bound", planted)
+    assert _outcome("overtraining.thm_a24.bound_composes").verdict == "refuted"
+
+
+def test_the_sum_in_place_of_the_distance_refutes_fig8s_ordering(monkeypatch):
+    """‖θ_ft + θ_pre‖ in place of ‖θ_ft − θ_pre‖ follows the growth of ‖θ_pre‖ with the
+    budget, not the learning rate: the distance-ordering claim is refuted (the sanity claim,
+    that it grows with the rate, still holds)."""
+    import ntsim.core._train as train
+
+    def planted(params, params0):
+        leaves = jax.tree.leaves(jax.tree.map(lambda a, b: jnp.sum(jnp.square(a + b)),
+                                              params, params0))  # fmt: skip
+        return sum(leaves, start=jnp.zeros(()))
+
+    monkeypatch.setattr(train, "_squared_distance", planted)
+    assert _outcome("overtraining.budget.distance_set_by_learning_rate").verdict == "refuted"

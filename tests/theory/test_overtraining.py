@@ -45,8 +45,9 @@ def test_logistic_modes_match_gradient_flow(x64, key):
 
 def test_checkpoint_times_reach_the_fraction(x64):
     spectrum = ot.geometric_spectrum(5, 4.0, 0.6)
-    for factor in (1e3, 1e5):
-        a = ot.logistic_modes(spectrum, 12.0, ot.checkpoint_times(spectrum, 12.0, factor))
+    # τ = 1 makes the log1p(−e^(−2τ)/σ_n) term of t_n count (≈ 0.3 of the log ratio's 2τ)
+    for tau, factor in ((12.0, 1e3), (12.0, 1e5), (1.0, 1e3), (1.0, 0.5)):
+        a = ot.logistic_modes(spectrum, tau, ot.checkpoint_times(spectrum, tau, factor))
         np.testing.assert_allclose(jnp.diagonal(a), spectrum / (1 + 1 / factor), rtol=1e-12)
 
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from ntsim.claims._contract import Claim, Simulation, ViolationFraction, derived, printed, proof
 from ntsim.claims._decisions import AtLeast, Tolerance, all_of, compare, estimate_in
+from ntsim.claims._premises import given
 from ntsim.claims.linearization._common import PAPER, ROUND_OFF, ROUND_OFF_BOUND
 from ntsim.theory import linearization as lz
 
@@ -155,10 +156,16 @@ def check_thm1_selective_monotone(run: lz.SelectiveRun):
     )  # fmt: skip
 
 
+def _selective_branch(run: lz.SelectiveStepRun) -> dict:
+    """Thm 1's condition, measured on each state: ``∇R̃(θ)·(θ − θ_0) ≥ 0`` (the branch in
+    which the printed scheme applies the proximal step; ``2ε(1 + ε)`` by construction)."""
+    return {"∇R̃(θ)·(θ − θ0) ≥ 0 (Thm 1's branch)": np.asarray(run.inner) >= 0}
+
+
 def check_selective_step_printed(run: lz.SelectiveStepRun):
     """One printed selective step with λ_t = λ: ‖y' − y*‖ ≤ ‖y − y*‖ (relative increase ≤ 0)."""
     increase = np.asarray(run.after) / np.asarray(run.before) - 1
-    return compare(
+    conclusion = compare(
         increase, 0.0, relation="upper_bound", atol=ROUND_OFF_BOUND.value,
         tolerance=ROUND_OFF_BOUND,
         diagnostics={"relative increase range": [increase.min(), increase.max()],
@@ -168,13 +175,14 @@ def check_selective_step_printed(run: lz.SelectiveStepRun):
         "2ε(1 + ε) > 0 and the printed scheme applies θ̃ − λη(θ̃ − θ0); (‖y' − y*‖ − ‖y − y*‖)/"
         "‖y − y*‖ per instance.",
     )  # fmt: skip
+    return given(conclusion, _selective_branch(run))
 
 
 def check_flow_monotone(run: lz.SelectiveStepRun):
     """Thm 1 (flow): ∇R̃·(θ − θ0) ≥ 0, λ > 0 ⇒ ½d/dt‖y − y*‖² ≤ −2(y − y*)ᵀK(y − y*) ≤ 0."""
     rate = np.asarray(run.flow_rate) / np.abs(np.asarray(run.flow_rate))
     bound = -np.asarray(run.kernel_term) / np.abs(np.asarray(run.flow_rate))
-    return compare(
+    conclusion = compare(
         rate, bound, relation="upper_bound", atol=ROUND_OFF_BOUND.value,
         tolerance=ROUND_OFF_BOUND,
         diagnostics={"max ½d/dt‖y − y*‖² (relative)": rate.max(),
@@ -183,6 +191,7 @@ def check_flow_monotone(run: lz.SelectiveStepRun):
         "along θ̇, against the kernel term of Thm 1's identity (the λ-term is ≤ 0 when "
         "∇R̃·(θ − θ0) ≥ 0).",
     )  # fmt: skip
+    return given(conclusion, _selective_branch(run))
 
 
 CLAIMS = (

@@ -13,6 +13,7 @@ from scipy.stats import rankdata
 from ntsim.claims._contract import Claim, Simulation, figure
 from ntsim.claims._decisions import AtLeast, Tolerance, estimate_in
 from ntsim.claims._kept_units import keeping_units
+from ntsim.claims._premises import given
 from ntsim.claims._resampling import cluster_bootstrap_ci
 from ntsim.claims.linearization._common import PAPER
 from ntsim.core import spearman
@@ -94,10 +95,12 @@ def kappa_loss_association(
 def _kappa_check(kernel: str, regime: str):
     def check(run: lz.MiniLMKappaRun):
         rho, interval, per_dataset = kappa_loss_association(run, kernel, regime)
+        curves = np.asarray(run.loss_curve_gd)
+        descends = ~np.array([lz.gd_rises(c) for c in curves.reshape(-1, curves.shape[-1])])
         partial, partial_interval, partial_per_dataset = kappa_loss_association(
             run, kernel, regime, given_lambda_max=True
         )
-        return estimate_in(
+        conclusion = estimate_in(
             rho if np.isfinite(rho) else 0.0, interval, AtLeast(0.0),
             num_instances=np.asarray(run.lambda_max).shape[1],
             tolerance=_SIGN,
@@ -118,6 +121,11 @@ def _kappa_check(kernel: str, regime: str):
             "decided: within a dataset κ and λ_max order the configurations alike so often "
             "that on 8 configurations the partial ρ of many resamples is undefined.",
         )  # fmt: skip
+        if regime != "gd":
+            return conclusion
+        # the theory's regime: every GD run descends (its step below 2/L along its path)
+        return given(conclusion, {"every GD run's MSE descends (the descent lemma's regime)":
+                                  descends})  # fmt: skip
 
     check.__name__ = f"check_minilm_kappa_{kernel}_{regime}"
     return check

@@ -1,16 +1,14 @@
 """Claims on fine-tuning the linear network (Springer et al. 2025, Sec 4.3, App A.3–A.6).
 
 Float64. The simulations (:mod:`ntsim.theory.overtraining`, ``simulate_recursion``,
-``simulate_dead_units``, ``simulate_fixed_point``, ``simulate_contraction``,
-``simulate_minibatch_gradient``) run GD on the *matrices* from ideal checkpoints built with
-random Haar ``U, V`` (or the scalar recursion); the checks hold them against the per-mode
-recursion, the fixed point and the contraction bound, printed and corrected. Each printed
+``simulate_dead_units``, ``simulate_fixed_point``, ``simulate_minibatch_gradient``) run GD
+on the *matrices* from ideal checkpoints built with random Haar ``U, V``; the checks hold
+them against the per-mode recursion and the fixed point, printed and corrected (Lemma
+A.28's contraction is in :mod:`ntsim.claims.overtraining._contraction`). Each printed
 statement and its corrected twin read the same run.
 """
 
 from __future__ import annotations
-
-import math
 
 import jax
 import numpy as np
@@ -48,14 +46,6 @@ FIXED = Simulation(
     x64=True,
     key_name="overtraining.lemma_a11.fixed_point",
 )  # fmt: skip
-CONTRACTION = Simulation(
-    "overtraining.finetuning.contraction",
-    ot.simulate_contraction,
-    {"quick": ot.ContractionSetting(instances=2000, steps=400),
-     "full": ot.ContractionSetting(instances=5000, steps=2000)},
-    x64=True,
-    key_name="overtraining.lemma_a28.contraction",
-)  # fmt: skip
 EQ11 = Simulation(
     "overtraining.finetuning.minibatch_gradient",
     ot.simulate_minibatch_gradient,
@@ -72,7 +62,6 @@ FIXED_TOL = Tolerance(
     "per-step contraction ≥ 1.3e-2 over 3000 steps leaves ≤ 1e-17 of the initial gap; "
     "the rest is float64 round-off over 3000 steps",
 )  # fmt: skip
-SCALAR_ROUND_OFF = Tolerance("round-off", 1e-13, "float64, ≤ 2000 scalar steps on O(1) values")
 
 
 # ---------------------------------------------------------------- Lemma A.7: per-mode recursion
@@ -214,48 +203,6 @@ def check_fixed_point_printed(run: ot.FixedPointRun):
     )  # fmt: skip
 
 
-# ---------------------------------------------------------------- Lemma A.28: contraction
-
-
-def _excess(run: ot.ContractionRun, fixed_point):
-    """``max_k |x_k − x*| − ρ^k|x_0 − x*|`` per instance (≤ 0 under the lemma)."""
-    x = np.asarray(run.x)
-    star = np.sqrt(np.asarray(fixed_point(run.pre, run.ft, run.reg)))
-    rate = np.asarray(ot.contraction_rate(run.pre, run.ft, run.learning_rate))
-    k = np.arange(x.shape[0])[:, None]
-    return np.max(np.abs(x - star) - rate**k * np.abs(x[0] - star), axis=0)
-
-
-def check_contraction(run: ot.ContractionRun):
-    """Lemma A.28 (corrected σ*): x_k between √σ^pre and √σ^ft, |x_k − σ*| ≤ ρ^k|x_0 − σ*|."""
-    excess = _excess(run, ot.fixed_point)
-    pre, ft, x = (np.asarray(v) for v in (run.pre, run.ft, run.x))
-    lo, hi = np.sqrt(np.minimum(pre, ft)), np.sqrt(np.maximum(pre, ft))
-    outside = np.max(np.maximum(lo - x, x - hi), axis=0)
-    held = np.asarray(ot.contraction_condition(run.pre, run.ft, run.learning_rate, run.reg))
-    tol = dict(atol=SCALAR_ROUND_OFF.value, tolerance=SCALAR_ROUND_OFF)
-    return all_of(
-        compare(excess, 0.0, relation="upper_bound", **tol),
-        compare(outside, 0.0, relation="upper_bound", **tol),
-        diagnostics={"max excess": excess.max(), "max distance outside [√min, √max]":
-                     outside.max(), "fraction meeting the hypothesis": held.mean()},
-        notes="max_k |x_k − σ*| − (1 − 2η min{σ^pre, σ^ft})^k|x_0 − σ*| with σ*² = (σ^ft + "
-        "λσ^pre)/(1+λ) (≤ 0) and the distance of x_k outside [√min, √max] (≤ 0); η is 0.95× "
-        "the largest step the hypothesis allows.",
-    )  # fmt: skip
-
-
-def check_contraction_printed(run: ot.ContractionRun):
-    """Lemma A.28 as printed: contraction toward ``σ* = √((σ^pre + λσ^ft)/(1 + λ))``."""
-    excess = _excess(run, ot.fixed_point_printed)
-    return compare(
-        excess, 0.0, relation="upper_bound", atol=SCALAR_ROUND_OFF.value,
-        tolerance=SCALAR_ROUND_OFF,
-        diagnostics={"max excess": excess.max(), "fraction positive": np.mean(excess > 0)},
-        notes="as lemma_a28.contraction toward the printed σ*.",
-    )  # fmt: skip
-
-
 # ---------------------------------------------------------------- eq. (11)
 
 
@@ -379,40 +326,6 @@ CLAIMS: tuple[Claim, ...] = (
         ),
         twin="overtraining.lemma_a11.fixed_point",
         min_instances=100,
-    ),
-    Claim(
-        id="overtraining.lemma_a28.contraction",
-        paper=f"{PAPER}, Lemma A.28 (corrected σ*)",
-        statement="Under (λ+2)η(2max{σ^ft, σ^pre} + λ + λ√(σ^pre/σ^ft)) < 1 the iterates stay "
-        "between √σ^pre and √σ^ft and |x_k − σ*| ≤ (1 − 2η min{σ^pre, σ^ft})^k|x_0 − σ*|, "
-        "σ*² = (σ^ft + λσ^pre)/(1+λ)",
-        kind="bound",
-        reading=derived(
-            "Lemma A.28's contraction with the fixed point corrected to (σ^ft + λσ^pre)/(1+λ) "
-            "(the printed lemma contracts toward the swapped one: twin below)"
-        ),
-        uses=CONTRACTION,
-        check=check_contraction,
-        min_instances=2000,
-    ),
-    Claim(
-        id="overtraining.lemma_a28.contraction_printed",
-        paper=f"{PAPER}, Lemma A.28 (as printed)",
-        statement="The same contraction toward σ* = √((σ^pre + λσ^ft)/(1+λ))",
-        kind="bound",
-        reading=printed("Lemma A.28: contraction toward “σ* = √((σ_0² + λσ²)/(1 + λ))”"),
-        uses=CONTRACTION,
-        check=check_contraction_printed,
-        expect="refuted",
-        # Mechanism: x_k → the corrected σ* while ρ^k → 0, so the excess tends to
-        # |σ*_corrected − σ*_printed| > 0 unless λ = 1 or σ^pre = σ^ft: most instances violate
-        # (those with a slow contraction may not reach it within K steps); both σ* and x_k lie
-        # in [√0.05, √3], so no violation exceeds √3.
-        counterexample=ViolationFraction(
-            between=(0.5, 1.0), min_violation=0.1, max_violation=math.sqrt(3.0)
-        ),  # fmt: skip
-        twin="overtraining.lemma_a28.contraction",
-        min_instances=2000,
     ),
     Claim(
         id="overtraining.eq11.minibatch_gradient",
