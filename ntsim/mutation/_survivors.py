@@ -88,6 +88,43 @@ REASONS: tuple[SurvivorReason, ...] = (
         operator="scale_x0.5",
     ),
     SurvivorReason(
+        "thm4_simplified_bound", OUTSIDE, LOOSER + " (here the 2rLip(∇f) term doubled)",
+        operator="scale_x2", before="2 * jnp.asarray(radius) * lip_grad",
+    ),
+    SurvivorReason(
+        "thm7_bounds", OUTSIDE,
+        "q read from K + 1.5S instead of K + S: the upper bound aq loosens and the lower q/a "
+        "rises, and both still hold (Thm 7's bounds sit a factor κ/(1 − η)² from the value on "
+        "these kernels; no statement says they are attained)",
+        operator="scale_x2", before="k + s",
+    ),
+    *(
+        SurvivorReason(
+            function, OUTSIDE,
+            "read only by the MiniLM κ claims, which at quick scale (MiniLM-L3, a dozen "
+            "sentences, 4 points) are smoke runs whose interval spans most of [−1, 1] "
+            f"(QUICK_SMOKE): no quick-scale change can flip them; here {what}",
+            operator=operator, before=before,
+        )
+        for function, operator, before, what in (
+            ("halving_ladder", "drop_term", "halvings + 1",
+             "no GD step is halved, so runs whose MSE rises keep it; at full scale the GD "
+             "claims' premise (every GD run descends) catches it"),
+            ("_spectrum", "scale_x0.5", "values[0] + sigma",
+             "λ_max halved inside κ(K + σI), which shifts log κ by ≈ −log 2 on every "
+             "configuration alike (σ ≪ λ_max): a rank correlation cannot see it"),
+            ("simulate_minilm_kappa", "scale_x0.5", "2000 + d",
+             "another key offset per dataset: another draw of the sentences"),
+        )
+    ),
+    SurvivorReason(
+        "kernel_condition_number", EQUIVALENT,
+        "κ halved on every configuration alike: the κ claims are Spearman correlations over "
+        "configurations, which no positive factor changes (the diagnostics that print κ do "
+        "move); the unit tests of ntsim.theory.linearization pin κ(K + σI) (they kill it)",
+        operator="scale_x0.5", before="s[0] / s[-1]",
+    ),
+    SurvivorReason(
         "simulate_exit_time", OUTSIDE,
         "a residual norm r0 computed from 2f0 is larger, so λ_o = 2r0L/r is larger and the "
         "promised stay shorter: a weaker statement, which still holds",
@@ -146,6 +183,32 @@ REASONS: tuple[SurvivorReason, ...] = (
     SurvivorReason(
         "_finetune", OUTSIDE, _BUDGET + "the fine-tuning window length",
         operator="drop_term", before="context + 1",
+    ),
+    SurvivorReason(
+        "_pretrain_chunk", OUTSIDE,
+        _BUDGET + "the pretraining schedule's clock (at twice the step the cosine reaches 0 "
+        "halfway and climbs back); tests/theory/test_overtraining_budget.py kills it",
+        operator="scale_x2", before="step0 + jnp.arange",
+    ),
+    SurvivorReason(
+        "cosine_to_zero", OUTSIDE,
+        _BUDGET + "the schedule's shape (a constant half-peak rate after warm-up instead of "
+        "the cosine to 0); test_cosine_to_zero_shape kills it",
+        operator="drop_term", before="1.0 + jnp.cos",
+    ),
+    SurvivorReason(
+        "budget_sweep", OUTSIDE,
+        _BUDGET + "the length of the held-out windows the losses are read on (context − 1 "
+        "bytes instead of context + 1)",
+        operator="flip_sign", before="c.context + 1",
+    ),
+    SurvivorReason(
+        "_squared_distance", OUTSIDE,
+        "‖θ + θ_0‖ in place of ‖θ − θ_0‖: the overtraining claims read the distance only in "
+        "the Fig 8 sanity check (distance grows with the learning rate), which the sum "
+        "still passes; tests/core/test_train.py and the budget tests pin the distance (they "
+        "kill it)",
+        operator="flip_sign", before="a - b",
     ),
     SurvivorReason(
         "_perturbation", EQUIVALENT,
@@ -250,6 +313,12 @@ REASONS: tuple[SurvivorReason, ...] = (
         "a24_increment_bound", OUTSIDE,
         "a lower bound that holds still holds when it is lowered; Thm A.24 states no tightness",
         operator="scale_x0.5",
+    ),
+    SurvivorReason(
+        "a24_increment_bound", OUTSIDE,
+        "Thm A.24's lower bound lowered (its subtracted 3·min gap²/(5(λ0 + 1)²) doubled): a "
+        "lower bound that holds still holds when lowered, and Thm A.24 states no tightness",
+        operator="scale_x2", before="3 * jax.lax.cummin(gap2)",
     ),
     SurvivorReason(
         "simulate_ideal_perturbation", EQUIVALENT,

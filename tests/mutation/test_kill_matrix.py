@@ -30,28 +30,24 @@ KILL_RATE_FLOOR = 0.85
 
 #: Topics the committed matrix does not hold yet (or holds partially), with why.
 PENDING_TOPICS: dict[str, str] = {
-    "linearization": "claims strengthened; matrix pending re-record (branch lin-kill: the "
-    "closed-form anchor of thm4.containment on the linear worst case at exactly λ_o, the S = 0 "
-    "equality cases of thm7.step_printed); the committed entry was made at the older claims "
-    "until the linearization records and matrix are remade; session 19 added the Thm 3 "
-    "quadratic pair (thm3.bound_quadratic kills thm3_b's (4/λ) term halved by hand)",
-    "early_stopping": "two MiniLM claims added (early_stopping.minilm.*, branch "
-    "minilm-early-stopping); the committed entry was made before them, until the matrix is "
-    "remade with the MiniLM simulations at quick scale; and early_stopping.eq3."
-    "logit_moment_small_widths was added (2026-11-27, session 10) for the two n - 1 survivors "
-    "of simulate_init_logits (killed by hand at quick scale, n + 1 too; their reasons in "
-    "_survivors_early_stopping.py go with the remake)",
+    "early_stopping": "remake under way (session 20, 2026-11-29): the committed entry is a "
+    "partial remake at the current code (30 of 164 mutants, with the MiniLM claims' quick "
+    "simulations); finish it with `ntsim mutate --topic early_stopping --jobs 1 --resume "
+    "--timeout 1200` (≈ 3 h on 2 shared cores). The earlier complete entry (0.80) predates "
+    "the MiniLM claims and early_stopping.eq3.logit_moment_small_widths",
 }
 
 #: Topics below the floor, with the rate they are at (the test fails if a topic drops
 #: below it, or rises above the floor while still listed).
 PENDING_KILL_RATE: dict[str, float] = {
-    # Remade on 2026-11-29 (session 19) at the current code, with the Lemma A.9 / A.26 claims:
-    # 0.786 (55 killed, 15 survived, 39 equivalent; 0.743 stale before). The new sample drew
-    # 7 survivors nobody has examined yet (PENDING_BLIND_SPOTS).
-    "overtraining": 0.785,
-    # All 15 survivors have reasons (loose bounds made tighter or looser, instance generators).
-    "linearization": 0.754,
+    # Remade on 2026-11-29 (session 20), in steps, at the current code: 0.743 (52 killed, 18
+    # survived) before, then 0.800 with Thm 1's branch as a measured premise (kills the
+    # selective-step run's θ + θ0), the quadratic model's onset decided (β pinned to a tenth of
+    # its terms, in its regime), the MiniLM GD claims' descent premise, and reasons for the
+    # loose-bound and quick-smoke survivors; finetune's Lip(∇f) estimate checked on the
+    # quadratic model came last: 0.814 (57 killed, 13 survived, 83 equivalent). Blind:
+    # sample_ball's radius, fit_config's loss (PENDING_BLIND_SPOTS).
+    "linearization": 0.814,
     # Remade twice on 2026-11-27: 0.764 at the first strengthened claims, then 0.80 (52 killed,
     # 13 survived) after the blind-spot anchors and premises, which killed all five of the
     # survivors they were made for; 4 new blind spots (PENDING_BLIND_SPOTS).
@@ -69,6 +65,10 @@ PENDING_SILENT_CLAIMS: dict[str, str] = {
     "runs means it is loose there — a tighter instance is not examined yet",
     "overtraining.lemma_a12.batch_concentration": "remade 2026-11-29 (session 19): every "
     "mutant of this sample on its path was equivalent (0 non-equivalent on its path)",
+    "overtraining.thm4_1.factor_alignment_printed": "remade 2026-11-29 (session 20): a refuted "
+    "printed statement whose non-equivalent path mutants were killed by other claims first "
+    "(a mutant runs only on the claims that have killed nothing yet) or are draws of the "
+    "random spectrum (with reasons)",
     "linearization.lemma1.kernel_lipschitz": "the bound is loose (ratios 0.14–0.70)",
     "linear_teachers.fig2b.target_vs_source": "remade 2026-11-29 (session 19): an ordering "
     "with room (target-scaled risk ≥ 2× source-scaled); the three formula mutants on its path "
@@ -79,6 +79,13 @@ PENDING_SILENT_CLAIMS: dict[str, str] = {
         f"linear_teachers.{name}": "remade 2026-11-29 (session 19): every mutant of this "
         "sample on its path was equivalent (0 non-equivalent on its path)"
         for name in ("thm5_2.null_space_first_layer", "thm5_3.aligned_depths")
+    },
+    **{
+        f"linearization.minilm_lambda.{name}": "remade 2026-11-29 (session 20): the two "
+        "non-equivalent mutants on its path (_signed ×½, fit_stacked ×½) were killed first by "
+        "the MiniLM κ claims (a mutant runs only on claims that have killed nothing yet); the "
+        "rest were equivalent"
+        for name in ("distance_decreasing", "gap_shrinks")
     },
     "linearization.thm1.identity": "an identity whose path mutants were all equivalent or "
     "killed by other claims first",
@@ -92,40 +99,30 @@ PENDING_SILENT_CLAIMS: dict[str, str] = {
 
 #: Survivors without a reason (blind spots) per topic: at most this many.
 PENDING_BLIND_SPOTS: dict[str, int] = {
-    # The matrix of 2026-11 (15 survivors, all with reasons then): thm4_lambda_o ×2 and
-    # thm7_step_bounds without λ_min(K) change a verdict of a strengthened claim when applied
-    # by hand at quick scale (thm4.containment, thm7.step_printed: holds → refuted), so their
-    # reasons went — pending the re-record.
+    # Both need a new recorded quantity in a simulation the package exports (so a full
+    # linearization re-record): Algorithm 1's sample radius (sample_ball at r/2 only lowers
+    # the Lipschitz estimates; a premise on the recorded ‖θ_i − θ0‖/r = 1 would catch it) and
+    # the κ analogue's step-0 loss (the training MSE of 0.5f; the pretrained model's MSE,
+    # recorded per task, is what every curve must start at).
     "linearization": 2,
-    # The overtraining remake of 2026-11-29 (session 19) drew 7 mutants no earlier sample
-    # held, not examined yet: _squared_distance's a + b, _pretrain_chunk's step ×2,
-    # cosine_to_zero without its cosine, budget_sweep's context − 1 (the budget experiment's
-    # decoder plumbing), contraction_rate ×½ (a slower rate: looser?), simulate_contraction
-    # without λ in its step's denominator, checkpoint_times' log1p term's sign.
-    "overtraining": 7,
+    # The partial early-stopping remake (30 of 164) met two survivors nobody has examined:
+    # simulate_mixed_init_blocks' backbone ×2 (2θ_0 + ξ) and simulate_minilm_ntk_decay's
+    # kernel + kernel.T → kernel.T (the symmetrisation of an already symmetric K?).
+    "early_stopping": 2,
 }
 
 
 #: Theory functions with a blind spot and no kill by a claim (see PENDING_BLIND_SPOTS).
 PENDING_UNPINNED: dict[str, str] = {
     **{
-        f"ntsim.theory.linearization.{name}": "a strengthened claim kills its survivor when "
-        "applied by hand (quick scale): pending the re-record of the linearization matrix"
-        for name in (
-            "_bounds.thm4_lambda_o",  # the closed form of thm4.containment at exactly λ_o
-            "_spectral.thm7_step_bounds",  # the S = 0 equality cases of thm7.step_printed
-        )
+        f"ntsim.theory.linearization.{name}": "a blind spot (PENDING_BLIND_SPOTS) that needs "
+        "a new recorded quantity and a full linearization re-record"
+        for name in ("_lipschitz.sample_ball", "_sweeps.fit_config")
     },
     **{
-        f"ntsim.theory.overtraining.{name}": "a survivor of the session-19 remake, not "
-        "examined yet (PENDING_BLIND_SPOTS)"
-        for name in (
-            "_budget.cosine_to_zero",
-            "_budget_sweep.budget_sweep",
-            "_finetuning.contraction_rate",
-            "_finetuning_runs.simulate_contraction",
-            "_pretraining.checkpoint_times",
-        )
+        f"ntsim.theory.early_stopping.{name}": "a survivor of the partial remake (session 20), "
+        "not examined yet (PENDING_BLIND_SPOTS)"
+        for name in ("_mixed_init.simulate_mixed_init_blocks", "minilm.simulate_minilm_ntk_decay")
     },
 }
 
