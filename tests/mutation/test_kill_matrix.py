@@ -31,7 +31,7 @@ KILL_RATE_FLOOR = 0.85
 #: Topics the committed matrix does not hold yet (or holds partially), with why.
 PENDING_TOPICS: dict[str, str] = {
     "early_stopping": "remake under way (session 20, 2026-11-29): the committed entry is a "
-    "partial remake at the current code (30 of 164 mutants, with the MiniLM claims' quick "
+    "partial remake at the current code (40 of 164 mutants, with the MiniLM claims' quick "
     "simulations); finish it with `ntsim mutate --topic early_stopping --jobs 1 --resume "
     "--timeout 1200` (≈ 3 h on 2 shared cores). The earlier complete entry (0.80) predates "
     "the MiniLM claims and early_stopping.eq3.logit_moment_small_widths",
