@@ -17,13 +17,13 @@ from ntsim.claims import REGISTRY
 from ntsim.claims.linearization._minilm_kappa import _rank_correlation, kappa_loss_association
 
 
-def _run(log_kappa, loss, log_lambda_max=None, seeds=3, gd_curve=(2.0, 1.5, 1.0)):
+def _run(log_kappa, loss, log_lambda_max=None, seeds=3, gd_curve=(2.0, 1.0, 0.5)):
     """A run with these seed-mean values (every seed equal) per (dataset, configuration);
-    every GD run has the loss curve ``gd_curve``."""
+    every GD run's loss curve is its final loss plus ``gd_curve``."""
     log_kappa, loss = np.asarray(log_kappa, float), np.asarray(loss, float)
     log_lambda_max = log_kappa + 1.0 if log_lambda_max is None else np.asarray(log_lambda_max)
     tile = lambda a: np.repeat(a[..., None], seeds, axis=-1)  # noqa: E731
-    curves = np.broadcast_to(np.asarray(gd_curve, float), (*tile(loss).shape, len(gd_curve)))
+    curves = tile(loss)[..., None] + np.asarray(gd_curve, float)
     return SimpleNamespace(kappa_ntk=tile(np.exp(log_kappa)), kappa_sign=tile(np.exp(log_kappa)),
                            train_loss_adamw=tile(loss), train_loss_gd=tile(loss),
                            lambda_max=tile(np.exp(log_lambda_max)),
@@ -102,3 +102,6 @@ def test_a_gd_run_whose_loss_rises_leaves_the_gd_claims_undecided():
     rising = _run(configs, losses, gd_curve=(2.0, 1.0, 1.5))
     assert _check(rising, "ntk", "gd").outcome == "inconclusive"
     assert _check(rising, "ntk", "adamw").outcome == "holds"
+    # a curve that falls but ends below the final training loss rose in its last steps
+    late_rise = _run(configs, losses, gd_curve=(2.0, 1.0, -0.5))
+    assert _check(late_rise, "ntk", "gd").outcome == "inconclusive"

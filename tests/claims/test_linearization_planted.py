@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import jax.numpy as jnp
 import pytest
 
 import ntsim.theory.linearization as lz
@@ -252,5 +253,16 @@ def test_an_inflated_lipschitz_estimate_of_finetune_refutes_the_quadratic_closed
         return run._replace(grad_lip=run.grad_lip * 3.0)  # an inflated path estimate
 
     monkeypatch.setattr(lz, "finetune", finetune)
+    record = _record("linearization.thm3.quadratic_closed_form", cache=RunCache())
+    assert record.verdict == "refuted", record.per_seed[0].result.diagnostics
+
+
+def test_a_frobenius_norm_in_finetunes_lipschitz_estimate_refutes_the_closed_form(monkeypatch):
+    """‖·‖_F in place of ‖·‖_op (the trace of the Gram matrix for its top eigenvalue): on one
+    input the Jacobian change is rank one and the two agree; on two orthogonal inputs the
+    estimate becomes |c| instead of |c|/√2."""
+    import ntsim.theory.linearization._dynamics as dynamics
+
+    monkeypatch.setattr(dynamics, "_op_norm", lambda jac: jnp.sqrt(jnp.sum(jac**2)))
     record = _record("linearization.thm3.quadratic_closed_form", cache=RunCache())
     assert record.verdict == "refuted", record.per_seed[0].result.diagnostics

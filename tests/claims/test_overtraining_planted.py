@@ -425,6 +425,25 @@ def test_a_doubled_cap_of_assumption_a2_refutes_the_composition(monkeypatch):
     assert _outcome("overtraining.lemma_a6.constants_compose").verdict == "refuted"
 
 
+def test_the_composition_is_undecided_below_sigma_1_of_one_over_16d():
+    """A spectrum with σ_1 < 1/(16d): A.2's cap is σ_1/2, and the chain bound falls short of
+    σ_d²/2 (hand-computed: 32·0.001·0.0024·0.0005 / (0.0009²/2) ≈ 0.0948). That instance is
+    outside the statement, so the check leaves it undecided rather than refuting it."""
+    from ntsim.claims.overtraining import _pretraining as claims_pretraining
+
+    spectrum = jnp.array([[0.001, 0.001, 0.0009, 0.0009]])
+    gammas = jnp.array([0.02])
+    cap = ot.assumption_a2_bound(spectrum[0], gammas[0])
+    np.testing.assert_allclose(cap, 0.0005, rtol=1e-6)
+    chain = 8 * 4 * 0.001 * (2 * 0.001 + 0.02**2) * cap
+    np.testing.assert_allclose(chain / (0.0009**2 / 2), 0.0948, rtol=1e-3)
+    empty = jnp.zeros((1, 1, 1, 5))
+    run = ot.RealVsIdealGapRun(spectrum, jnp.array([1.0]), gammas, empty, empty[..., 0, :])
+    result = claims_pretraining.check_constants_compose(run)
+    assert result.outcome == "inconclusive"
+    assert "σ_1 ≥ 1/(16d)" in result.notes
+
+
 def test_a_run_that_skips_the_last_checkpoints_leaves_prop_d1_undecided():
     """n drawn from 0..d/2 instead of 0..d: the identity is still exact where it is tested,
     but the checkpoints n > d/2 the statement covers are never exercised."""

@@ -95,7 +95,10 @@ def kappa_loss_association(
 def _kappa_check(kernel: str, regime: str):
     def check(run: lz.MiniLMKappaRun):
         rho, interval, per_dataset = kappa_loss_association(run, kernel, regime)
-        curves = np.asarray(run.loss_curve_gd)
+        # each GD curve with its final training loss appended, as the halving ladder tests it
+        curves = np.concatenate(
+            [np.asarray(run.loss_curve_gd), np.asarray(run.train_loss_gd)[..., None]], axis=-1
+        )
         descends = ~np.array([lz.gd_rises(c) for c in curves.reshape(-1, curves.shape[-1])])
         partial, partial_interval, partial_per_dataset = kappa_loss_association(
             run, kernel, regime, given_lambda_max=True

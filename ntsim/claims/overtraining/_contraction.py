@@ -50,11 +50,11 @@ CONTRACTION = Simulation(
 SCALAR_ROUND_OFF = Tolerance("round-off", 1e-13, "float64, ≤ 2000 scalar steps on O(1) values")
 #: The one-step factor is read where ``|x_k − σ*| ≥ 1e-6·σ*``: ``x_(k+1)`` carries a few ulps
 #: (≈ 1e-15·σ*), so ``r_k`` is exact to ≈ 1e-9, and ``1 − r_k = 2ηc ≥ 4η·min ≥ 1e-3`` here
-#: (η ≥ 0.95/160, min ≥ 0.05) leaves a relative error ≤ 1e-6.
+#: (η ≥ 0.95/161.2, min ≥ 0.05) leaves a relative error ≤ 1e-6.
 FACTOR_FLOOR = 1e-6
 FACTOR_ROUND_OFF = Tolerance(
     "round-off", 1e-5,
-    "float64: |x_k − σ*| ≥ 1e-6·σ* makes r_k exact to ≈ 1e-9 and 1 − r_k ≥ 1e-3 (η ≥ 0.95/160, "
+    "float64: |x_k − σ*| ≥ 1e-6·σ* makes r_k exact to ≈ 1e-9 and 1 − r_k ≥ 1e-3 (η ≥ 0.95/161.2, "
     "min σ ≥ 0.05), so (1 − r_k) is exact to ≤ 1e-6 relative; 10× headroom",
 )  # fmt: skip
 
@@ -64,11 +64,16 @@ def _hypothesis(run: ot.ContractionRun) -> dict:
     return {"(λ+2)η(2max{σ^ft, σ^pre} + λ + λ√(σ^pre/σ^ft)) < 1 (Lemma A.28)": held}
 
 
+def _target_and_rate(run: ot.ContractionRun, fixed_point):
+    """``√(fixed_point)`` and the lemma's rate ``ρ``, per instance."""
+    star = np.sqrt(np.asarray(fixed_point(run.pre, run.ft, run.reg)))
+    return star, np.asarray(ot.contraction_rate(run.pre, run.ft, run.learning_rate))
+
+
 def _excess(run: ot.ContractionRun, fixed_point):
     """``max_k |x_k − x*| − ρ^k|x_0 − x*|`` per instance (≤ 0 under the lemma)."""
     x = np.asarray(run.x)
-    star = np.sqrt(np.asarray(fixed_point(run.pre, run.ft, run.reg)))
-    rate = np.asarray(ot.contraction_rate(run.pre, run.ft, run.learning_rate))
+    star, rate = _target_and_rate(run, fixed_point)
     k = np.arange(x.shape[0])[:, None]
     return np.max(np.abs(x - star) - rate**k * np.abs(x[0] - star), axis=0)
 
@@ -108,8 +113,7 @@ def check_one_step_factor(run: ot.ContractionRun):
     """Proof of Lemma A.28: ``(1 − r_k)/(1 − ρ) = (1 + λ)x_k(x_k + σ*)/min{σ^pre, σ^ft} ≥ 2``."""
     pre, ft, reg = (np.asarray(v) for v in (run.pre, run.ft, run.reg))
     x = np.asarray(run.x)
-    star = np.sqrt(np.asarray(ot.fixed_point(run.pre, run.ft, run.reg)))
-    rate = np.asarray(ot.contraction_rate(run.pre, run.ft, run.learning_rate))
+    star, rate = _target_and_rate(run, ot.fixed_point)
     gap = x - star
     readable = np.abs(gap[:-1]) >= FACTOR_FLOOR * star  # (steps, instances)
     ratio = gap[1:] / np.where(readable, gap[:-1], 1.0)  # r_k

@@ -83,6 +83,13 @@ def _gamma2(pre, ft):
     return np.maximum(pre[:, :1], ft[:, :1]) ** 2
 
 
+def _loss_before_finetuning(pre) -> np.ndarray:
+    """The pretraining loss of the ideal checkpoint ``n`` before fine-tuning, ``Σ_(i>n) σ_i²``
+    for ``n = 0..d``: ``(instances, d + 1)``."""
+    tails = np.cumsum((pre**2)[:, ::-1], axis=1)[:, ::-1]
+    return np.concatenate([tails, np.zeros((pre.shape[0], 1))], axis=1)
+
+
 def _sensitivity_premises(pre, ft, reg, eta) -> dict:
     """Thm 4.6's hypotheses, measured on each drawn instance: positive decreasing spectra,
     (α, 1)-misalignment with α > 1 (Def 4.5: ``σ^ft_i > ασ^pre_i`` for ``i > 1``) and the
@@ -102,8 +109,7 @@ def check_progressive_sensitivity(run: ot.SensitivityRun):
     decided only on instances that meet the theorem's hypotheses (:func:`given`)."""
     pre, ft, reg, eta, delta = (np.asarray(v) for v in run[:5])
     scale = _gamma2(pre, ft)
-    initial = np.concatenate([np.cumsum((pre**2)[:, ::-1], axis=1)[:, ::-1],
-                              np.zeros((pre.shape[0], 1))], axis=1)  # fmt: skip
+    initial = _loss_before_finetuning(pre)
     x = jax.vmap(lambda p, f, e, r: ot.mode_trajectory(
         p, f, learning_rate=e, reg=r, num_steps=run.steps)[-1])(pre, ft, eta, reg)  # fmt: skip
     at_k = np.asarray(jax.vmap(lambda m, p, f: ot.post_finetuning_losses(m, p, f)[0])(

@@ -15,6 +15,7 @@ import numpy as np
 
 from ntsim.claims._contract import Claim, Simulation, ViolationFraction, derived, printed, proof
 from ntsim.claims._decisions import AtMost, Tolerance, all_of, compare, estimate_in
+from ntsim.claims._premises import given
 from ntsim.core import mean_ci
 from ntsim.theory import overtraining as ot
 
@@ -221,15 +222,18 @@ def check_constants_compose(run: ot.RealVsIdealGapRun):
     chain = _chain_bound(spectrum[:, :1], spectrum.shape[1], gammas, cap)
     bound = np.asarray(jax.vmap(ot.lemma_a6_gap_bound)(run.spectrum))[:, None]
     error = np.abs(chain / bound - 1)
-    return compare(
+    conclusion = compare(
         error, FORMULA.value, relation="upper_bound", tolerance=FORMULA,
         num_instances=spectrum.shape[0],
         diagnostics={"max |chain at the cap/(σ_d²/2) − 1|": error.max(),
                      "cap exp(−Cτ) ≤ (range)": (cap.min(), cap.max())},
         notes="8dσ_1(2σ_1 + γ²)·c with c = A.2's cap min{σ_1/2, 1/4, σ_d²/(16dσ_1(2σ_1 + γ²))} "
-        "(the third term is always the least: it is ≤ σ_1/(32d)), against Lemma A.6's σ_d²/2, "
-        "per instance and γ (relative).",
+        "against Lemma A.6's σ_d²/2, per instance and γ (relative). The third term is ≤ "
+        "σ_d²/(32dσ_1²) ≤ 1/(32d), so it is the least whenever σ_1 ≥ 1/(16d) (a premise).",
     )  # fmt: skip
+    # Below σ_1 = 1/(16d) the cap can be σ_1/2 and the chain falls short of σ_d²/2: e.g.
+    # spectrum (0.001, 0.001, 0.0009, 0.0009), γ = 0.02 gives chain/(σ_d²/2) ≈ 0.095.
+    return given(conclusion, {"σ_1 ≥ 1/(16d)": spectrum[:, 0] >= 1 / (16 * spectrum.shape[1])})
 
 
 def check_gap_decays(run: ot.RealVsIdealGapRun):
@@ -337,8 +341,9 @@ CLAIMS: tuple[Claim, ...] = (
     Claim(
         id="overtraining.lemma_a6.constants_compose",
         paper=f"{PAPER}, proof of Lemma A.6 with Assumption A.2",
-        statement="At the largest exp(−Cτ) Assumption A.2 allows, min{σ_1/2, 1/4, σ_d²/(16dσ_1"
-        "(2σ_1 + γ²))}, the proof's bound 8dσ_1(2σ_1 + γ²)exp(−Cτ) equals Lemma A.6's σ_d²/2",
+        statement="For σ_1 ≥ 1/(16d), at the largest exp(−Cτ) Assumption A.2 allows, min{σ_1/2, "
+        "1/4, σ_d²/(16dσ_1(2σ_1 + γ²))}, the proof's bound 8dσ_1(2σ_1 + γ²)exp(−Cτ) equals "
+        "Lemma A.6's σ_d²/2",
         kind="identity",
         reading=proof(
             "“≤ exp(−Cτ)8dΣ_11(2Σ_11 + γ²) ≤ (Σ^pre_dd)²/2”: “The final inequality follows "

@@ -28,6 +28,7 @@ from ntsim.claims.overtraining._post_finetuning import (
     EXACT_ZERO,
     SENSITIVITY,
     _gamma2,
+    _loss_before_finetuning,
     _sensitivity_premises,
 )
 from ntsim.theory import overtraining as ot
@@ -51,8 +52,7 @@ def check_bound_composes(run: ot.SensitivityRun):
     run's converged GD increments equal that closed form."""
     pre, ft, reg, eta, delta = (np.asarray(v) for v in run[:5])
     scale = _gamma2(pre, ft)
-    initial = np.concatenate([np.cumsum((pre**2)[:, ::-1], axis=1)[:, ::-1],
-                              np.zeros((pre.shape[0], 1))], axis=1)  # fmt: skip
+    initial = _loss_before_finetuning(pre)
     losses = np.asarray(jax.vmap(
         lambda p, f, r: ot.post_finetuning_losses(ot.fixed_point(p, f, r), p, f)[0]
     )(pre, ft, reg))  # fmt: skip
