@@ -266,3 +266,57 @@ def test_a_frobenius_norm_in_finetunes_lipschitz_estimate_refutes_the_closed_for
     monkeypatch.setattr(dynamics, "_op_norm", lambda jac: jnp.sqrt(jnp.sum(jac**2)))
     record = _record("linearization.thm3.quadratic_closed_form", cache=RunCache())
     assert record.verdict == "refuted", record.per_seed[0].result.diagnostics
+
+
+@pytest.mark.parametrize(
+    "name, planted",
+    [
+        # the 2rLip(∇f) term doubled (a looser bound: Thm 4's own check cannot see it)
+        ("thm4_simplified_bound",
+         lambda lf, lg, r0, r, t: 2 * lf * r0 * (4 * jnp.asarray(r) * lg + lf) * t),
+        # the Lip(f) term halved (a tighter bound that still holds on these runs)
+        ("thm4_simplified_bound",
+         lambda lf, lg, r0, r, t: 2 * lf * r0 * (2 * jnp.asarray(r) * lg + 0.5 * lf) * t),
+        # Thm 3's (4/λ)Lip(∇f)r0 term halved
+        ("thm3_b", lambda lf, lg, r0, lam: 2 * lf**2 * r0 * (2 / lam * lg * r0 + 1)),
+        # λ_o doubled
+        ("thm4_lambda_o", lambda r0, lf, r: 4 * r0 * lf / r),
+    ],
+)  # fmt: skip
+def test_a_broken_thm4_formula_refutes_the_composition(monkeypatch, name, planted):
+    """Each of the three printed formulas the derivation joins, broken alone: the simplified
+    coefficient no longer equals Thm 3's b at λ_o."""
+    monkeypatch.setattr(lz, name, planted)  # read by the check only, not the simulation
+    record = _record("linearization.thm4.simplified_bound_composes")
+    assert record.verdict == "refuted", record.per_seed[0].result.diagnostics
+
+
+_PLANTED_KAPPA = RunCache()  # one planted simulation shared by the two κ claims
+
+
+@pytest.mark.parametrize("claim_id", ["linearization.kappa.predicts_train_loss",
+                                      "linearization.kappa.thm5_bound_orders_loss"])  # fmt: skip
+def test_curves_that_do_not_start_at_the_pretrained_model_leave_kappa_undecided(
+    monkeypatch, claim_id
+):
+    """fit_config's loss read from 0.5·f (a scaled model output): the curves no longer start
+    at f_θ0's training MSE, so the runs are not fine-tuning from the pretrained model."""
+    import ntsim.theory.linearization._kappa as kappa
+
+    source = kappa.fit_config
+
+    def planted(apply, *args, **kwargs):
+        return source(lambda p, x: 0.5 * apply(p, x), *args, **kwargs)
+
+    monkeypatch.setattr(kappa, "fit_config", planted)
+    assert _record(claim_id, cache=_PLANTED_KAPPA).verdict == "inconclusive"
+
+
+def test_algorithm_1_sampling_off_its_sphere_leaves_containment_undecided(monkeypatch):
+    """sample_ball at half the radius: Lip(f) is then estimated on a smaller sphere than the
+    r-ball the theorem's constant is about, so the containment runs decide nothing."""
+    import ntsim.theory.linearization._lipschitz as lipschitz
+
+    source = lipschitz.sample_ball
+    monkeypatch.setattr(lipschitz, "sample_ball", lambda k, p, r, m: source(k, p, 0.5 * r, m))
+    assert _record("linearization.thm4.containment", cache=RunCache()).verdict == "inconclusive"

@@ -190,6 +190,19 @@ def test_algorithm1_on_a_linear_model_is_exact(x64, key):
     np.testing.assert_allclose(est.lip_f_max, np.linalg.norm(np.asarray(x), 2), rtol=1e-10)
     np.testing.assert_allclose(est.lip_f_avg, est.lip_f_max, rtol=1e-10)
     assert float(est.lip_grad_max) < 1e-12  # J is constant
+    assert float(est.sphere_error) < 1e-12  # its samples lie on the 0.7-sphere
+
+
+def test_algorithm1_reports_samples_off_its_sphere(x64, key, monkeypatch):
+    """A sampler drawing at 0.5r: the estimate's sphere_error measures |0.5 − 1| = 0.5."""
+    import ntsim.theory.linearization._lipschitz as lipschitz
+
+    source = lipschitz.sample_ball
+    monkeypatch.setattr(lipschitz, "sample_ball", lambda k, p, r, m: source(k, p, 0.5 * r, m))
+    p0 = {"w": jax.random.normal(jax.random.fold_in(key, 1), (4,))}
+    x = jax.random.normal(key, (5, 4))
+    est = lz.estimate_lipschitz(key, linear().apply, p0, x, radius=0.7, num_samples=8)
+    np.testing.assert_allclose(est.sphere_error, 0.5, rtol=1e-12)
 
 
 def test_algorithm1_gradient_lipschitz_of_a_quadratic(x64, key):

@@ -3,7 +3,8 @@
 ``CLAIMS`` (contract v2) is the explicit concatenation of the submodules' tuples: the
 regularised dynamics (:mod:`._dynamics`: split step, Lemma 3, Thm 1), distances to ``θ_0``
 (:mod:`._distance`: Lemma 1, Thm 2, the λ table), the linearisation gap and the r-ball
-(:mod:`._gap`: Thms 3, 4; :mod:`._quadratic_gap`: Thm 3 on a quadratic model where its
+(:mod:`._gap`: Thms 3, 4; :mod:`._thm4_composition`: Thm 4's bound from Thm 3's;
+:mod:`._quadratic_gap`: Thm 3 on a quadratic model where its
 constant is attained), the KRR reduction and spectral bounds (:mod:`._spectral`:
 Thms 5–7), kernel structure (:mod:`._kernels`: NTK additivity, LoRA NTK at init), the
 condition-number experiment (:mod:`._kappa`), the λ table on MiniLM (:mod:`._minilm`) and the
@@ -23,6 +24,7 @@ from ntsim.claims.linearization import (
     _minilm_kappa,
     _quadratic_gap,
     _spectral,
+    _thm4_composition,
 )
 
 __all__ = ["CLAIMS", "QUICK_SMOKE"]
@@ -34,6 +36,7 @@ CLAIMS = (
     *_dynamics.CLAIMS,
     *_distance.CLAIMS,
     *_gap.CLAIMS,
+    *_thm4_composition.CLAIMS,
     *_quadratic_gap.CLAIMS,
     *_spectral.CLAIMS,
     *_kernels.CLAIMS,

@@ -11,6 +11,7 @@ import numpy as np
 
 from ntsim.claims._contract import Claim, Simulation, ViolationFraction, derived, printed, proof
 from ntsim.claims._decisions import all_of, compare
+from ntsim.claims._premises import given
 from ntsim.claims._ratios import ratio_to_bound
 from ntsim.claims.linearization._common import PAPER, ROUND_OFF_BOUND
 from ntsim.theory import linearization as lz
@@ -126,7 +127,7 @@ def check_thm4_containment(run: lz.ContainmentRun):
     (:func:`linear_containment_ratio`), so a threshold that is too large is noticed too."""
     net, lin = np.asarray(run.network_ratio), np.asarray(run.linear_derived_ratio)
     closed = linear_containment_ratio(run.linear_r0)
-    return all_of(
+    conclusion = all_of(
         compare(net, 1.0, relation="upper_bound", atol=_TOL, tolerance=ROUND_OFF_BOUND),
         compare(lin, 1.0, relation="upper_bound", atol=_TOL, tolerance=ROUND_OFF_BOUND),
         compare(lin, closed, relation="equal", rtol=_TOL, tolerance=ROUND_OFF_BOUND),
@@ -140,6 +141,9 @@ def check_thm4_containment(run: lz.ContainmentRun):
         "Φ's top singular direction, r_0 ~ U[0.2, 1.2]): the plateau is 10r/(r_0 + 10/0.95) < "
         "r, and the measured ratio equals its closed form after 400 split steps (last part).",
     )  # fmt: skip
+    # Lip(f) is the theorem's constant on the r-ball: Algorithm 1 must sample its sphere
+    return given(conclusion, {"Algorithm 1's samples lie on the r-sphere (|‖θ_i − θ0‖/r − 1| "
+                              "≤ 1e-9)": np.asarray(run.network_sphere_error) <= 1e-9})  # fmt: skip
 
 
 def check_thm4_containment_printed(run: lz.ContainmentRun):

@@ -353,7 +353,8 @@ class ContainmentRun(NamedTuple):
     Network instances (``network_*``): ``r`` log-uniform on ``[0.03, 1]·‖θ_0‖``, ``Lip(f)``
     by Algorithm 1 (16 samples on the ``r``-sphere), ``λ = λ_o·U[1, 4]`` with the derived
     ``λ_o = 2r_0Lip(f)/r``; ``network_ratio`` ``max_t‖θ_t − θ_0‖/r``; ``network_lam_ratio``
-    ``λ/λ_o`` with the path maximum of ``‖J‖`` included in ``Lip(f)``.
+    ``λ/λ_o`` with the path maximum of ``‖J‖`` included in ``Lip(f)``;
+    ``network_sphere_error`` Algorithm 1's ``max_i |‖θ_i − θ_0‖/r − 1|`` over its samples.
 
     Linear instances (``linear_*``): ``f = Φθ``, initial residual ``r_0 ~ U[0.2, 1.2]``
     along Φ's top singular direction (``Lip(f) = ‖Φ‖`` exact), ``r = r_0²/(10‖Φ‖)`` so that
@@ -367,6 +368,7 @@ class ContainmentRun(NamedTuple):
     linear_printed_ratio: Array
     linear_derived_ratio: Array
     linear_r0: Array
+    network_sphere_error: Array
 
 
 @dataclasses.dataclass(frozen=True)
@@ -400,7 +402,8 @@ def simulate_containment(key: PRNGKey, setting: ContainmentSetting) -> Containme
             num_steps=s.steps,
         )  # fmt: skip
         lip_path = jnp.maximum(jnp.max(run.jac_norm), est.lip_f_max)
-        return jnp.max(run.distance) / radius, lam / _bounds.thm4_lambda_o(r0, lip_path, radius)
+        lam_ratio = lam / _bounds.thm4_lambda_o(r0, lip_path, radius)
+        return jnp.max(run.distance) / radius, lam_ratio, est.sphere_error
 
     def linear_one(k):
         r0 = jax.random.uniform(jax.random.fold_in(k, 1), minval=0.2, maxval=1.2)
@@ -421,7 +424,7 @@ def simulate_containment(key: PRNGKey, setting: ContainmentSetting) -> Containme
 
     net = _instances(network, key, s.instances)
     lin = _instances(linear_one, jax.random.fold_in(key, 7), setting.linear_instances)
-    return ContainmentRun(*net, *lin)
+    return ContainmentRun(net[0], net[1], *lin, network_sphere_error=net[2])
 
 
 # ------------------------------------------------------------------------ KRR reduction

@@ -24,6 +24,7 @@ import numpy as np
 from ntsim._types import Array, PRNGKey
 from ntsim._validation import check_int_fields, check_key, check_setting_type
 from ntsim.core import spearman
+from ntsim.theory.linearization._dynamics import outputs
 from ntsim.theory.linearization._peft import (
     kernel_condition_number,
     peft_kernels,
@@ -99,6 +100,9 @@ class KappaRun(NamedTuple):
       accuracy: ``(R, C, T)`` final test accuracy.
       num_params: ``(C,)`` trainable parameters per configuration.
       sigma: the ridge ``σ`` of ``κ(K + σI)`` (scalar).
+      pretrained_loss: ``(R, T)`` mean squared training error of the pretrained model
+        ``f_θ0`` itself (computed without the PEFT wrapping or the fine-tuning loop): every
+        configuration's fine-tuning starts there, so each ``loss_curves[..., 0]`` equals it.
     """
 
     kappa_ntk: Array
@@ -111,6 +115,7 @@ class KappaRun(NamedTuple):
     accuracy: Array
     num_params: Array
     sigma: Array
+    pretrained_loss: Array | None = None
 
 
 def simulate_kappa(key: PRNGKey, setting: KappaSetting) -> KappaRun:
@@ -138,6 +143,9 @@ def simulate_kappa(key: PRNGKey, setting: KappaSetting) -> KappaRun:
     # pretraining once per replicate (one compilation), shared by every configuration
     tasks, theta0 = jax.jit(jax.vmap(setup))(keys)
     apply = model["apply"]
+    pretrained_loss = jax.vmap(
+        lambda t, th: jnp.mean((outputs(apply, th, t.x_train) - t.y_train) ** 2, axis=1)
+    )(tasks, theta0)
     per_config, num_params = [], []
     for name in s.configs:
 
@@ -172,7 +180,7 @@ def simulate_kappa(key: PRNGKey, setting: KappaSetting) -> KappaRun:
         )
         num_params.append(sum(math.prod(a.shape) for a in jax.tree.leaves(shapes)))
     fields = [jnp.stack([out[i] for out in per_config], axis=1) for i in range(8)]
-    return KappaRun(*fields, jnp.asarray(num_params), jnp.asarray(s.sigma))
+    return KappaRun(*fields, jnp.asarray(num_params), jnp.asarray(s.sigma), pretrained_loss)
 
 
 #: Sizes of the experiment and of the claim reading it (one simulation per figure and claim).

@@ -105,12 +105,15 @@ class LipschitzEstimate(NamedTuple):
       lip_f_avg: mean over samples (and ``θ_0``) of ``‖J_θ‖_op``.
       lip_grad_max: max over samples of ``‖J_θ − J_{θ_0}‖_op/‖θ − θ_0‖``.
       lip_grad_avg: mean over samples of ``‖J_θ − J_{θ_0}‖_op/‖θ − θ_0‖``.
+      sphere_error: max over samples of ``|‖θ − θ_0‖/r − 1|``, measured on the samples
+        (round-off on Algorithm 1's sphere; a sampler off the sphere shows here).
     """
 
     lip_f_max: Array
     lip_f_avg: Array
     lip_grad_max: Array
     lip_grad_avg: Array
+    sphere_error: Array
 
 
 def estimate_lipschitz(
@@ -129,4 +132,9 @@ def estimate_lipschitz(
     norms = jax.vmap(spectral_norm)(jacs)
     grads = jax.vmap(lambda j: spectral_norm(j - jac0))(jacs) / radius
     lip_f = jnp.concatenate([norms, spectral_norm(jac0)[None]])
-    return LipschitzEstimate(jnp.max(lip_f), jnp.mean(lip_f), jnp.max(grads), jnp.mean(grads))
+    flat0 = ravel_pytree(params0)[0]
+    offsets = jax.vmap(lambda p: ravel_pytree(p)[0] - flat0)(samples)
+    sphere_error = jnp.max(jnp.abs(jnp.linalg.norm(offsets, axis=1) / radius - 1))
+    return LipschitzEstimate(
+        jnp.max(lip_f), jnp.mean(lip_f), jnp.max(grads), jnp.mean(grads), sphere_error
+    )
