@@ -171,4 +171,19 @@ EARLY_STOPPING_REASONS: tuple[SurvivorReason, ...] = (
         "order of the logits in n, which n − 1 keeps",
         operator="n_minus_one",
     ),
+    SurvivorReason(
+        "simulate_mixed_init_blocks", OUTSIDE,
+        "the pretrained backbone drawn as 2θ_0 + ξ instead of θ_0 + ξ: another backbone. The "
+        "claim tests the blocks of Lemma 5's proof, eqs. (93) and (95), which are exact for any "
+        "backbone with a linear head; the backbone's closeness to its random init (eq. (91)) "
+        "enters only the lemma's n → ∞ limit (97), which no claim tests",
+        operator="scale_x2", before="leaf + jax.random.normal(kk, leaf.shape)",
+    ),
+    SurvivorReason(
+        "simulate_minilm_ntk_decay", EQUIVALENT,
+        "Kᵀ/2 in place of the symmetrised (K + Kᵀ)/2 of a symmetric NTK: every eigenvalue "
+        "halved, and both decay fits regress log(λ_k/λ_1) on log k (eq. (32)), which no "
+        "positive factor moves; no statement fixes the NTK's scale",
+        operator="drop_term", before="kernel + kernel.T",
+    ),
 )  # fmt: skip
