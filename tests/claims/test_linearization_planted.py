@@ -320,3 +320,15 @@ def test_algorithm_1_sampling_off_its_sphere_leaves_containment_undecided(monkey
     source = lipschitz.sample_ball
     monkeypatch.setattr(lipschitz, "sample_ball", lambda k, p, r, m: source(k, p, 0.5 * r, m))
     assert _record("linearization.thm4.containment", cache=RunCache()).verdict == "inconclusive"
+
+
+def test_a_doubled_ridge_in_kappa_leaves_the_kappa_claims_undecided(monkeypatch):
+    """κ(K + 2σI) in place of κ(K + σI): the rank correlations barely move, but the κ read
+    is no longer (λ_max + σ)/(λ_min + σ) of the recorded spectrum and ridge."""
+    import ntsim.theory.linearization._kappa as kappa
+
+    source = kappa.kernel_condition_number
+    monkeypatch.setattr(kappa, "kernel_condition_number", lambda k, s=0.0: source(k, 2 * s))
+    assert _record("linearization.kappa.predicts_train_loss", cache=RunCache()).verdict == (
+        "inconclusive"
+    )
