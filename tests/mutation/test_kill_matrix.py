@@ -30,27 +30,20 @@ KILL_RATE_FLOOR = 0.85
 
 #: Topics the committed matrix does not hold yet (or holds partially), with why.
 PENDING_TOPICS: dict[str, str] = {
-    "early_stopping": "remake under way (session 20, 2026-11-29): the committed entry is a "
-    "partial remake at the current code (40 of 164 mutants, with the MiniLM claims' quick "
-    "simulations); finish it with `ntsim mutate --topic early_stopping --jobs 1 --resume "
-    "--timeout 1200` (≈ 3 h on 2 shared cores). The earlier complete entry (0.80) predates "
-    "the MiniLM claims and early_stopping.eq3.logit_moment_small_widths",
+    "early_stopping": "remake under way (sessions 20–21, 2026-11-29/30): the committed entry is "
+    "a partial remake at the current code (120 of 164 mutants, with the MiniLM claims' quick "
+    "simulations; 48 killed, 9 survived, 63 equivalent so far); finish it with `ntsim mutate "
+    "--topic early_stopping --jobs 1 --resume --timeout 1200` (≈ 1.5 h for the last 44 on 2 "
+    "shared cores). The earlier complete entry (0.80) predates the MiniLM claims and "
+    "early_stopping.eq3.logit_moment_small_widths",
 }
 
 #: Topics below the floor, with the rate they are at (the test fails if a topic drops
 #: below it, or rises above the floor while still listed).
 PENDING_KILL_RATE: dict[str, float] = {
-    # Remade on 2026-11-29 (session 20), in steps, at the current code: 0.743 (52 killed, 18
-    # survived) before, then 0.800 with Thm 1's branch as a measured premise (kills the
-    # selective-step run's θ + θ0), the quadratic model's onset decided (β pinned to a tenth of
-    # its terms, in its regime), the MiniLM GD claims' descent premise, and reasons for the
-    # loose-bound and quick-smoke survivors; finetune's Lip(∇f) estimate checked on the
-    # quadratic model came last: 0.814 (57 killed, 13 survived, 83 equivalent). Blind:
-    # sample_ball's radius, fit_config's loss (PENDING_BLIND_SPOTS).
-    "linearization": 0.814,
     # Remade twice on 2026-11-27: 0.764 at the first strengthened claims, then 0.80 (52 killed,
     # 13 survived) after the blind-spot anchors and premises, which killed all five of the
-    # survivors they were made for; 4 new blind spots (PENDING_BLIND_SPOTS).
+    # survivors they were made for. (Linearization left this table on 2026-11-30: 0.883.)
     "early_stopping": 0.80,
 }
 
@@ -69,7 +62,6 @@ PENDING_SILENT_CLAIMS: dict[str, str] = {
     "printed statement whose non-equivalent path mutants were killed by other claims first "
     "(a mutant runs only on the claims that have killed nothing yet) or are draws of the "
     "random spectrum (with reasons)",
-    "linearization.lemma1.kernel_lipschitz": "the bound is loose (ratios 0.14–0.70)",
     "linear_teachers.fig2b.target_vs_source": "remade 2026-11-29 (session 19): an ordering "
     "with room (target-scaled risk ≥ 2× source-scaled); the three formula mutants on its path "
     "that moved its numbers (_deep_parts ×½, deep_fine_tuned_limit's dropped null-space term, "
@@ -80,15 +72,11 @@ PENDING_SILENT_CLAIMS: dict[str, str] = {
         "sample on its path was equivalent (0 non-equivalent on its path)"
         for name in ("thm5_2.null_space_first_layer", "thm5_3.aligned_depths")
     },
-    **{
-        f"linearization.minilm_lambda.{name}": "remade 2026-11-29 (session 20): the two "
-        "non-equivalent mutants on its path (_signed ×½, fit_stacked ×½) were killed first by "
-        "the MiniLM κ claims (a mutant runs only on claims that have killed nothing yet); the "
-        "rest were equivalent"
-        for name in ("distance_decreasing", "gap_shrinks")
-    },
     "linearization.thm1.identity": "an identity whose path mutants were all equivalent or "
     "killed by other claims first",
+    "linearization.thm1.flow_monotone": "remade 2026-11-30 (session 21): its path's two "
+    "non-equivalent mutants (selective_step ×2, ×½) were killed first by "
+    "thm1.selective_step_printed (a mutant runs only on claims that have killed nothing yet)",
     "early_stopping.cor1.negation_gap_printed": "remade 2026-11-27: a refuted printed "
     "statement that killed none of this sample's mutants; not investigated yet (its twin, "
     "cor1.negation_gap_corrected, kills)",
@@ -98,33 +86,11 @@ PENDING_SILENT_CLAIMS: dict[str, str] = {
 }
 
 #: Survivors without a reason (blind spots) per topic: at most this many.
-PENDING_BLIND_SPOTS: dict[str, int] = {
-    # Both need a new recorded quantity in a simulation the package exports (so a full
-    # linearization re-record): Algorithm 1's sample radius (sample_ball at r/2 only lowers
-    # the Lipschitz estimates; a premise on the recorded ‖θ_i − θ0‖/r = 1 would catch it) and
-    # the κ analogue's step-0 loss (the training MSE of 0.5f; the pretrained model's MSE,
-    # recorded per task, is what every curve must start at).
-    "linearization": 2,
-    # The partial early-stopping remake (30 of 164) met two survivors nobody has examined:
-    # simulate_mixed_init_blocks' backbone ×2 (2θ_0 + ξ) and simulate_minilm_ntk_decay's
-    # kernel + kernel.T → kernel.T (the symmetrisation of an already symmetric K?).
-    "early_stopping": 2,
-}
+PENDING_BLIND_SPOTS: dict[str, int] = {}
 
 
 #: Theory functions with a blind spot and no kill by a claim (see PENDING_BLIND_SPOTS).
-PENDING_UNPINNED: dict[str, str] = {
-    **{
-        f"ntsim.theory.linearization.{name}": "a blind spot (PENDING_BLIND_SPOTS) that needs "
-        "a new recorded quantity and a full linearization re-record"
-        for name in ("_lipschitz.sample_ball", "_sweeps.fit_config")
-    },
-    **{
-        f"ntsim.theory.early_stopping.{name}": "a survivor of the partial remake (session 20), "
-        "not examined yet (PENDING_BLIND_SPOTS)"
-        for name in ("_mixed_init.simulate_mixed_init_blocks", "minilm.simulate_minilm_ntk_decay")
-    },
-}
+PENDING_UNPINNED: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")
