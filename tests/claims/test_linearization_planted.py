@@ -332,3 +332,18 @@ def test_a_doubled_ridge_in_kappa_leaves_the_kappa_claims_undecided(monkeypatch)
     assert _record("linearization.kappa.predicts_train_loss", cache=RunCache()).verdict == (
         "inconclusive"
     )
+
+
+@pytest.mark.parametrize(
+    "planted",
+    [
+        lambda lf, lg, r0, lam, t: lz.thm3_b(lf, lg, r0, lam) * t,  # −(1 − e^{−λt})/λ dropped
+        lambda lf, lg, r0, lam, t: 0.5 * _bounds.thm3_bound(lf, lg, r0, lam, t),  # halved
+    ],
+)
+def test_a_broken_thm3_bound_refutes_the_composition(monkeypatch, planted):
+    """Thm 3's bound with its e^{−λt} term dropped, or halved: still below the simplified
+    bound, but no longer (b(λ)/b(λ_o))·h(λt) of it (the referee's planted bugs)."""
+    monkeypatch.setattr(lz, "thm3_bound", planted)
+    record = _record("linearization.thm4.simplified_bound_composes")
+    assert record.verdict == "refuted", record.per_seed[0].result.diagnostics
