@@ -34,6 +34,7 @@ from ntsim.mutation._matrix import (
     classify,
     cover_claims,
     executing_claims,
+    mutant_time_limit,
     run_baseline,
     run_covered_baseline,
     run_mutant,
@@ -80,6 +81,7 @@ __all__ = [
     "plan_topic",
     "topic_claims_and_users",
     "run_mutant",
+    "mutant_time_limit",
     "run_covered_baseline",
     "executing_claims",
     "run_baseline",
@@ -238,6 +240,39 @@ def _key(module: str, function: str, index: int, operator: str, before: str) -> 
     return (module, function, int(index), operator, before)
 
 
+def _split_baseline(claim_ids, claims, jobs, *, scale, seed, timeout, trace_lines):
+    """The baseline (and, with ``trace_lines``, its coverage) of ``claim_ids``, computed in
+    up to ``jobs`` servers at once: the claims of one simulation stay together (they share
+    its run), the simulations are dealt round-robin by their number of claims."""
+    uses = {c.id: c.uses.name for c in claims}
+    groups: dict[str, list[str]] = {}
+    for cid in claim_ids:
+        groups.setdefault(uses.get(cid, cid), []).append(cid)
+    chunks: list[list[str]] = [[] for _ in range(max(1, min(jobs, len(groups))))]
+    for group in sorted(groups.values(), key=len, reverse=True):
+        min(chunks, key=len).extend(group)
+    first = run_covered_baseline if trace_lines else run_baseline
+
+    def one(chunk):  # a server of its own, closed before the mutants' servers start
+        with ClaimServer() as own:
+            return first(chunk, scale=scale, seed=seed, timeout=timeout, server=own)
+
+    with ThreadPoolExecutor(max_workers=len(chunks)) as pool:
+        found = list(pool.map(one, chunks))
+    parts = found if not trace_lines else [part for part, _ in found]
+    summaries = {k: dict(v) for part in parts for k, v in part.items()}
+    # the first claim of a simulation is charged its run: give each claim its group's time
+    for group in groups.values():
+        times = [summaries[c].get("seconds") for c in group]
+        total = None if None in times else sum(times)
+        for cid in group:
+            summaries[cid]["seconds"] = total
+    coverage = None if not trace_lines else {
+        k: v for _, lines in found for k, v in lines.items()
+    }  # fmt: skip
+    return summaries, coverage
+
+
 def mutate_topic(
     topic: str,
     *,
@@ -334,12 +369,11 @@ def mutate_topic(
     outcomes: list[MutantOutcome] = []
     killed = 0
     try:
-        first = run_covered_baseline if trace_lines else run_baseline
-        found = (
-            first(claim_ids, scale=scale, seed=claim_seed, timeout=timeout, server=server())
-            if mutants else {}
+        baseline, coverage = (
+            _split_baseline(claim_ids, claims, jobs, scale=scale, seed=claim_seed,
+                            timeout=timeout, trace_lines=trace_lines)
+            if mutants else ({}, None)
         )  # fmt: skip
-        baseline, coverage = found if trace_lines and mutants else (found, None)
         if coverage is not None:
             executed = sum(bool(executing_claims(m, s, users[(m, s.function)], coverage))
                            for m, s in mutants)  # fmt: skip

@@ -435,6 +435,32 @@ def _run_tests(spec: dict, files: list[str], timeout: float) -> bool | None:
         return done.returncode != 0
 
 
+#: A mutant's time limit: this many times its claims' baseline seconds, plus
+#: :data:`TIME_LIMIT_FLOOR` (compilation of the re-executed module), capped by ``--timeout``.
+#: The baseline ran cold and, when traced, under ``sys.settrace``, so a mutant that only
+#: changes what it computes finishes well inside; one past the limit hangs in effect (a
+#: doubled iteration count costs 2×).
+TIME_LIMIT_FACTOR = 4.0
+TIME_LIMIT_FLOOR = 120.0
+
+
+def mutant_time_limit(timeout: float, baseline: Mapping, claim_ids: Sequence[str]) -> float:
+    """Seconds a mutant on ``claim_ids`` may run: ``min(timeout, FLOOR + FACTOR · Σ baseline
+    seconds)``; ``timeout`` when some claim's baseline time is unknown.
+
+    Examples:
+      >>> base = {"a": {"seconds": 10.0}, "b": {"seconds": 20.0}}
+      >>> mutant_time_limit(600.0, base, ["a", "b"])
+      240.0
+      >>> mutant_time_limit(200.0, base, ["a", "b"]), mutant_time_limit(600.0, {}, ["a"])
+      (200.0, 600.0)
+    """
+    seconds = [baseline.get(c, {}).get("seconds") for c in claim_ids]
+    if any(s is None for s in seconds):
+        return timeout
+    return min(timeout, TIME_LIMIT_FLOOR + TIME_LIMIT_FACTOR * sum(seconds))
+
+
 def run_mutant(
     module: str,
     site: Site,
@@ -489,7 +515,8 @@ def run_mutant(
             "baseline": {c: baseline[c] for c in claim_ids},
             "may_skip": sorted(set(may_skip) & set(claim_ids)),
         }
-    summary = _ask(server, spec, timeout) if claim_ids else {"claims": {}}
+    limit = mutant_time_limit(timeout, baseline, claim_ids)
+    summary = _ask(server, spec, limit) if claim_ids else {"claims": {}}
     if summary.get("apply_error"):
         outcome.status, outcome.error = "invalid", summary["apply_error"]
     elif summary.get("timeout") or summary.get("crash"):
@@ -497,7 +524,7 @@ def run_mutant(
         outcome.status = "killed"
         outcome.claims_killed = list(claim_ids)
         outcome.claims_errored = list(claim_ids)
-        outcome.error = "timeout" if summary.get("timeout") else summary["crash"]
+        outcome.error = f"timeout ({limit:.0f} s)" if summary.get("timeout") else summary["crash"]
     else:
         outcome.claims_run = list(summary["claims"])
         killed, changed, errored = classify(baseline, summary["claims"])

@@ -130,6 +130,7 @@ def claim_summary(record) -> dict:
         "matched": record.counterexample_matched,
         "error": (outcome.error or "").splitlines()[0][:300] if outcome.error else None,
         "numbers": _numbers(outcome.result) if outcome.result is not None else [],
+        "seconds": float(record.seconds),  # sets the mutants' time limit, never compared
     }
 
 

@@ -519,3 +519,44 @@ def test_after_a_kill_only_claims_that_killed_before_are_skipped(monkeypatch):
     ran.clear()
     out = _worker._runs_until_kill(claims, "quick", (0,), {"baseline": base, "may_skip": []})
     assert ran == ["b", "c", "a", "d"]  # nothing may be skipped: all run, one simulation at a time
+
+
+def test_the_baseline_split_over_jobs_keeps_simulations_together_and_charges_their_time(
+    monkeypatch,
+):
+    """--jobs 2 splits the baseline by simulation; each claim is then charged its whole
+    simulation's seconds (the first claim of a simulation ran it), so a mutant run on a
+    sibling alone gets the simulation's time limit, not the sibling's 0 s."""
+    import types
+
+    import ntsim.mutation as mutation
+
+    claims = [types.SimpleNamespace(id=cid, uses=types.SimpleNamespace(name=sim))
+              for cid, sim in [("a1", "A"), ("a2", "A"), ("b1", "B"), ("c1", "C")]]  # fmt: skip
+    seconds = {"a1": 30.0, "a2": 0.0, "b1": 5.0, "c1": 2.0}
+    chunks = []
+
+    def fake_baseline(chunk, **_):
+        chunks.append(sorted(chunk))
+        return ({c: {"verdict": "holds", "seconds": seconds[c]} for c in chunk},
+                {c: {"m": frozenset({1})} for c in chunk})  # fmt: skip
+
+    class FakeServer:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return None
+
+    monkeypatch.setattr(mutation, "run_covered_baseline", fake_baseline)
+    monkeypatch.setattr(mutation, "ClaimServer", FakeServer)
+    summaries, coverage = mutation._split_baseline(
+        ["a1", "a2", "b1", "c1"], claims, 2, scale="quick", seed=0, timeout=600,
+        trace_lines=True,
+    )  # fmt: skip
+    assert sorted(chunks) == [["a1", "a2"], ["b1", "c1"]]
+    assert {c: s["seconds"] for c, s in summaries.items()} == {
+        "a1": 30.0, "a2": 30.0, "b1": 5.0, "c1": 2.0}  # fmt: skip
+    assert set(coverage) == {"a1", "a2", "b1", "c1"}
+    # a2 alone: 120 s to compile + 4 × its simulation's 30 s
+    assert mutation.mutant_time_limit(600.0, summaries, ["a2"]) == 240.0

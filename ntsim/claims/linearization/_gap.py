@@ -141,7 +141,9 @@ def check_thm4_containment(run: lz.ContainmentRun):
         "Φ's top singular direction, r_0 ~ U[0.2, 1.2]): the plateau is 10r/(r_0 + 10/0.95) < "
         "r, and the measured ratio equals its closed form after 400 split steps (last part).",
     )  # fmt: skip
-    # Lip(f) is the theorem's constant on the r-ball: Algorithm 1 must sample its sphere
+    # Lip(f) is the theorem's constant on the r-ball: Algorithm 1 must sample its sphere.
+    # 1e-9 is float64 round-off of a normalised draw (the containment simulation is x64;
+    # a float32 run would need ≈ 1e-6)
     return given(conclusion, {"Algorithm 1's samples lie on the r-sphere (|‖θ_i − θ0‖/r − 1| "
                               "≤ 1e-9)": np.asarray(run.network_sphere_error) <= 1e-9})  # fmt: skip
 

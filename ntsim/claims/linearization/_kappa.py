@@ -53,23 +53,31 @@ _START = Tolerance(
 
 
 #: κ_NTK as recorded against (λ_max + σ)/(λ_min + σ) from the recorded eigenvalues: two float32
-#: routes (singular values of K + σI; eigenvalues of K) to one number.
+#: routes (singular values of K + σI; eigenvalues of K) to one number. A backward-stable
+#: float32 solver moves every eigenvalue by about eps·‖K + σI‖ = eps·(λ_max + σ), so the
+#: smallest, λ_min + σ, and with it κ, moves by a relative eps·κ: the tolerance is that scale
+#: times a chosen constant, per (replicate, configuration), not one flat number (κ reaches
+#: ≈ 8e3 at full, where eps·κ ≈ 1e-3).
 _KAPPA_ROUTES = Tolerance(
-    "chosen", 1e-3,
-    "float32 SVD of K + σI against float32 eigenvalues of K, with λ_min down to 2e-6 next to "
-    "σ = 0.01: relative differences up to 5e-5; 20× headroom",
-    observed="max relative difference 3.3e-5 (quick, seed 0), 5.1e-5 (seed 1) when chosen",
+    "chosen", 10.0,
+    "relative difference ≤ 10·eps₃₂·κ(K + σI) per entry: the float32 solvers' error scale "
+    "eps·(λ_max + σ)/(λ_min + σ) times a constant",
+    observed="max relative difference / (eps₃₂·κ) 1.05, 0.77, 1.07 (quick, seeds 0, 1, 2; "
+    "κ up to 1.5e3, relative differences up to 5.1e-5); full: relative differences up to "
+    "9.1e-5 with κ up to ≈ 8e3",
 )  # fmt: skip
+_FLOAT32_EPS = float(np.finfo(np.float32).eps)
 
 
 def _kappa_is_the_regularised_ratio(run: lz.KappaRun) -> dict:
     """The premise that the κ read is the slides' κ(K + σI) = (λ_max(K) + σ)/(λ_min(K) + σ)
-    of the recorded NTK eigenvalues and ridge σ, per (replicate, configuration)."""
+    of the recorded NTK eigenvalues and ridge σ, per (replicate, configuration), within the
+    float32 solvers' error scale eps·κ."""
     sigma = float(np.asarray(run.sigma))
     ratio = (np.asarray(run.lambda_max) + sigma) / (np.asarray(run.lambda_min) + sigma)
     error = np.abs(np.asarray(run.kappa_ntk) / ratio - 1)
-    return {f"κ_NTK = (λ_max + σ)/(λ_min + σ) (relative {_KAPPA_ROUTES.value:g})":
-            error <= _KAPPA_ROUTES.value}  # fmt: skip
+    return {f"κ_NTK = (λ_max + σ)/(λ_min + σ) (relative {_KAPPA_ROUTES.value:g}·eps·κ)":
+            error <= _KAPPA_ROUTES.value * _FLOAT32_EPS * ratio}  # fmt: skip
 
 
 def _starts_at_pretrained(run: lz.KappaRun) -> dict:
