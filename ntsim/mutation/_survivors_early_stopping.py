@@ -12,6 +12,13 @@ __all__ = ["EARLY_STOPPING_REASONS"]
 
 EARLY_STOPPING_REASONS: tuple[SurvivorReason, ...] = (
     SurvivorReason(
+        "mixed_init_run", OUTSIDE,
+        "the source loss at θ_PT scored against y/2: a diagnostic of how well pretraining fit "
+        "the source task, which no verdict reads; Lemma 5's eq. (97) is about the kernel of "
+        "whatever backbone θ_PT is (eqs. (93), (95) hold for any backbone)",
+        operator="scale_x0.5", before="source - data.y_source",
+    ),
+    SurvivorReason(
         "simulate_mixed_init_blocks", EQUIVALENT,
         "the backbone perturbation ξ ~ N(0, I/size) is symmetric and independent of θ_0, so "
         "θ_0 − ξ has the law of θ_0 + ξ; eqs. (93), (95) are identities for any backbone",

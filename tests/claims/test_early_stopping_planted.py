@@ -299,6 +299,38 @@ def test_trained_cosine_catches_a_step_cap_over_all_four_tasks(monkeypatch):
     assert planted.verdict == "refuted" and not planted.as_expected
 
 
+@pytest.mark.slow  # ≥ 20 s on 2 cores: make test-full (the kill matrix covers CI)
+def test_trained_cosine_catches_a_step_over_the_settings_cap(monkeypatch):
+    """The cap κN/(λ_max − 1): a step a little above the setting's κN/λ_max, still below
+    the prediction's 1 at this λ_max, is seen against κ itself."""
+    real = _trained_task_vectors.finetune_step
+    monkeypatch.setattr(
+        _trained_task_vectors,
+        "finetune_step",
+        lambda setting, lam_max, m: real(setting, lam_max - 1.0, m),
+    )
+    planted = _record("early_stopping.cor2.trained_cosine_matches_kernel")
+    assert planted.verdict == "refuted" and not planted.as_expected
+
+
+@pytest.mark.parametrize(
+    "claim_id",
+    ["early_stopping.holdout.within_guarantee", "early_stopping.raskutti_thm1.sobolev_guarantee"],
+)
+@pytest.mark.parametrize("factor", [0.5, 2.0])
+def test_a_guarantee_other_than_twelve_c_h_squared_leaves_it_undecided(
+    monkeypatch, claim_id, factor
+):
+    """Raskutti's 12C_H²ϱ̂² scaled: the bound compared is no longer the printed one (a
+    halved bound still holds on these draws, so only the premise sees it)."""
+    real = _sobolev.guarantee_bound
+    monkeypatch.setattr(_sobolev, "guarantee_bound", lambda *a, **kw: factor * real(*a, **kw))
+    assert _record(claim_id, cache=_PLANTED_SOBOLEV[factor]).verdict == "inconclusive"
+
+
+_PLANTED_SOBOLEV = {0.5: RunCache(), 2.0: RunCache()}  # one planted run per factor
+
+
 @pytest.mark.parametrize("shift", [-1, 1])
 def test_an_off_by_one_width_normaliser_refutes_the_small_width_moment(shift):
     """E[S² | h] normalised by n ± 1 instead of n (the widths 64–1024 cannot resolve it):

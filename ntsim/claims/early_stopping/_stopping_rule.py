@@ -15,7 +15,11 @@ import numpy as np
 from ntsim.claims._contract import Claim, Simulation, ViolationFraction, derived, printed, proof
 from ntsim.claims._decisions import Tolerance, all_of, compare
 from ntsim.claims._premises import given
-from ntsim.claims.early_stopping._holdout import SOBOLEV_HOLDOUT, sobolev_premises
+from ntsim.claims.early_stopping._holdout import (
+    SOBOLEV_HOLDOUT,
+    guarantee_is_printed,
+    sobolev_premises,
+)
 from ntsim.core import log_log_slope
 from ntsim.theory import early_stopping as es
 
@@ -296,7 +300,7 @@ def check_sobolev_guarantee(run: es.SobolevSweep):
         notes="𝕂 = 1 + min(x, x'), f* = |x − 1/2| − 1/4 (C_H = √(17/16)), σ = 0.5, α = min(1, "
         "1/λ̂_max); one instance per draw and N.",
     )
-    return given(conclusion, sobolev_premises(run))
+    return given(conclusion, {**sobolev_premises(run), **guarantee_is_printed(run)})
 
 
 _RAD = "Raskutti et al. 2014"
