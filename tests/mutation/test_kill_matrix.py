@@ -33,10 +33,10 @@ PENDING_TOPICS: dict[str, str] = {
     "early_stopping": "remake under way (sessions 20–22, 2026-11-29/30): the remake finished "
     "at 0.829 (63 killed, 13 survived, 88 equivalent, 2 blind spots); session 22 strengthened "
     "cor2.trained_cosine_matches_kernel (the step against the setting's cap κ) and the two "
-    "Sobolev guarantee claims (the bound is the printed 12C_H²ϱ̂²), which re-hashed their "
-    "modules, so the committed entry is still the partial one (120 of 164) at the older "
-    "code while `ntsim mutate --topic early_stopping --resume` re-runs the 101 mutants those "
-    "claims can see",
+    "Sobolev guarantee claims (the bound is the printed 12C_H²ϱ̂²), and the committed entry is "
+    "the resume's checkpoint at that code: 103 of 164 (42 killed, 6 survived, 55 equivalent). "
+    "Referee 52's fixes to those claims wait on branch wip/referee52-fixes; after them, "
+    "`ntsim mutate --topic early_stopping --jobs 2 --resume` finishes it",
 }
 
 #: Topics below the floor, with the rate they are at (the test fails if a topic drops
