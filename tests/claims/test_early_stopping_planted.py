@@ -328,6 +328,20 @@ def test_a_guarantee_other_than_twelve_c_h_squared_leaves_it_undecided(
     assert _record(claim_id, cache=_PLANTED_SOBOLEV[factor]).verdict == "inconclusive"
 
 
+@pytest.mark.parametrize(
+    "claim_id",
+    ["early_stopping.holdout.within_guarantee", "early_stopping.raskutti_thm1.sobolev_guarantee"],
+)
+def test_a_wrong_c_h_in_the_simulation_leaves_the_guarantee_undecided(monkeypatch, claim_id):
+    """C_H² = 17/16 where C_H = √(17/16) is meant (the simulation's constant, unsquared):
+    the premises write 17/16 out, so the bound is no longer the printed one."""
+    monkeypatch.setattr(_sobolev, "SOBOLEV_TARGET_RKHS_NORM", 17 / 16)
+    assert _record(claim_id, cache=_PLANTED_C_H).verdict == "inconclusive"
+
+
+_PLANTED_C_H = RunCache()
+
+
 _PLANTED_SOBOLEV = {0.5: RunCache(), 2.0: RunCache()}  # one planted run per factor
 
 

@@ -163,7 +163,8 @@ def _sobolev_sweep(noise_z):
     sizes = np.array([100, 200])
     bound = 12 * (17 / 16) * 0.1 * (sizes[:, None] / 100.0) ** (-2 / 3) * np.ones((2, 30))
     fields = {name: 0.01 * bound for name in es.SobolevSweep._fields}
-    fields.update(sizes=sizes, guarantee=bound, noise_z=noise_z)
+    radius = np.sqrt(bound / (12 * (17 / 16)))  # the bound is the printed 12C_H²ϱ̂²
+    fields.update(sizes=sizes, guarantee=bound, critical_radius=radius, noise_z=noise_z)
     return es.SobolevSweep(**fields)
 
 

@@ -35,7 +35,8 @@ PENDING_TOPICS: dict[str, str] = {
     "cor2.trained_cosine_matches_kernel (the step against the setting's cap κ) and the two "
     "Sobolev guarantee claims (the bound is the printed 12C_H²ϱ̂²), and the committed entry is "
     "the resume's checkpoint at that code: 103 of 164 (42 killed, 6 survived, 55 equivalent). "
-    "Referee 52's fixes to those claims wait on branch wip/referee52-fixes; after them, "
+    "Referee 52's cor2 fix waits on branch wip/referee52-fixes (its C_H fix landed); after "
+    "it, "
     "`ntsim mutate --topic early_stopping --jobs 2 --resume` finishes it",
 }
 
