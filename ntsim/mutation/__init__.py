@@ -262,11 +262,11 @@ def _split_baseline(claim_ids, claims, jobs, *, scale, seed, timeout, trace_line
     parts = found if not trace_lines else [part for part, _ in found]
     summaries = {k: dict(v) for part in parts for k, v in part.items()}
     # the first claim of a simulation is charged its run: give each claim its group's time
-    for group in groups.values():
+    for simulation, group in groups.items():
         times = [summaries[c].get("seconds") for c in group]
         total = None if None in times else sum(times)
         for cid in group:
-            summaries[cid]["seconds"] = total
+            summaries[cid].update(seconds=total, simulation=simulation)
     coverage = None if not trace_lines else {
         k: v for _, lines in found for k, v in lines.items()
     }  # fmt: skip

@@ -446,7 +446,8 @@ TIME_LIMIT_FLOOR = 120.0
 
 def mutant_time_limit(timeout: float, baseline: Mapping, claim_ids: Sequence[str]) -> float:
     """Seconds a mutant on ``claim_ids`` may run: ``min(timeout, FLOOR + FACTOR · Σ baseline
-    seconds)``; ``timeout`` when some claim's baseline time is unknown.
+    seconds)``, each simulation counted once (claims of one ``"simulation"`` share its run);
+    ``timeout`` when some claim's baseline time is unknown.
 
     Examples:
       >>> base = {"a": {"seconds": 10.0}, "b": {"seconds": 20.0}}
@@ -454,11 +455,17 @@ def mutant_time_limit(timeout: float, baseline: Mapping, claim_ids: Sequence[str
       240.0
       >>> mutant_time_limit(200.0, base, ["a", "b"]), mutant_time_limit(600.0, {}, ["a"])
       (200.0, 600.0)
+      >>> shared = {c: {"seconds": 30.0, "simulation": "S"} for c in ("a", "b")}
+      >>> mutant_time_limit(600.0, shared, ["a", "b"])
+      240.0
     """
-    seconds = [baseline.get(c, {}).get("seconds") for c in claim_ids]
-    if any(s is None for s in seconds):
-        return timeout
-    return min(timeout, TIME_LIMIT_FLOOR + TIME_LIMIT_FACTOR * sum(seconds))
+    seconds = {}
+    for claim in claim_ids:
+        summary = baseline.get(claim, {})
+        if summary.get("seconds") is None:
+            return timeout
+        seconds[summary.get("simulation", claim)] = summary["seconds"]
+    return min(timeout, TIME_LIMIT_FLOOR + TIME_LIMIT_FACTOR * sum(seconds.values()))
 
 
 def run_mutant(
