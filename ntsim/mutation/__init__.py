@@ -243,7 +243,9 @@ def _key(module: str, function: str, index: int, operator: str, before: str) -> 
 def _split_baseline(claim_ids, claims, jobs, *, scale, seed, timeout, trace_lines):
     """The baseline (and, with ``trace_lines``, its coverage) of ``claim_ids``, computed in
     up to ``jobs`` servers at once: the claims of one simulation stay together (they share
-    its run), the simulations are dealt round-robin by their number of claims."""
+    its run); the simulations, largest first, each go to the server with the fewest claims so
+    far. Every claim's ``seconds`` becomes its simulation's (recorded under ``simulation``),
+    which :func:`mutant_time_limit` counts once."""
     uses = {c.id: c.uses.name for c in claims}
     groups: dict[str, list[str]] = {}
     for cid in claim_ids:

@@ -435,7 +435,8 @@ def _run_tests(spec: dict, files: list[str], timeout: float) -> bool | None:
         return done.returncode != 0
 
 
-#: A mutant's time limit: this many times its claims' baseline seconds, plus
+#: A mutant's time limit: this many times the baseline seconds of the simulations its
+#: claims read, plus
 #: :data:`TIME_LIMIT_FLOOR` (compilation of the re-executed module), capped by ``--timeout``.
 #: The baseline ran cold and, when traced, under ``sys.settrace``, so a mutant that only
 #: changes what it computes finishes well inside; one past the limit hangs in effect (a
