@@ -313,6 +313,20 @@ def test_trained_cosine_catches_a_step_over_the_settings_cap(monkeypatch):
     assert planted.verdict == "refuted" and not planted.as_expected
 
 
+@pytest.mark.slow  # ≥ 20 s on 2 cores: make test-full (the kill matrix covers CI)
+def test_trained_cosine_catches_a_cap_set_by_the_smallest_block(monkeypatch):
+    """λ_max taken as the smallest of the four blocks' top eigenvalues (``jnp.min`` for
+    ``jnp.max``): ε = κN/λ then exceeds κN/λ_max(G_tt) for the other tasks. The recorded
+    ε λ_max/N with the same λ still reads κ; the per-task spectral norms do not."""
+    import types
+
+    shim = types.SimpleNamespace(**{n: getattr(jnp, n) for n in dir(jnp) if not n.startswith("__")})
+    shim.max = jnp.min  # the module's only jnp.max is that reduction
+    monkeypatch.setattr(_trained_task_vectors, "jnp", shim)
+    planted = _record("early_stopping.cor2.trained_cosine_matches_kernel")
+    assert planted.verdict == "refuted" and not planted.as_expected
+
+
 @pytest.mark.parametrize(
     "claim_id",
     ["early_stopping.holdout.within_guarantee", "early_stopping.raskutti_thm1.sobolev_guarantee"],

@@ -165,6 +165,9 @@ class TrainedTaskVectors(NamedTuple):
       max_kernel_step: ``max_t ε λ_max(G_tt)/N``; the prediction
         (:func:`task_vector_coefficients`) is valid only when it is ``≤ 1`` (not checked
         under ``jit``: callers check this field).
+      task_kernel_step: ``ε ‖G_tt‖₂/N`` per task, ``(4,)``: the same condition with each
+        block's largest eigenvalue taken by a second route (its spectral norm, by singular
+        values), so an error in the ``λ_max`` that sets ``ε`` does not cancel.
     """
 
     cosine: Array
@@ -176,6 +179,7 @@ class TrainedTaskVectors(NamedTuple):
     normalised: Array
     finetune_loss: Array
     max_kernel_step: Array
+    task_kernel_step: Array
 
 
 def finetune_step(setting: TaskVectorSetting, lam_max: ArrayLike, num_train: int) -> Array:
@@ -274,6 +278,7 @@ def trained_task_vectors(key: PRNGKey, setting: TaskVectorSetting) -> TrainedTas
         normalised=(mse_pt - mse_mt) / (mse_pt - mse_ft),
         finetune_loss=ft_loss,
         max_kernel_step=lr * lam_max / m,
+        task_kernel_step=lr * jnp.linalg.norm(diag, 2, axis=(1, 2)) / m,
     )
 
 
