@@ -39,6 +39,7 @@ from ntsim.mutation._matrix import (
     run_covered_baseline,
     run_mutant,
     select_mutants,
+    swap_probe,
     topic_functions,
 )
 from ntsim.mutation._operators import OPERATORS, Site, function_sites, mutate_module
@@ -240,7 +241,7 @@ def _key(module: str, function: str, index: int, operator: str, before: str) -> 
     return (module, function, int(index), operator, before)
 
 
-def _split_baseline(claim_ids, claims, jobs, *, scale, seed, timeout, trace_lines):
+def _split_baseline(claim_ids, claims, jobs, *, scale, seed, timeout, trace_lines, probes=()):
     """The baseline (and, with ``trace_lines``, its coverage) of ``claim_ids``, computed in
     up to ``jobs`` servers at once: the claims of one simulation stay together (they share
     its run); the simulations, largest first, each go to the server with the fewest claims so
@@ -253,11 +254,13 @@ def _split_baseline(claim_ids, claims, jobs, *, scale, seed, timeout, trace_line
     chunks: list[list[str]] = [[] for _ in range(max(1, min(jobs, len(groups))))]
     for group in sorted(groups.values(), key=len, reverse=True):
         min(chunks, key=len).extend(group)
-    first = run_covered_baseline if trace_lines else run_baseline
+    options = dict(scale=scale, seed=seed, timeout=timeout)
 
     def one(chunk):  # a server of its own, closed before the mutants' servers start
         with ClaimServer() as own:
-            return first(chunk, scale=scale, seed=seed, timeout=timeout, server=own)
+            if trace_lines:
+                return run_covered_baseline(chunk, **options, server=own, probes=probes)
+            return run_baseline(chunk, **options, server=own)
 
     with ThreadPoolExecutor(max_workers=len(chunks)) as pool:
         found = list(pool.map(one, chunks))
@@ -373,15 +376,16 @@ def mutate_topic(
     try:
         baseline, coverage = (
             _split_baseline(claim_ids, claims, jobs, scale=scale, seed=claim_seed,
-                            timeout=timeout, trace_lines=trace_lines)
+                            timeout=timeout, trace_lines=trace_lines,
+                            probes=[p for m, s in mutants if (p := swap_probe(m, s))])
             if mutants else ({}, None)
         )  # fmt: skip
         if coverage is not None:
             executed = sum(bool(executing_claims(m, s, users[(m, s.function)], coverage))
                            for m, s in mutants)  # fmt: skip
             say(
-                f"{topic}: the claims execute {executed} of the {len(mutants)} mutated nodes; "
-                "the others are equivalent without a run"
+                f"{topic}: the claims execute {executed} of the {len(mutants)} mutants (swaps "
+                "counted where their guard can fire); the others are equivalent without a run"
             )
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             futures = {pool.submit(run, module, site): site for module, site in mutants}

@@ -42,7 +42,7 @@ import numpy as np
 from ntsim._jax_startup import CACHE_MIN_COMPILE_TIME_SECS
 from ntsim.mutation._closure import FunctionRef, claim_path
 from ntsim.mutation._operators import Site, function_sites
-from ntsim.mutation._worker import ANSWER_PREFIX, noticed
+from ntsim.mutation._worker import ANSWER_PREFIX, NEVER_SWAPPED, noticed
 
 __all__ = [
     "TESTS_WHEN",
@@ -325,20 +325,41 @@ def run_covered_baseline(
     seed: int,
     timeout: float,
     server: ClaimServer | None = None,
-) -> tuple[dict, dict[str, dict[str, frozenset[int]]]]:
+    probes: Sequence[list] = (),
+) -> tuple[dict, dict[str, dict[str, frozenset]]]:
     """:func:`run_baseline`, and the lines of ``ntsim.theory`` and ``ntsim.core`` each claim
     runs (``{claim: {module: lines}}``), traced one simulation at a time from cold caches.
 
     A mutant whose lines no claim runs cannot change any claim's numbers (the program is
     deterministic up to that line, and the line never runs): :func:`run_mutant` given this
     coverage runs only the claims that execute the mutated node, and none when no claim does.
+
+    ``probes`` (:func:`swap_probe` of the planned ``swap_args`` mutants) are read at every
+    run of their line: a claim's coverage lists under ``NEVER_SWAPPED`` the probes whose two
+    names never had the same kind in its run. There the mutant's guard leaves the call as it
+    was, so that run is the original's: the claim need not run the mutant.
     """
     return _baseline(claim_ids, scale=scale, seed=seed, timeout=timeout, server=server,
-                     coverage=True)  # fmt: skip
+                     coverage=True, probes=probes)  # fmt: skip
 
 
-def _baseline(claim_ids, *, scale, seed, timeout, server, coverage=False):
+def swap_probe(module: str, site: Site) -> list | None:
+    """What the traced baseline reads for a ``swap_args`` mutant (``[module, line, key,
+    name, name]``; ``None`` for another operator), keyed by :func:`probe_key`."""
+    if site.operator != "swap_args" or len(site.names) != 2:
+        return None
+    return [module, site.line, probe_key(module, site), *site.names]
+
+
+def probe_key(module: str, site: Site) -> str:
+    """The key of a mutant's probe: ``module:function:index``."""
+    return f"{module}:{site.function}:{site.index}"
+
+
+def _baseline(claim_ids, *, scale, seed, timeout, server, coverage=False, probes=()):
     spec = {"claims": list(claim_ids), "scale": scale, "seed": seed, "coverage": coverage}
+    if probes:
+        spec["probes"] = [list(p) for p in probes]
     summary = _ask(server, spec, timeout)
     if summary.get("crash") or summary.get("timeout"):
         raise RuntimeError(f"baseline run failed: {summary}")
@@ -353,7 +374,8 @@ def executing_claims(
     module: str, site: Site, claim_ids: Sequence[str], coverage: Mapping | None
 ) -> list[str]:
     """The claims of ``claim_ids`` that run some line of ``site`` (all of them without
-    ``coverage``; a claim the coverage does not know is kept).
+    ``coverage``; a claim the coverage does not know is kept), less, for ``swap_args``, the
+    claims in whose run the swap's guard never fired (:func:`run_covered_baseline`).
 
     Examples:
       >>> from ntsim.mutation._operators import Site
@@ -361,14 +383,24 @@ def executing_claims(
       >>> executing_claims("m", site, ["c1", "c2", "c3"],
       ...                  {"c1": {"m": frozenset({3, 4})}, "c2": {"m": frozenset({5})}})
       ['c1', 'c3']
+      >>> swap = Site("f", "swap_args", 2, 0, line=4, before="g(a, b)", after="g(b, a)",
+      ...             names=("a", "b"))
+      >>> executing_claims("m", swap, ["c1", "c2"],
+      ...                  {"c1": {"m": frozenset({4}), NEVER_SWAPPED: frozenset({"m:f:2"})},
+      ...                   "c2": {"m": frozenset({4}), NEVER_SWAPPED: frozenset()}})
+      ['c2']
     """
     if coverage is None:
         return list(claim_ids)
+    key = probe_key(module, site) if site.operator == "swap_args" else None
     return [
         claim
         for claim in claim_ids
         if claim not in coverage
-        or any(line in coverage[claim].get(module, ()) for line in site.lines)
+        or (
+            any(line in coverage[claim].get(module, ()) for line in site.lines)
+            and key not in coverage[claim].get(NEVER_SWAPPED, ())
+        )
     ]
 
 

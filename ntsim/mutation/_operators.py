@@ -32,7 +32,7 @@ import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-__all__ = ["OPERATORS", "Site", "function_sites", "mutate_module"]
+__all__ = ["OPERATORS", "Site", "function_sites", "mutate_module", "same_kind"]
 
 OPERATORS: tuple[str, ...] = (
     "scale_x2",
@@ -73,6 +73,8 @@ class Site:
       after: the mutated node's source (the run-time guards of ``transpose`` and
         ``swap_args`` shown as ``x.T`` and as the plain swap).
       end_line: the node's last source line (0: the same as ``line``).
+      names: for ``swap_args``, the two names exchanged (their kinds decide the run-time
+        guard; :func:`ntsim.mutation.executing_claims` reads the baseline's record of them).
     """
 
     function: str
@@ -83,6 +85,7 @@ class Site:
     before: str
     after: str
     end_line: int = 0
+    names: tuple[str, ...] = ()
 
     @property
     def lines(self) -> range:
@@ -123,8 +126,37 @@ _SAME_KIND = (
 )
 
 
+_SAME_KIND_FN = eval(_SAME_KIND)  # the guard's own text: the probe and the mutant agree
+
+
 def _transposed(node: ast.expr) -> ast.expr:
     return ast.Call(func=_expr(_TRANSPOSE), args=[node], keywords=[])
+
+
+def same_kind(first: object, second: object) -> bool:
+    """The run-time guard of ``swap_args``: whether two values have the same shape and dtype
+    (or, without them, the same type), so exchanging them is a bug a run can show rather than
+    a shape error.
+
+    Examples:
+      >>> import numpy as np
+      >>> same_kind(np.zeros(3), np.ones(3)), same_kind(np.zeros(3), np.zeros(4))
+      (True, False)
+      >>> same_kind("where", np.zeros(3)), same_kind("a", "b")
+      (False, True)
+    """
+    return bool(_SAME_KIND_FN(first, second))
+
+
+def _swap_positions(node: ast.Call) -> tuple[int, int] | None:
+    """Positions of the first two name arguments of a call, when they differ and no
+    argument is starred (``swap_args`` exchanges them); else ``None``."""
+    if any(isinstance(a, ast.Starred) for a in node.args):
+        return None
+    names = [i for i, a in enumerate(node.args) if isinstance(a, ast.Name)]
+    if len(names) < 2 or node.args[names[0]].id == node.args[names[1]].id:
+        return None
+    return names[0], names[1]
 
 
 def _swapped(first: ast.expr, second: ast.expr) -> tuple[ast.expr, ast.expr]:
@@ -209,17 +241,14 @@ def _alternatives(
             mutant.right = divisor
             yield "n_minus_one", mutant, None
     if isinstance(node, ast.Call):
-        names = [i for i, a in enumerate(node.args) if isinstance(a, ast.Name)]
-        if len(names) >= 2 and not any(isinstance(a, ast.Starred) for a in node.args):
-            first, second = names[:2]
-            if node.args[first].id != node.args[second].id:
-                mutant, shown = copy.copy(node), copy.copy(node)
-                mutant.args, shown.args = list(node.args), list(node.args)
-                mutant.args[first], mutant.args[second] = _swapped(
-                    node.args[first], node.args[second]
-                )
-                shown.args[first], shown.args[second] = node.args[second], node.args[first]
-                yield "swap_args", mutant, shown
+        swapped = _swap_positions(node)
+        if swapped is not None:
+            first, second = swapped
+            mutant, shown = copy.copy(node), copy.copy(node)
+            mutant.args, shown.args = list(node.args), list(node.args)
+            mutant.args[first], mutant.args[second] = _swapped(node.args[first], node.args[second])
+            shown.args[first], shown.args[second] = node.args[second], node.args[first]
+            yield "swap_args", mutant, shown
         func = node.func
         name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
         if name in _MIN_MAX and (isinstance(func, ast.Attribute) or name in ("max", "min")):
@@ -290,6 +319,11 @@ def _parsed(source: str) -> ast.Module:
     return ast.parse(source)
 
 
+def _swap_names(node: ast.Call) -> tuple[str, ...]:
+    first, second = _swap_positions(node)
+    return node.args[first].id, node.args[second].id
+
+
 def function_sites(source: str, function: str) -> list[Site]:
     """Every mutation of ``function`` (a top-level ``def`` in module ``source``).
 
@@ -323,6 +357,7 @@ def function_sites(source: str, function: str) -> list[Site]:
                     end_line=getattr(node, "end_lineno", None) or 0,
                     before=before,
                     after=ast.unparse(mutant if shown is None else shown),
+                    names=_swap_names(node) if operator == "swap_args" else (),
                 )
             )
     return sites

@@ -134,23 +134,74 @@ def claim_summary(record) -> dict:
     }
 
 
+#: Key of a claim's coverage under which the baseline lists the ``swap_args`` probes whose
+#: guard never fired in its run (not a module name: module names never start with ``<``).
+NEVER_SWAPPED = "<swap guard never fired>"
+
+
+def _resolve(frame, name: str) -> tuple[bool, object]:
+    """``(found, value)`` of ``name`` as the frame's code would read it now; a local (or
+    cell) not yet bound is not found, never looked up among the globals."""
+    local = frame.f_locals
+    if name in local:
+        return True, local[name]
+    code = frame.f_code
+    if name in code.co_varnames or name in code.co_cellvars or name in code.co_freevars:
+        return False, None
+    for scope in (frame.f_globals, frame.f_builtins):
+        if name in scope:
+            return True, scope[name]
+    return False, None
+
+
 class _LineTracer:
     """Records the lines of the mutated packages (:data:`~ntsim.mutation.MUTABLE_PACKAGES`)
     that run: ``sys.settrace`` on this thread and on threads started meanwhile; frames of
-    other files are not traced."""
+    other files are not traced.
 
-    def __init__(self):
+    ``probes`` (``[module, line, key, name, name]`` each, the ``swap_args`` mutants planned)
+    are read at each line event of their line: whether the two names' kinds would let the
+    mutant's guard (:func:`~ntsim.mutation._operators.same_kind`) exchange them. A probe is
+    ``"never"`` when every reading found both names and different kinds, ``"may"`` when some
+    reading found the same kind or could not find a name (:meth:`never_swapped`)."""
+
+    def __init__(self, probes: list | None = None):
+        from ntsim.mutation._operators import same_kind
+
         root = pathlib.Path(importlib.import_module("ntsim").__file__).parent
         self._roots = tuple(
             str(root.joinpath(*package.split(".")[1:])) + os.sep for package in MUTABLE_PACKAGES
         )
         self._package = root.parent
         self.lines: dict[str, set[int]] = {}
+        self._same_kind = same_kind
+        self._probes: dict[tuple[str, int], list[tuple[str, tuple[str, ...]]]] = {}
+        for module, line, key, *names in probes or ():
+            filename = importlib.import_module(module).__file__
+            self._probes.setdefault((filename, int(line)), []).append((key, tuple(names)))
+        self.guards: dict[str, str] = {}
+
+    def _read_probe(self, frame, key: str, names: tuple[str, ...]) -> None:
+        if self.guards.get(key) == "may":
+            return
+        try:
+            (found_a, a), (found_b, b) = (_resolve(frame, name) for name in names)
+            never = found_a and found_b and not self._same_kind(a, b)
+        except Exception:  # a value whose kind cannot be read: the guard may fire
+            never = False
+        self.guards[key] = "never" if never else "may"
 
     def _local(self, frame, event, arg):
         if event == "line":
-            self.lines.setdefault(frame.f_code.co_filename, set()).add(frame.f_lineno)
+            where = (frame.f_code.co_filename, frame.f_lineno)
+            self.lines.setdefault(where[0], set()).add(where[1])
+            for key, names in self._probes.get(where, ()):
+                self._read_probe(frame, key, names)
         return self._local
+
+    def never_swapped(self) -> list[str]:
+        """Keys of the probes read and never able to swap."""
+        return sorted(key for key, state in self.guards.items() if state == "never")
 
     def _global(self, frame, event, arg):
         return self._local if frame.f_code.co_filename.startswith(self._roots) else None
@@ -174,11 +225,14 @@ class _LineTracer:
         return out
 
 
-def _covered_runs(claims, scale: str, seeds: tuple[int, ...]) -> tuple[list, dict]:
+def _covered_runs(
+    claims, scale: str, seeds: tuple[int, ...], probes: list | None = None
+) -> tuple[list, dict]:
     """Run ``claims`` one simulation at a time from cold caches, tracing the lines each
     group runs (its simulation and its checks); every claim of a group is credited with the
     group's lines (an over-approximation: a claim may be run for a line only a sibling's
-    check executes, never skipped for one it executes)."""
+    check executes, never skipped for one it executes), and with the ``swap_args`` probes
+    that never fired in the group (under :data:`NEVER_SWAPPED`)."""
     from ntsim.claims import run_claims
 
     groups: dict[str, list] = {}
@@ -187,9 +241,9 @@ def _covered_runs(claims, scale: str, seeds: tuple[int, ...]) -> tuple[list, dic
     records, coverage = [], {}
     for group in groups.values():
         _clear_caches()  # a trace cached by an earlier group would hide this group's lines
-        with _LineTracer() as tracer:
+        with _LineTracer(probes) as tracer:
             records += run_claims(group, scale=scale, seeds=seeds)
-        lines = tracer.by_module()
+        lines = {**tracer.by_module(), NEVER_SWAPPED: tracer.never_swapped()}
         coverage.update({claim.id: lines for claim in group})
     return records, coverage
 
@@ -226,7 +280,8 @@ def run_claims_summary(spec: dict) -> dict:
     """Apply the mutant, run the spec's claims at its scale and seed, summarise each, and
     put the original code back. With ``spec["coverage"]`` (the baseline), also answer which
     lines of ``ntsim.theory`` and ``ntsim.core`` each claim runs (``"coverage"``:
-    ``{claim: {module: [lines]}}``). With ``spec["stop_on_kill"]`` (``{"baseline": {claim:
+    ``{claim: {module: [lines]}}``), with the keys of ``spec["probes"]`` that never fired
+    under :data:`NEVER_SWAPPED`. With ``spec["stop_on_kill"]`` (``{"baseline": {claim:
     summary}, "may_skip": [claims]}``) stop early after a kill (:func:`_runs_until_kill`):
     only the claims that ran are answered."""
     try:
@@ -245,7 +300,7 @@ def run_claims_summary(spec: dict) -> dict:
             summaries = _runs_until_kill(claims, scale, seeds, spec["stop_on_kill"])
             return {"apply_error": None, "claims": summaries}
         if spec.get("coverage"):
-            records, coverage = _covered_runs(claims, scale, seeds)
+            records, coverage = _covered_runs(claims, scale, seeds, spec.get("probes"))
         else:
             records = run_claims(claims, scale=scale, seeds=seeds)
         answer = {"apply_error": None, "claims": {r.claim.id: claim_summary(r) for r in records}}

@@ -288,6 +288,54 @@ def test_the_line_tracer_records_the_lines_that_ran_and_only_those():
     assert sys.gettrace() is None  # the tracer is removed on exit
 
 
+def test_the_swap_probes_read_whether_each_guard_can_fire():
+    """``log_log_slope``'s swaps of a label and an array (``check_ndim(where, "x", x_arr,
+    1)``) never pass the guard; the swaps of two same-shaped arrays do. A swap read
+    ``"never"`` is the original function on that input (checked by running the mutant),
+    and one the probe reads ``"may"`` changes the slope."""
+    from ntsim.core import _spectra
+    from ntsim.mutation._matrix import probe_key, swap_probe
+    from ntsim.mutation._worker import _LineTracer, apply_mutant
+
+    module = "ntsim.core._spectra"
+    swaps = [s for s in function_sites(inspect.getsource(_spectra), "log_log_slope")
+             if s.operator == "swap_args"]  # fmt: skip
+    x, y = np.array([1.0, 2.0, 4.0]), np.array([3.0, 1.0, 0.2])
+    with _LineTracer([swap_probe(module, s) for s in swaps]) as tracer:
+        slope = float(_spectra.log_log_slope(x, y)[0])
+    never = set(tracer.never_swapped())
+    by_names = {s.names: probe_key(module, s) in never for s in swaps}
+    assert by_names == {("where", "x_arr"): True, ("where", "y_arr"): True,
+                        ("x_arr", "y_arr"): False, ("log_x", "log_y"): False}  # fmt: skip
+    mutated = {}
+    for site in swaps:
+        spec = {"module": module, "function": site.function, "index": site.index,
+                "operator": site.operator, "before": site.before}  # fmt: skip
+        restore = apply_mutant(spec)
+        try:
+            mutated[site.names] = float(_spectra.log_log_slope(x, y)[0])
+        finally:
+            restore()
+    assert all(mutated[names] == slope for names, skip in by_names.items() if skip)
+    assert mutated[("log_x", "log_y")] != pytest.approx(slope)  # the slope of x on y
+
+
+def test_a_probe_that_cannot_find_a_name_says_the_guard_may_fire():
+    from ntsim.mutation._worker import _resolve
+
+    def frame_with_unbound_local():
+        import sys as _sys
+
+        frame = _sys._getframe()
+        found = _resolve(frame, "later")
+        later = 1
+        return found, later
+
+    assert frame_with_unbound_local()[0] == (False, None)
+    assert _resolve(sys._getframe(), "np") == (True, np)  # a global
+    assert _resolve(sys._getframe(), "len") == (True, len)  # a builtin
+
+
 def test_a_mutant_runs_only_on_the_claims_that_execute_its_node():
     from ntsim.mutation import executing_claims
 
