@@ -31,6 +31,7 @@ from ntsim.mutation._matrix import (
     TESTS_WHEN,
     ClaimServer,
     MutantOutcome,
+    baseline_seconds,
     classify,
     cover_claims,
     executing_claims,
@@ -278,6 +279,13 @@ def _split_baseline(claim_ids, claims, jobs, *, scale, seed, timeout, trace_line
     return summaries, coverage
 
 
+def _expected_cost(mutant, users, baseline, coverage) -> float:
+    module, site = mutant
+    claims = executing_claims(module, site, users[(module, site.function)], coverage)
+    seconds = baseline_seconds(baseline, claims)
+    return float("inf") if seconds is None else seconds
+
+
 def mutate_topic(
     topic: str,
     *,
@@ -387,8 +395,11 @@ def mutate_topic(
                 f"{topic}: the claims execute {executed} of the {len(mutants)} mutants (swaps "
                 "counted where their guard can fire); the others are equivalent without a run"
             )
+        # longest first (by the baseline time of the claims each will run), so the last
+        # mutants to finish are short ones and no job waits long alone at the end
+        order = sorted(mutants, key=lambda m: -_expected_cost(m, users, baseline, coverage))
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            futures = {pool.submit(run, module, site): site for module, site in mutants}
+            futures = {pool.submit(run, module, site): site for module, site in order}
             for done in as_completed(futures):
                 outcome = done.result()
                 outcomes.append(outcome)

@@ -47,6 +47,7 @@ from ntsim.mutation._worker import ANSWER_PREFIX, NEVER_SWAPPED, noticed
 __all__ = [
     "TESTS_WHEN",
     "ClaimServer",
+    "baseline_seconds",
     "MutantOutcome",
     "classify",
     "executing_claims",
@@ -492,13 +493,31 @@ def mutant_time_limit(timeout: float, baseline: Mapping, claim_ids: Sequence[str
       >>> mutant_time_limit(600.0, shared, ["a", "b"])
       240.0
     """
+    seconds = baseline_seconds(baseline, claim_ids)
+    if seconds is None:
+        return timeout
+    return min(timeout, TIME_LIMIT_FLOOR + TIME_LIMIT_FACTOR * seconds)
+
+
+def baseline_seconds(baseline: Mapping, claim_ids: Sequence[str]) -> float | None:
+    """The baseline seconds of ``claim_ids``, each simulation counted once (``None`` when
+    some claim's time is unknown): what a mutant on them is expected to cost, up to the
+    compilation a mutant adds.
+
+    Examples:
+      >>> shared = {c: {"seconds": 30.0, "simulation": "S"} for c in ("a", "b")}
+      >>> baseline_seconds({**shared, "c": {"seconds": 5.0}}, ["a", "b", "c"])
+      35.0
+      >>> baseline_seconds(shared, ["a", "d"]) is None
+      True
+    """
     seconds = {}
     for claim in claim_ids:
         summary = baseline.get(claim, {})
         if summary.get("seconds") is None:
-            return timeout
+            return None
         seconds[summary.get("simulation", claim)] = summary["seconds"]
-    return min(timeout, TIME_LIMIT_FLOOR + TIME_LIMIT_FACTOR * sum(seconds.values()))
+    return float(sum(seconds.values()))
 
 
 def run_mutant(
