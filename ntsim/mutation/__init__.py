@@ -36,15 +36,18 @@ from ntsim.mutation._matrix import (
     cover_claims,
     executing_claims,
     mutant_time_limit,
+    own_functions,
     run_baseline,
     run_covered_baseline,
     run_mutant,
     select_mutants,
+    silent_claim_mutants,
     swap_probe,
     topic_functions,
 )
 from ntsim.mutation._operators import OPERATORS, Site, function_sites, mutate_module
 from ntsim.mutation._record import (
+    CHECKED_KINDS,
     blind_spots,
     markdown_matrix,
     stale_matrix,
@@ -55,6 +58,7 @@ from ntsim.mutation._survivors import REASONS, SurvivorReason, reason_for
 from ntsim.mutation._worker import apply_mutant
 
 __all__ = [
+    "CHECKED_KINDS",
     "CONTROL_KINDS",
     "MUTABLE_PACKAGES",
     "NegativeControl",
@@ -86,6 +90,8 @@ __all__ = [
     "mutant_time_limit",
     "run_covered_baseline",
     "executing_claims",
+    "silent_claim_mutants",
+    "own_functions",
     "run_baseline",
     "run_mutate_command",
     "select_mutants",
@@ -279,6 +285,10 @@ def _split_baseline(claim_ids, claims, jobs, *, scale, seed, timeout, trace_line
     return summaries, coverage
 
 
+def _site_key(mutant: tuple[str, Site]) -> tuple:
+    return site_key(*mutant)
+
+
 def _expected_cost(mutant, users, baseline, coverage) -> float:
     module, site = mutant
     claims = executing_claims(module, site, users[(module, site.function)], coverage)
@@ -302,6 +312,7 @@ def mutate_topic(
     checkpoint: Callable[[dict], None] | None = None,
     checkpoint_every: int = 10,
     trace_lines: bool = True,
+    silent_extra: int = 4,
 ) -> dict:
     """Run the mutants of one topic and return its matrix entry (:func:`write_matrix` input).
 
@@ -328,6 +339,11 @@ def mutate_topic(
         the claims that execute it (:func:`run_covered_baseline`), stopping after a kill once
         only claims that have killed before are left (:func:`run_mutant`'s ``may_skip``);
         False runs every claim whose static path holds the function.
+      silent_extra: in the whole matrix (no ``functions``, no ``sample``), a second round:
+        each of the topic's claims of a checked kind (identity, bound, rate, trend,
+        ordering) that killed no mutant gets up to this many more mutants of its own
+        functions (:func:`silent_claim_mutants`); they count in the rates like the others
+        (``"round": 2`` in their outcomes). 0: no second round.
     """
     say = progress or (lambda line: None)
     start = time.perf_counter()
@@ -381,6 +397,31 @@ def mutate_topic(
 
     outcomes: list[MutantOutcome] = []
     killed = 0
+    baseline: dict = {}
+    coverage: dict | None = None
+
+    def run_round(batch: list[tuple[str, Site]], number: int) -> None:
+        nonlocal killed
+        # longest first (by the baseline time of the claims each will run), so the last
+        # mutants to finish are short ones and no job waits long alone at the end
+        order = sorted(batch, key=lambda m: -_expected_cost(m, users, baseline, coverage))
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            futures = {pool.submit(run, module, site): site for module, site in order}
+            for count, done in enumerate(as_completed(futures), 1):
+                outcome = done.result()
+                outcome.round = number
+                outcomes.append(outcome)
+                with lock:
+                    killers.update(outcome.claims_killed)
+                killed += outcome.status == "killed"
+                tests_text = {None: "-", True: "killed", False: "survived"}[outcome.tests_killed]
+                say(f"[{'round 2: ' * (number == 2)}{count}/{len(batch)}] "
+                    f"{futures[done].describe()} → {outcome.status} "
+                    f"({len(outcome.claims_killed)} claims; tests {tests_text}) "
+                    f"{outcome.seconds:.0f} s; killed so far {killed}")  # fmt: skip
+                if checkpoint and len(outcomes) % checkpoint_every == 0:
+                    checkpoint(entry(outcomes, partial=True))
+
     try:
         baseline, coverage = (
             _split_baseline(claim_ids, claims, jobs, scale=scale, seed=claim_seed,
@@ -395,23 +436,28 @@ def mutate_topic(
                 f"{topic}: the claims execute {executed} of the {len(mutants)} mutants (swaps "
                 "counted where their guard can fire); the others are equivalent without a run"
             )
-        # longest first (by the baseline time of the claims each will run), so the last
-        # mutants to finish are short ones and no job waits long alone at the end
-        order = sorted(mutants, key=lambda m: -_expected_cost(m, users, baseline, coverage))
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            futures = {pool.submit(run, module, site): site for module, site in order}
-            for done in as_completed(futures):
-                outcome = done.result()
-                outcomes.append(outcome)
-                with lock:
-                    killers.update(outcome.claims_killed)
-                killed += outcome.status == "killed"
-                tests_text = {None: "-", True: "killed", False: "survived"}[outcome.tests_killed]
-                say(f"[{len(outcomes)}/{len(mutants)}] {futures[done].describe()} → "
-                    f"{outcome.status} ({len(outcome.claims_killed)} claims; tests {tests_text}) "
-                    f"{outcome.seconds:.0f} s; killed so far {killed}")  # fmt: skip
-                if checkpoint and len(outcomes) % checkpoint_every == 0:
-                    checkpoint(entry(outcomes, partial=True))
+        run_round(mutants, 1)
+        if silent_extra > 0 and sample is None and not functions:
+            recorded = reused + [o.to_json() for o in outcomes]
+            noticed = {cid for o in recorded for cid in o["claims_killed"]}
+            silent = [c.id for c in claims if c.topic == topic and c.kind in CHECKED_KINDS
+                      and c.id not in noticed]  # fmt: skip
+            taken = {(m, s.function, s.index) for m, s in plan.mutants}
+            extra = silent_claim_mutants(users, silent, taken, per_claim=silent_extra,
+                                         seed=sample_seed)  # fmt: skip
+            reused += [dict(kept[k], round=2) for k in map(_site_key, extra) if k in kept]
+            second = [(m, s) for m, s in extra if _site_key((m, s)) not in kept]
+            say(f"{topic}: {len(silent)} claims of a checked kind killed no mutant; round 2: "
+                f"{len(extra)} more mutants of their own functions ({len(extra) - len(second)} "
+                "already recorded)")  # fmt: skip
+            missing = sorted({cid for m, s in second for cid in users[(m, s.function)]}
+                             - set(baseline))  # fmt: skip
+            if missing:
+                more, lines = _split_baseline(missing, claims, jobs, scale=scale, seed=claim_seed,
+                                              timeout=timeout, trace_lines=trace_lines)  # fmt: skip
+                baseline.update(more)
+                coverage = None if lines is None else {**(coverage or {}), **lines}
+            run_round(second, 2)
     finally:
         for each in servers:
             each.close()

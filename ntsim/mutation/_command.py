@@ -54,8 +54,14 @@ def add_mutate_parser(sub, seed_type: Callable[[str], int]) -> argparse.Argument
         "equivalent without a run)",
     )  # fmt: skip
     p.add_argument(
-        "--dry-run", action="store_true", help="list the mutants that would run; run nothing"
-    )
+        "--silent-extra", type=int, default=4, metavar="N",
+        help="whole matrix only: after the first round, up to N more mutants of its own "
+        "functions for each claim of a checked kind that killed none (default 4; 0: none)",
+    )  # fmt: skip
+    p.add_argument(
+        "--dry-run", action="store_true",
+        help="list the first round's mutants; run nothing",
+    )  # fmt: skip
     p.add_argument(
         "--resume", action="store_true",
         help="keep the mutants <out>/MUTATION.json already holds for a topic at this claim "
@@ -145,6 +151,8 @@ def run_mutate_command(args, log: Callable[[str], None]) -> int:
         raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
     if not 0 < args.timeout < math.inf:
         raise ValueError(f"--timeout must be positive seconds, got {args.timeout}")
+    if args.silent_extra < 0:
+        raise ValueError(f"--silent-extra must be 0 or more, got {args.silent_extra}")
     if args.controls:
         return _replay_controls(args)
     if args.rewrite:
@@ -190,6 +198,7 @@ def run_mutate_command(args, log: Callable[[str], None]) -> int:
             timeout=args.timeout,
             tests=args.tests,
             trace_lines=not args.all_claims,
+            silent_extra=args.silent_extra,
             progress=log,
             previous=_recorded_entry(out, topic, args.claim_seed) if args.resume else None,
             checkpoint=lambda partial: write_matrix(out, [partial]),

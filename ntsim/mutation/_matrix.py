@@ -55,6 +55,8 @@ __all__ = [
     "run_covered_baseline",
     "run_mutant",
     "cover_claims",
+    "own_functions",
+    "silent_claim_mutants",
     "select_mutants",
     "topic_functions",
 ]
@@ -113,6 +115,56 @@ def select_mutants(
     return chosen
 
 
+def own_functions(users: Mapping[FunctionRef, Sequence[str]]) -> dict[str, list[FunctionRef]]:
+    """Each claim's *own* functions: those on its path shared by the fewest claims (at most
+    ``max(3, fewest)``), the most specific first (ties by name).
+
+    Examples:
+      >>> users = {("m", "f"): ("a",), ("m", "g"): ("a", "b"), ("m", "h"): ("a", "b", "c", "d")}
+      >>> own_functions(users)
+      {'a': [('m', 'f'), ('m', 'g')], 'b': [('m', 'g')], 'c': [('m', 'h')], 'd': [('m', 'h')]}
+    """
+    claims = sorted({cid for ids in users.values() for cid in ids})
+    own: dict[str, list[FunctionRef]] = {}
+    for claim in claims:
+        mine = sorted((len(ids), ref) for ref, ids in users.items() if claim in ids)
+        limit = max(3, mine[0][0])
+        own[claim] = [ref for size, ref in mine if size <= limit]
+    return own
+
+
+def silent_claim_mutants(
+    users: Mapping[FunctionRef, Sequence[str]],
+    silent: Sequence[str],
+    taken: Collection[tuple[str, str, int]],
+    *,
+    per_claim: int,
+    seed: int = 0,
+) -> list[tuple[str, Site]]:
+    """The second round of the matrix: for each claim of ``silent`` (a checked kind that
+    killed no mutant of the first round), up to ``per_claim`` more mutants of its own
+    functions (:func:`own_functions`), drawn one function at a time (seeded), none of
+    ``taken`` (``(module, function, index)``) or drawn for an earlier claim."""
+    rng = random.Random(seed)
+    own, taken, result = own_functions(users), set(taken), []
+    for claim in sorted(silent):
+        pools = []
+        for module, function in own.get(claim, ()):
+            left = [s for s in function_sites(_source(module), function)
+                    if (module, function, s.index) not in taken]  # fmt: skip
+            rng.shuffle(left)
+            pools.append([(module, s) for s in left])
+        drawn = 0
+        while drawn < per_claim and any(pools):
+            for pool in pools:
+                if pool and drawn < per_claim:
+                    module, site = pool.pop()
+                    result.append((module, site))
+                    taken.add((module, site.function, site.index))
+                    drawn += 1
+    return result
+
+
 def cover_claims(
     users: dict[FunctionRef, tuple[str, ...]],
     chosen: Sequence[tuple[str, Site]],
@@ -128,13 +180,8 @@ def cover_claims(
     rng = random.Random(seed)
     result = list(chosen)
     taken = {(m, s.function, s.index) for m, s in result}
-    claims = sorted({cid for ids in users.values() for cid in ids})
-    own: dict[str, list[FunctionRef]] = {}
-    for claim in claims:
-        mine = sorted((len(ids), ref) for ref, ids in users.items() if claim in ids)
-        limit = max(3, mine[0][0])
-        own[claim] = [ref for size, ref in mine if size <= limit]
-    for claim in claims:
+    own = own_functions(users)
+    for claim in sorted(own):
         have = sum((m, s.function) in own[claim] for m, s in result)
         for module, function in own[claim]:
             if have >= per_claim:
@@ -169,6 +216,7 @@ class MutantOutcome:
     tests_killed: bool | None = None
     error: str | None = None
     seconds: float = 0.0
+    round: int = 1  # 2: drawn for a claim that killed nothing in round 1 (silent_claim_mutants)
 
     def to_json(self) -> dict:
         return asdict(self)

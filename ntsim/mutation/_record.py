@@ -17,9 +17,18 @@ from collections.abc import Mapping, Sequence
 from ntsim import _io
 from ntsim.mutation._survivors import reason_for
 
-__all__ = ["blind_spots", "markdown_matrix", "stale_matrix", "summarise_topic", "write_matrix"]
+__all__ = [
+    "CHECKED_KINDS",
+    "blind_spots",
+    "markdown_matrix",
+    "stale_matrix",
+    "summarise_topic",
+    "write_matrix",
+]
 
-_CHECKED_KINDS = ("identity", "bound", "rate", "trend", "ordering")
+#: The claim kinds that must kill some mutant (the others are sanity checks and estimates
+#: with no formula of their own to get wrong).
+CHECKED_KINDS: tuple[str, ...] = ("identity", "bound", "rate", "trend", "ordering")
 
 
 def _rate(numerator: int, denominator: int) -> float | None:
@@ -157,7 +166,7 @@ def markdown_matrix(matrix: Mapping[str, dict]) -> str:
         silent = [
             cid
             for cid, row in entry["claims"].items()
-            if row["kind"] in _CHECKED_KINDS and row["killed"] == 0
+            if row["kind"] in CHECKED_KINDS and row["killed"] == 0
         ]
         lines += ["", f"### Claims of a checked kind that killed no mutant ({len(silent)})", ""]
         for cid in silent:

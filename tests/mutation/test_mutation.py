@@ -610,3 +610,56 @@ def test_the_baseline_split_over_jobs_keeps_simulations_together_and_charges_the
     assert mutation.mutant_time_limit(600.0, summaries, ["a2"]) == 240.0
     assert mutation.mutant_time_limit(600.0, summaries, ["a1", "a2"]) == 240.0
     assert mutation.mutant_time_limit(600.0, summaries, ["a1", "b1"]) == 260.0
+
+
+def test_round_two_draws_more_mutants_of_a_silent_claims_own_functions():
+    from ntsim.mutation import own_functions, silent_claim_mutants
+
+    plan = plan_topic("intervals")
+    claim = "intervals.spearman_ci.estimate_mean"
+    taken = {(m, s.function, s.index) for m, s in plan.mutants}
+    extra = silent_claim_mutants(plan.users, [claim], taken, per_claim=5, seed=0)
+    own = set(own_functions(plan.users)[claim])
+    assert len(extra) == 5
+    assert all((m, s.function) in own for m, s in extra)
+    assert not {(m, s.function, s.index) for m, s in extra} & taken
+    assert len({(m, s.function) for m, s in extra}) >= 3  # one function at a time
+    assert extra == silent_claim_mutants(plan.users, [claim], taken, per_claim=5, seed=0)
+    assert silent_claim_mutants(plan.users, [claim], taken, per_claim=0) == []
+
+
+def test_mutate_topic_gives_the_claims_that_killed_nothing_a_second_round(monkeypatch):
+    """Round 1: every mutant is killed by some claim but ``estimate_mean``; round 2 draws
+    up to ``silent_extra`` mutants of its own functions, runs them (recorded with
+    ``round`` 2), and counts them in the rates."""
+    import ntsim.mutation as mutation
+    from ntsim.mutation import MutantOutcome
+
+    silent = "intervals.spearman_ci.estimate_mean"
+    seen_rounds = []
+
+    def fake_baseline(claim_ids, claims, jobs, **_):
+        return {c: {"verdict": "holds", "seconds": 1.0} for c in claim_ids}, None
+
+    def fake_run(module, site, claim_ids, baseline, **_):
+        killers = [c for c in claim_ids if c != silent]
+        seen_rounds.append(silent in claim_ids)
+        outcome = MutantOutcome(module, site.function, site.operator, site.line,
+                                site.before, site.after, site.index)  # fmt: skip
+        outcome.claims_run = list(claim_ids)
+        # in round 2 the silent claim kills (its own functions' mutants)
+        outcome.claims_killed = [silent] if len(seen_rounds) > 15 else killers[:1]
+        outcome.status = "killed" if outcome.claims_killed else "equivalent"
+        return outcome
+
+    monkeypatch.setattr(mutation, "_split_baseline", fake_baseline)
+    monkeypatch.setattr(mutation, "run_mutant", fake_run)
+    lines = []
+    entry = mutation.mutate_topic("intervals", silent_extra=3, progress=lines.append)
+    rounds = [o.get("round", 1) for o in entry["outcomes"]]
+    assert rounds.count(1) == 15 and rounds.count(2) == 3
+    assert entry["claims"][silent]["killed"] == 3
+    assert any("round 2: 3 more mutants" in line for line in lines)
+    seen_rounds.clear()  # the same round 1 again: the claim is silent, and nothing follows
+    quiet = mutation.mutate_topic("intervals", silent_extra=0)
+    assert len(quiet["outcomes"]) == 15
