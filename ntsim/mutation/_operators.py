@@ -319,9 +319,71 @@ def _parsed(source: str) -> ast.Module:
     return ast.parse(source)
 
 
-def _swap_names(node: ast.Call) -> tuple[str, ...]:
+def _swap_names(node: ast.Call, unprobed: set[int] | None) -> tuple[str, ...]:
+    """The two names a swap exchanges, for the baseline's probe; ``()`` (no probe: the
+    mutant always runs) on a line :func:`_unprobed_lines` excludes."""
+    if unprobed is None or node.lineno in unprobed:
+        return ()
     first, second = _swap_positions(node)
     return node.args[first].id, node.args[second].id
+
+
+#: Names the swap guard reads (``getattr``, ``type``); a function that may rebind them, or
+#: change a value's shape in place, gets no probes.
+_GUARD_BUILTINS = frozenset({"getattr", "type"})
+_IN_PLACE_SHAPE = frozenset({"resize", "shape", "dtype"})
+
+
+def _header_end(statement: ast.stmt | ast.ExceptHandler) -> int:
+    """Last line of a compound statement's header (a simple statement: its last line)."""
+    body = getattr(statement, "body", None)
+    if isinstance(body, list) and body and body[0].lineno > statement.lineno:
+        return body[0].lineno - 1
+    return statement.lineno if body else (statement.end_lineno or statement.lineno)
+
+
+def _unprobed_lines(root: ast.AST, module: ast.Module) -> set[int] | None:
+    """Lines of ``root`` where a probe read at the line event could miss what the call reads:
+    lines two statements (or a compound statement's header and its body, or an ``except``
+    clause and its body) share, so one may rebind a name before the call. ``None``: no line
+    of the function is probed — it holds ``:=``, ``global`` or ``nonlocal``, may rebind
+    ``getattr``/``type``, or may change a shape in place (``.resize``, ``.shape =``)."""
+    for node in ast.walk(root):
+        if isinstance(node, ast.NamedExpr | ast.Global | ast.Nonlocal):
+            return None
+        if (
+            isinstance(node, ast.Name)
+            and node.id in _GUARD_BUILTINS
+            and not isinstance(node.ctx, ast.Load)
+        ):
+            return None
+        if isinstance(node, ast.arg) and node.arg in _GUARD_BUILTINS:
+            return None
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr in _IN_PLACE_SHAPE
+            and (node.attr == "resize" or not isinstance(node.ctx, ast.Load))
+        ):
+            return None
+    for node in module.body:
+        bound = (
+            [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]
+            + [a.asname or a.name for a in getattr(node, "names", []) if isinstance(a, ast.alias)]
+            + [getattr(node, "name", "")]
+        )
+        if _GUARD_BUILTINS & set(bound):
+            return None
+    spans = []
+    for node in ast.walk(root):
+        if isinstance(node, ast.stmt) and node is not root:
+            spans.append((node.lineno, _header_end(node)))
+        elif isinstance(node, ast.ExceptHandler):
+            spans.append((node.lineno, _header_end(node)))
+    counts: dict[int, int] = {}
+    for first, last in spans:
+        for line in range(first, last + 1):
+            counts[line] = counts.get(line, 0) + 1
+    return {line for line, count in counts.items() if count > 1}
 
 
 def function_sites(source: str, function: str) -> list[Site]:
@@ -341,7 +403,9 @@ def function_sites(source: str, function: str) -> list[Site]:
       mean_gap:2 flip_sign: a - b → a + b
       mean_gap:2 drop_term: a - b → a
     """
-    root = _function_node(_parsed(source), function)  # read only: mutants are copies
+    module = _parsed(source)
+    root = _function_node(module, function)  # read only: mutants are copies
+    unprobed = _unprobed_lines(root, module)
     sites = []
     for node, parent, _, _ in _walk_with_parents(root):
         before = None
@@ -357,7 +421,7 @@ def function_sites(source: str, function: str) -> list[Site]:
                     end_line=getattr(node, "end_lineno", None) or 0,
                     before=before,
                     after=ast.unparse(mutant if shown is None else shown),
-                    names=_swap_names(node) if operator == "swap_args" else (),
+                    names=_swap_names(node, unprobed) if operator == "swap_args" else (),
                 )
             )
     return sites

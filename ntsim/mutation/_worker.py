@@ -189,7 +189,10 @@ class _LineTracer:
             never = found_a and found_b and not self._same_kind(a, b)
         except Exception:  # a value whose kind cannot be read: the guard may fire
             never = False
-        self.guards[key] = "never" if never else "may"
+        if never:  # one way: a "may" another thread wrote meanwhile is never overwritten
+            self.guards.setdefault(key, "never")
+        else:
+            self.guards[key] = "may"
 
     def _local(self, frame, event, arg):
         if event == "line":

@@ -663,3 +663,28 @@ def test_mutate_topic_gives_the_claims_that_killed_nothing_a_second_round(monkey
     seen_rounds.clear()  # the same round 1 again: the claim is silent, and nothing follows
     quiet = mutation.mutate_topic("intervals", silent_extra=0)
     assert len(quiet["outcomes"]) == 15
+
+
+def test_a_swap_gets_no_probe_where_its_line_event_could_miss_a_rebinding():
+    """Referee 53's counterexamples: a statement before the call on its line, a one-line
+    loop or ``except ... as`` body, ``:=``, and an in-place resize each rebind (or reshape)
+    a name after the line event; such swaps carry no probe names, so they always run."""
+    source = (
+        "def f(a, b, items):\n"
+        "    x = pair(a, b)\n"  # 2: probed
+        "    b = a + 1; r = pair(a, b)\n"  # 3
+        "    for b in items: return pair(a, b)\n"  # 4
+        "    y = pair(\n        a,\n        b)\n"  # 5: probed (one statement)
+        "    try:\n        pass\n    except ValueError as b: r = pair(a, b)\n"  # 10
+        "    return x\n"
+        "def g(a, b):\n    if (b := a):\n        pass\n    return pair(a, b)\n"
+        "def h(a, b):\n    a.resize(3)\n    return pair(a, b)\n"
+    )
+    probed = {
+        (fn, s.line): bool(s.names)
+        for fn in "fgh"
+        for s in function_sites(source, fn)
+        if s.operator == "swap_args"
+    }
+    assert probed == {("f", 2): True, ("f", 3): False, ("f", 4): False, ("f", 5): True,
+                      ("f", 10): False, ("g", 15): False, ("h", 18): False}  # fmt: skip
