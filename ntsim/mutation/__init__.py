@@ -248,6 +248,10 @@ def _key(module: str, function: str, index: int, operator: str, before: str) -> 
     return (module, function, int(index), operator, before)
 
 
+#: Seconds the traced baseline of one topic's chunk may take (per process).
+BASELINE_TIME_LIMIT = 3600.0
+
+
 def _split_baseline(claim_ids, claims, jobs, *, scale, seed, timeout, trace_lines, probes=()):
     """The baseline (and, with ``trace_lines``, its coverage) of ``claim_ids``, computed in
     up to ``jobs`` servers at once: the claims of one simulation stay together (they share
@@ -261,7 +265,11 @@ def _split_baseline(claim_ids, claims, jobs, *, scale, seed, timeout, trace_line
     chunks: list[list[str]] = [[] for _ in range(max(1, min(jobs, len(groups))))]
     for group in sorted(groups.values(), key=len, reverse=True):
         min(chunks, key=len).extend(group)
-    options = dict(scale=scale, seed=seed, timeout=timeout)
+    # the baseline is the reference every mutant is judged against: it gets
+    # BASELINE_TIME_LIMIT (or --timeout if larger), not one mutant's limit (early stopping's
+    # traced baseline took 10 minutes in one process beside other work: the 600 s default
+    # stopped it on 2026-11-30)
+    options = dict(scale=scale, seed=seed, timeout=max(timeout, BASELINE_TIME_LIMIT))
 
     def one(chunk):  # a server of its own, closed before the mutants' servers start
         with ClaimServer() as own:
