@@ -29,13 +29,10 @@ KILL_RATE_FLOOR = 0.85
 
 #: Topics the committed matrix does not hold yet (or holds partially), with why.
 PENDING_TOPICS: dict[str, str] = {
-    "early_stopping": "remake under way (sessions 20–22, 2026-11-29/30): the remake finished "
-    "at 0.829 (63 killed, 13 survived, 88 equivalent, 2 blind spots); session 22 strengthened "
-    "cor2.trained_cosine_matches_kernel (the step against the setting's cap κ) and the two "
-    "Sobolev guarantee claims (the bound is the printed 12C_H²ϱ̂²), and the committed entry is "
-    "the resume's checkpoint at that code: 103 of 164 (42 killed, 6 survived, 55 equivalent). "
-    "Referee 52's cor2 fix waits on branch wip/referee52-fixes (its C_H fix landed); after "
-    "it, "
+    "early_stopping": "remade from scratch in session 23 (2026-11-30) at the cor2 step-guard "
+    "code, with the swap probes and cheapest-first order: the checkpoint committed holds 140 of "
+    "164 first-round mutants (50 killed, 7 survived, 83 equivalent: 0.877, no blind spot); the "
+    "24 left are the costliest (MiniLM and twenty-claim mutants) and round 2 has not run. "
     "`ntsim mutate --topic early_stopping --jobs 2 --resume` finishes it",
 }
 
