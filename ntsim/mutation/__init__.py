@@ -33,17 +33,12 @@ from ntsim.mutation._matrix import (
     MutantOutcome,
     baseline_seconds,
     classify,
-    cover_claims,
     executing_claims,
     mutant_time_limit,
-    own_functions,
     run_baseline,
     run_covered_baseline,
     run_mutant,
-    select_mutants,
-    silent_claim_mutants,
     swap_probe,
-    topic_functions,
 )
 from ntsim.mutation._operators import OPERATORS, Site, function_sites, mutate_module
 from ntsim.mutation._record import (
@@ -53,6 +48,13 @@ from ntsim.mutation._record import (
     stale_matrix,
     summarise_topic,
     write_matrix,
+)
+from ntsim.mutation._sampling import (
+    cover_claims,
+    own_functions,
+    select_mutants,
+    silent_claim_mutants,
+    topic_functions,
 )
 from ntsim.mutation._survivors import REASONS, SurvivorReason, reason_for
 from ntsim.mutation._worker import apply_mutant
