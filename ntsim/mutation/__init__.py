@@ -295,10 +295,6 @@ def _split_baseline(claim_ids, claims, jobs, *, scale, seed, timeout, trace_line
     return summaries, coverage
 
 
-def _site_key(mutant: tuple[str, Site]) -> tuple:
-    return site_key(*mutant)
-
-
 def _expected_cost(mutant, users, baseline, coverage) -> float:
     module, site = mutant
     claims = executing_claims(module, site, users[(module, site.function)], coverage)
@@ -457,8 +453,8 @@ def mutate_topic(
             taken = {(m, s.function, s.index) for m, s in plan.mutants}
             extra = silent_claim_mutants(users, silent, taken, per_claim=silent_extra,
                                          seed=sample_seed)  # fmt: skip
-            reused += [dict(kept[k], round=2) for k in map(_site_key, extra) if k in kept]
-            second = [(m, s) for m, s in extra if _site_key((m, s)) not in kept]
+            reused += [dict(kept[k], round=2) for m, s in extra if (k := site_key(m, s)) in kept]
+            second = [(m, s) for m, s in extra if site_key(m, s) not in kept]
             say(f"{topic}: {len(silent)} claims of a checked kind killed no mutant; round 2: "
                 f"{len(extra)} more mutants of their own functions ({len(extra) - len(second)} "
                 "already recorded)")  # fmt: skip

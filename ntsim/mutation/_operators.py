@@ -375,9 +375,7 @@ def _unprobed_lines(root: ast.AST, module: ast.Module) -> set[int] | None:
             return None
     spans = []
     for node in ast.walk(root):
-        if isinstance(node, ast.stmt) and node is not root:
-            spans.append((node.lineno, _header_end(node)))
-        elif isinstance(node, ast.ExceptHandler):
+        if isinstance(node, ast.stmt | ast.ExceptHandler) and node is not root:
             spans.append((node.lineno, _header_end(node)))
     counts: dict[int, int] = {}
     for first, last in spans:
