@@ -43,10 +43,12 @@ from ntsim.mutation._matrix import (
 from ntsim.mutation._operators import OPERATORS, Site, function_sites, mutate_module
 from ntsim.mutation._record import (
     CHECKED_KINDS,
+    MATRIX_RULE,
     blind_spots,
     markdown_matrix,
     stale_matrix,
     summarise_topic,
+    verdict_kills,
     write_matrix,
 )
 from ntsim.mutation._sampling import (
@@ -61,6 +63,8 @@ from ntsim.mutation._worker import apply_mutant
 
 __all__ = [
     "CHECKED_KINDS",
+    "MATRIX_RULE",
+    "verdict_kills",
     "CONTROL_KINDS",
     "MUTABLE_PACKAGES",
     "NegativeControl",
@@ -387,9 +391,9 @@ def mutate_topic(
             servers.append(local.server)
         return local.server
 
-    # Claims that have killed some mutant may be skipped after another claim kills one
-    # (run_mutant); a claim that has killed nothing yet always runs.
-    killers = {cid for o in kept.values() for cid in o["claims_killed"]}
+    # Claims that have killed some mutant by a verdict may be skipped after another claim
+    # kills one (run_mutant); a claim that has killed nothing yet (or only by raising) runs.
+    killers = {cid for o in kept.values() for cid in verdict_kills(o)}
     lock = threading.Lock()
 
     def run(module: str, site: Site) -> MutantOutcome:
@@ -420,7 +424,7 @@ def mutate_topic(
                 outcome.round = number
                 outcomes.append(outcome)
                 with lock:
-                    killers.update(outcome.claims_killed)
+                    killers.update(verdict_kills(outcome.to_json()))
                 killed += outcome.status == "killed"
                 tests_text = {None: "-", True: "killed", False: "survived"}[outcome.tests_killed]
                 say(f"[{'round 2: ' * (number == 2)}{count}/{len(batch)}] "
@@ -447,7 +451,7 @@ def mutate_topic(
         run_round(mutants, 1)
         if silent_extra > 0 and sample is None and not functions:
             recorded = reused + [o.to_json() for o in outcomes]
-            noticed = {cid for o in recorded for cid in o["claims_killed"]}
+            noticed = {cid for o in recorded for cid in verdict_kills(o)}
             silent = [c.id for c in claims if c.topic == topic and c.kind in CHECKED_KINDS
                       and c.id not in noticed]  # fmt: skip
             taken = {(m, s.function, s.index) for m, s in plan.mutants}

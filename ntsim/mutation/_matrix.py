@@ -8,13 +8,17 @@ of functions covers every function); :func:`run_mutant` runs one mutant in a chi
 that name the function, and :func:`classify` compares the claims' summaries with the
 unmutated baseline:
 
-* **killed** — some claim's verdict or counterexample match changed, or it raised;
-* **survived** — some claim's numbers changed (beyond round-off) but no verdict did: those
-  claims are the ones that *should* have caught it;
-* **equivalent** — no claim's numbers changed: on the claims' own inputs the mutant is the
-  same function (left out of the kill rate, whatever the unit tests say). A mutant whose
-  node no claim executes (:func:`run_covered_baseline` traces the lines each claim runs) is
-  equivalent without being run.
+* **killed** — some claim's verdict or counterexample match changed, or it raised (a smoke
+  claim only by raising; an error at the mutated expression itself is not a kill, below);
+* **survived** — no verdict changed, but some claim's numbers moved (beyond round-off): those
+  claims are the ones that *should* have caught it; or no claim's numbers moved while the
+  mutated function's own results did on the claims' calls (:mod:`ntsim.mutation._outputs`);
+* **equivalent** — the function returned the original's results on every call the claims
+  made and no claim's numbers moved (left out of the kill rate, whatever the unit tests
+  say). A mutant whose node no claim executes (:func:`run_covered_baseline` traces the
+  lines each claim runs) is equivalent without being run;
+* **invalid** — the mutant does not compile, or it only raised a ``TypeError`` at the
+  mutated expression itself (an ill-typed program; left out of the rate).
 
 The claim kill rate is killed / (killed + survived).
 """
@@ -25,10 +29,8 @@ import ast
 import importlib
 import inspect
 import json
-import os
 import pathlib
 import re
-import select
 import subprocess
 import sys
 import tempfile
@@ -38,9 +40,9 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from ntsim._jax_startup import CACHE_MIN_COMPILE_TIME_SECS
 from ntsim.mutation._operators import Site
-from ntsim.mutation._worker import ANSWER_PREFIX, NEVER_SWAPPED, noticed
+from ntsim.mutation._server import ClaimServer, ask, child_env
+from ntsim.mutation._worker import NEVER_SWAPPED, noticed
 
 __all__ = [
     "TESTS_WHEN",
@@ -87,6 +89,9 @@ class MutantOutcome:
     error: str | None = None
     seconds: float = 0.0
     round: int = 1  # 2: drawn for a claim that killed nothing in round 1 (silent_claim_mutants)
+    #: Calls of the mutated function whose results agreed with the original's, differed, or
+    #: could not be compared (:mod:`ntsim.mutation._outputs`); None: not compared.
+    outputs: dict | None = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -124,105 +129,6 @@ def classify(baseline: dict, mutant: dict) -> tuple[list[str], list[str], list[s
         elif not _same_numbers(summary["numbers"], base["numbers"]):
             changed.append(claim_id)
     return killed, changed, errored
-
-
-def _child_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=1")
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    env.setdefault("MPLBACKEND", "Agg")
-    env.setdefault("JAX_COMPILATION_CACHE_DIR", str(pathlib.Path.home() / ".cache/ntsim/jax"))
-    env.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", CACHE_MIN_COMPILE_TIME_SECS)
-    return env
-
-
-class ClaimServer:
-    """A child process that runs claims with one mutant at a time (``_worker --serve``).
-
-    One server answers many specs (one JAX import); a spec that hangs past its timeout or
-    kills the process is answered ``{"timeout": True}`` or ``{"crash": ...}`` and the next
-    spec starts a fresh process.
-    """
-
-    def __init__(self):
-        self._process: subprocess.Popen | None = None
-        self._stderr = None
-        self._buffer = b""
-
-    def _start(self) -> None:
-        self._stderr = tempfile.TemporaryFile()
-        self._process = subprocess.Popen(
-            [sys.executable, "-m", "ntsim.mutation._worker", "--serve"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._stderr,
-            env=_child_env(),
-        )
-        self._buffer = b""
-
-    def _stderr_tail(self) -> str:
-        self._stderr.seek(0)
-        lines = self._stderr.read().decode(errors="replace").strip().splitlines()
-        return " | ".join(lines[-3:])
-
-    def ask(self, spec: dict, timeout: float) -> dict:
-        """Send ``spec``; return the child's summary, or a timeout/crash marker."""
-        if self._process is None or self._process.poll() is not None:
-            self._start()
-        try:
-            self._process.stdin.write((json.dumps(spec) + "\n").encode())
-            self._process.stdin.flush()
-        except BrokenPipeError:
-            tail = self._stderr_tail()
-            self.close()
-            return {"crash": tail, "claims": {}}
-        deadline = time.monotonic() + timeout
-        fd = self._process.stdout.fileno()
-        while True:
-            if b"\n" in self._buffer:
-                line, self._buffer = self._buffer.split(b"\n", 1)
-                text = line.decode(errors="replace")
-                if text.startswith(ANSWER_PREFIX):
-                    return json.loads(text[len(ANSWER_PREFIX) :])
-                continue  # something else printed on stdout
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                self.close()
-                return {"timeout": True, "claims": {}}
-            readable, _, _ = select.select([fd], [], [], remaining)
-            if not readable:
-                continue
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:  # the child died
-                tail = self._stderr_tail()
-                self.close()
-                return {"crash": tail, "claims": {}}
-            self._buffer += chunk
-
-    def close(self) -> None:
-        if self._process is not None:
-            if self._process.poll() is None:
-                self._process.kill()
-            self._process.wait()
-            for stream in (self._process.stdin, self._process.stdout):
-                stream.close()
-        if self._stderr is not None:
-            self._stderr.close()
-        self._process, self._stderr, self._buffer = None, None, b""
-
-    def __enter__(self) -> ClaimServer:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-
-def _ask(server: ClaimServer | None, spec: dict, timeout: float) -> dict:
-    """``server.ask``, or through a server of its own for this one spec."""
-    if server is not None:
-        return server.ask(spec, timeout)
-    with ClaimServer() as own:
-        return own.ask(spec, timeout)
 
 
 def run_baseline(
@@ -279,7 +185,7 @@ def _baseline(claim_ids, *, scale, seed, timeout, server, coverage=False, probes
     spec = {"claims": list(claim_ids), "scale": scale, "seed": seed, "coverage": coverage}
     if probes:
         spec["probes"] = [list(p) for p in probes]
-    summary = _ask(server, spec, timeout)
+    summary = ask(server, spec, timeout)
     if summary.get("crash") or summary.get("timeout"):
         raise RuntimeError(f"baseline run failed: {summary}")
     lines = {
@@ -379,7 +285,7 @@ def _run_tests(spec: dict, files: list[str], timeout: float) -> bool | None:
         ]  # fmt: skip
         try:
             done = subprocess.run(
-                command, env=_child_env(), cwd=_REPO, capture_output=True, timeout=timeout
+                command, env=child_env(), cwd=_REPO, capture_output=True, timeout=timeout
             )
         except subprocess.TimeoutExpired:
             return True
@@ -483,6 +389,8 @@ def run_mutant(
         "index": site.index,
         "operator": site.operator,
         "before": site.before,
+        "lines": list(site.lines),
+        "compare_outputs": True,
         "claims": list(claim_ids),
         "scale": scale,
         "seed": seed,
@@ -493,24 +401,47 @@ def run_mutant(
             "may_skip": sorted(set(may_skip) & set(claim_ids)),
         }
     limit = mutant_time_limit(timeout, baseline, claim_ids)
-    summary = _ask(server, spec, limit) if claim_ids else {"claims": {}}
-    if summary.get("apply_error"):
-        outcome.status, outcome.error = "invalid", summary["apply_error"]
-    elif summary.get("timeout") or summary.get("crash"):
-        # A mutant that hangs or kills the process is noticed by every claim it runs.
-        outcome.status = "killed"
-        outcome.claims_killed = list(claim_ids)
-        outcome.claims_errored = list(claim_ids)
-        outcome.error = f"timeout ({limit:.0f} s)" if summary.get("timeout") else summary["crash"]
-    else:
-        outcome.claims_run = list(summary["claims"])
-        killed, changed, errored = classify(baseline, summary["claims"])
-        outcome.claims_killed, outcome.claims_changed = killed, changed
-        outcome.claims_errored = errored
-        outcome.status = "killed" if killed else "survived" if changed else "equivalent"
+    summary = ask(server, spec, limit) if claim_ids else {"claims": {}}
+    if summary.get("timeout"):  # once more: a loaded machine, not the mutant, may be slow
+        summary = ask(server, spec, limit)
+    _classify_outcome(outcome, summary, baseline, limit)
     run_tests = tests == "all" or (tests == "survivors" and outcome.status == "survived")
     if run_tests and outcome.status != "invalid":
         outcome.tests_run = unit_test_files(site.function, module)
         outcome.tests_killed = _run_tests(spec, outcome.tests_run, timeout)
     outcome.seconds = time.perf_counter() - start
     return outcome
+
+
+def _classify_outcome(outcome: MutantOutcome, summary: dict, baseline: dict, limit: float):
+    """Set ``outcome``'s status from the child's ``summary`` (the module doc's rules): a
+    verdict changed or a claim raised → killed; a claim's numbers moved, or the function's
+    own outputs did on the claims' inputs → survived; only errors raised at the mutated
+    line itself (``ill_typed``) → invalid; else equivalent."""
+    if summary.get("apply_error"):
+        outcome.status, outcome.error = "invalid", summary["apply_error"]
+        return
+    if summary.get("timeout") or summary.get("crash"):
+        # A mutant that hangs (twice) or kills the process is noticed by every claim it runs.
+        outcome.status = "killed"
+        outcome.claims_killed = list(outcome.claims_run)
+        outcome.claims_errored = list(outcome.claims_run)
+        outcome.error = f"timeout ({limit:.0f} s)" if summary.get("timeout") else summary["crash"]
+        return
+    outcome.claims_run = list(summary["claims"])
+    outcome.outputs = summary.get("outputs")
+    killed, changed, errored = classify(baseline, summary["claims"])
+    outcome.claims_killed, outcome.claims_changed = killed, changed
+    outcome.claims_errored = errored
+    ill_typed = [
+        c for c, s in summary["claims"].items() if s.get("ill_typed") and not baseline[c]["error"]
+    ]
+    if killed:
+        outcome.status = "killed"
+    elif changed or (outcome.outputs or {}).get("differed"):
+        outcome.status = "survived"
+    elif ill_typed:
+        outcome.status = "invalid"
+        outcome.error = "ill-typed at the mutated line: " + summary["claims"][ill_typed[0]]["error"]
+    else:
+        outcome.status = "equivalent"

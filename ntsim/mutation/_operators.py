@@ -204,6 +204,20 @@ def _is_int_literal(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) is int
 
 
+def _is_sequence(node: ast.AST) -> bool:
+    """A tuple or list by its syntax (``x.shape``, ``x.shape[:-1]``, a literal, a
+    comprehension): ``2.0 * x.shape`` is a type error, not a formula bug."""
+    if isinstance(node, ast.List | ast.Tuple | ast.ListComp):
+        return True
+    if isinstance(node, ast.Attribute) and node.attr == "shape":
+        return True
+    return (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.slice, ast.Slice)
+        and _is_sequence(node.value)
+    )
+
+
 def _alternatives(
     node: ast.AST, parent: ast.AST | None
 ) -> Iterator[tuple[str, ast.AST, ast.AST | None]]:
@@ -213,15 +227,16 @@ def _alternatives(
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub):
         for side in ("left", "right"):
             term = getattr(node, side)
-            if _is_int_literal(term):  # i + 1 → i + 2.0 is a type error, not a formula bug
-                continue
+            if _is_int_literal(term) or _is_sequence(term):  # i + 1 → i + 2.0, 2.0 * x.shape:
+                continue  # a type error, not a formula bug
             for name, factor in (("scale_x2", 2.0), ("scale_x0.5", 0.5)):
                 mutant = copy.copy(node)
                 setattr(mutant, side, _scaled(term, factor))
                 yield name, mutant, None
-        mutant = copy.copy(node)
-        mutant.op = ast.Sub() if isinstance(node.op, ast.Add) else ast.Add()
-        yield "flip_sign", mutant, None
+        if not (_is_sequence(node.left) or _is_sequence(node.right)):  # tuple − tuple
+            mutant = copy.copy(node)
+            mutant.op = ast.Sub() if isinstance(node.op, ast.Add) else ast.Add()
+            yield "flip_sign", mutant, None
         yield "drop_term", node.left, None
         if isinstance(node.op, ast.Add):
             yield "drop_term", node.right, None

@@ -2,8 +2,9 @@
 
 One entry per topic, replaced whole when the topic is run again: the mutants with their
 status and who noticed them, per-function and per-claim counts, the claim kill rate
-(mutants killed by claims / non-equivalent mutants), the unit-test kill rate beside it, and
-the source hash of the topic's claims it ran at (``ntsim report --stale`` compares it).
+(mutants killed by claims / non-equivalent mutants), the same counting only kills by a
+changed verdict, the survivors unit tests kill, the source hash of the topic's claims it ran
+at and the rule it was classified under (``ntsim report --stale`` compares both).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from ntsim.mutation._survivors import reason_for
 
 __all__ = [
     "CHECKED_KINDS",
+    "MATRIX_RULE",
+    "verdict_kills",
     "blind_spots",
     "markdown_matrix",
     "stale_matrix",
@@ -29,6 +32,41 @@ __all__ = [
 #: The claim kinds that must kill some mutant (the others are sanity checks and estimates
 #: with no formula of their own to get wrong).
 CHECKED_KINDS: tuple[str, ...] = ("identity", "bound", "rate", "trend", "ordering")
+
+
+#: The version of the classification rule an entry was made under (stale when older):
+#: 2 (2026-11-30) decides "equivalent" on the mutated function's own outputs on the claims'
+#: calls, not only on the claims' numbers; an error raised at the mutated expression itself
+#: (ill-typed) makes a mutant invalid; a smoke claim's verdict kills nothing; a claim counts
+#: as killing a mutant only by a changed verdict, not by raising.
+MATRIX_RULE = 2
+
+
+def verdict_kills(outcome: Mapping) -> set[str]:
+    """The claims that killed ``outcome`` by a changed verdict or counterexample match (not by
+    raising, hanging or crashing): what a claim of a checked kind needs at least one of.
+
+    Examples:
+      >>> sorted(verdict_kills({"claims_killed": ["a", "b"], "claims_errored": ["b"]}))
+      ['a']
+    """
+    return set(outcome.get("claims_killed", ())) - set(outcome.get("claims_errored", ()))
+
+
+def wilson_interval(successes: int, trials: int, z: float = 1.959964) -> list[float] | None:
+    """The Wilson score interval (95% by default) of a proportion: how far a topic's kill rate,
+    a proportion of some 60–150 mutants, may be from the rate of the operators' population.
+
+    Examples:
+      >>> [round(v, 3) for v in wilson_interval(63, 73)]
+      [0.766, 0.924]
+    """
+    if trials == 0:
+        return None
+    p = successes / trials
+    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = z * (p * (1 - p) / trials + z * z / (4 * trials * trials)) ** 0.5 / (1 + z * z / trials)
+    return [centre - half, centre + half]
 
 
 def _rate(numerator: int, denominator: int) -> float | None:
@@ -58,7 +96,7 @@ def summarise_topic(
         lambda: {"mutants": 0, "killed": 0, "survived": 0, "equivalent": 0, "tests_killed": 0}
     )
     claims: dict[str, dict] = {
-        cid: {"kind": kind, "killed": 0, "non_equivalent_on_path": 0}
+        cid: {"kind": kind, "killed": 0, "killed_by_verdict": 0, "moved_numbers": 0}
         | ({"code_hash": claim_hashes[cid]} if claim_hashes and cid in claim_hashes else {})
         for cid, kind in claim_kinds.items()
     }
@@ -71,14 +109,17 @@ def summarise_topic(
         if o["status"] in ("killed", "survived"):
             for cid in o["claims_killed"]:
                 claims[cid]["killed"] += 1
+            for cid in verdict_kills(o):
+                claims[cid]["killed_by_verdict"] += 1
             for cid in set(o["claims_killed"]) | set(o["claims_changed"]):
-                claims[cid]["non_equivalent_on_path"] += 1
+                claims[cid]["moved_numbers"] += 1
     return {
         "topic": topic,
         "scale": scale,
         "claim_seed": claim_seed,
         "sample_seed": sample_seed,
         "source_hash": source_hash,
+        "rule": MATRIX_RULE,
         "made": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "seconds": round(seconds, 1),
         "functions_on_paths": functions_on_paths,
@@ -89,10 +130,21 @@ def summarise_topic(
         "equivalent": sum(o["status"] == "equivalent" for o in outcomes),
         "invalid": sum(o["status"] == "invalid" for o in outcomes),
         "claim_kill_rate": _rate(len(by_claims), len(counted)),
-        "test_kill_rate": _rate(len(by_tests), len(counted)),
+        "claim_kill_rate_interval": wilson_interval(len(by_claims), len(counted)),
+        "survivors_killed_by_tests": len(by_tests),
         "killed_by_errors_only": sum(
-            o["status"] == "killed" and set(o["claims_killed"]) <= set(o.get("claims_errored", []))
+            o["status"] == "killed" and not verdict_kills(o) for o in outcomes
+        ),
+        "claim_kill_rate_by_verdicts": _rate(
+            sum(o["status"] == "killed" and bool(verdict_kills(o)) for o in outcomes),
+            len(counted),
+        ),
+        "killed_by_timeouts": sum(
+            o["status"] == "killed" and str(o.get("error") or "").startswith("timeout")
             for o in outcomes
+        ),
+        "survived_on_outputs_only": sum(
+            o["status"] == "survived" and not o["claims_changed"] for o in outcomes
         ),
         "functions": dict(sorted(functions.items())),
         "claims": dict(sorted(claims.items())),
@@ -105,39 +157,82 @@ def _fmt_rate(value: float | None) -> str:
     return "—" if value is None else f"{value:.3f}"
 
 
+def _fmt_interval(entry: Mapping) -> str:
+    interval = entry.get("claim_kill_rate_interval")
+    return "" if not interval else f"[{interval[0]:.2f}, {interval[1]:.2f}]"
+
+
 def blind_spots(entry: Mapping) -> list[dict]:
     """The survivors of a topic's entry that no :data:`~ntsim.mutation.REASONS` covers."""
     return [o for o in entry["outcomes"] if o["status"] == "survived" and reason_for(o) is None]
 
 
+def _silent_claims(entry: Mapping) -> list[str]:
+    """Claims of a checked kind with no kill by a changed verdict in ``entry``."""
+    return [
+        cid
+        for cid, row in entry["claims"].items()
+        if row["kind"] in CHECKED_KINDS and row.get("killed_by_verdict", row["killed"]) == 0
+    ]
+
+
+_HEADER = """\
+# Mutation kill matrix
+
+Generated by `ntsim mutate`. Each mutant is one plausible bug (a term ×2 or ×½, a flipped
+sign, a dropped term, a transpose, n → n − 1, swapped arguments, max ↔ min, < ↔ ≤) in a
+function of `ntsim.theory`/`ntsim.core` on some claim's path, run on those claims at one
+seed, with the original function run beside it on every call and their results compared.
+
+- **Killed**: some claim's verdict or counterexample match changed, or a claim raised where
+  it did not before (a *smoke* claim, whose quick scale decides nothing, kills only by
+  raising). A run past its time limit twice counts as killed by every claim it ran
+  (*timeouts* below).
+- **Survived**: no verdict changed, but some claim's numbers moved, or the function's own
+  results moved on the claims' calls while no claim's numbers did (*outputs only* below:
+  the claims read the function through a threshold, or not at all).
+- **Equivalent**: the function returned the same results (to round-off) on every call the
+  claims made, and no claim's numbers moved; a mutant of a line no claim runs is
+  equivalent without a run. Left out of the rate.
+- **Invalid**: the mutant does not compile, or its only effect is a `TypeError` raised at the
+  mutated expression itself (`2.0 * x.shape`, a float passed to `range`): an ill-typed
+  program, not a formula bug. Left out of the rate.
+
+Claim kill rate = killed / (killed + survived), with its 95% Wilson interval (the rate is a
+proportion of a sample of mutants); *by verdicts* counts only the mutants some
+claim killed by a changed verdict (not by raising). A claim of a checked kind (identity,
+bound, rate, trend, ordering) must kill some mutant by a changed verdict. Unit tests run only
+on survivors: the column counts the survivors they kill.
+
+A survivor either has a reason no claim can notice it (`ntsim/mutation/_survivors.py`:
+equivalent in effect, or outside what the claims state) or is a **blind spot**.
+"""
+
+
 def markdown_matrix(matrix: Mapping[str, dict]) -> str:
     """``MUTATION.md`` from the topics of ``MUTATION.json`` and the current reasons."""
     lines = [
-        "# Mutation kill matrix",
-        "",
-        "Generated by `ntsim mutate`. Each mutant is one plausible bug (a term ×2 or ×½, a flipped",
-        "sign, a dropped term, a transpose, n → n − 1, swapped arguments, max ↔ min, < ↔ ≤) in a",
-        "function of `ntsim.theory`/`ntsim.core` on some claim's path, run on those claims at one",
-        "seed. **Killed**: some claim's verdict or counterexample match changed, or it raised.",
-        "**Survived**: the claims' numbers changed but no verdict did. **Equivalent**: no claim's",
-        "numbers changed (left out of the rate). Claim kill rate = killed / (killed + survived).",
-        "",
-        "A survivor either has a reason no claim can notice it (`ntsim/mutation/_survivors.py`:",
-        "equivalent in effect, or outside what the claims state) or is a **blind spot**.",
-        "",
-        "| topic | mutants | killed | survived (blind spots) | equivalent | claim kill rate "
-        "| unit-test kill rate | functions mutated / on paths | scale, seed | source hash |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        _HEADER,
+        "| topic | mutants | killed (errors only; timeouts) | survived (outputs only; blind "
+        "spots) | equivalent | invalid | claim kill rate (by verdicts) | survivors killed by "
+        "unit tests | functions mutated / on paths | scale, seed | rule | source hash |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for topic, entry in sorted(matrix.items()):
         name = f"{topic} (partial)" if entry.get("partial") else topic
         lines.append(
-            f"| {name} | {entry['mutants']} | {entry['killed']} "
-            f"| {entry['survived']} ({len(blind_spots(entry))}) "
-            f"| {entry['equivalent']} | {_fmt_rate(entry['claim_kill_rate'])} "
-            f"| {_fmt_rate(entry['test_kill_rate'])} "
+            f"| {name} | {entry['mutants']} "
+            f"| {entry['killed']} ({entry['killed_by_errors_only']}; "
+            f"{entry.get('killed_by_timeouts', '—')}) "
+            f"| {entry['survived']} ({entry.get('survived_on_outputs_only', '—')}; "
+            f"{len(blind_spots(entry))}) "
+            f"| {entry['equivalent']} | {entry['invalid']} "
+            f"| {_fmt_rate(entry['claim_kill_rate'])} {_fmt_interval(entry)} "
+            f"({_fmt_rate(entry.get('claim_kill_rate_by_verdicts'))}) "
+            f"| {entry.get('survivors_killed_by_tests', '—')} "
             f"| {entry['functions_mutated']} / {entry['functions_on_paths']} "
-            f"| {entry['scale']}, {entry['claim_seed']} | `{entry['source_hash']}` |"
+            f"| {entry['scale']}, {entry['claim_seed']} | {entry.get('rule', 1)} "
+            f"| `{entry['source_hash']}` |"
         )
     for topic, entry in sorted(matrix.items()):
         lines += ["", f"## {topic}", ""]
@@ -155,7 +250,9 @@ def markdown_matrix(matrix: Mapping[str, dict]) -> str:
             tests = {True: "killed", False: "survived", None: "none name it"}[o["tests_killed"]]
             mutant = f"{o['operator']} at line {o['line']}: `{_cell(o['before'])}` → "
             mutant += f"`{_cell(o['after'])}`"
-            moved = ", ".join(o["claims_changed"])
+            moved = ", ".join(o["claims_changed"]) or (
+                "none (outputs only; ran: " + ", ".join(o["claims_run"]) + ")"
+            )
             reason = reason_for(o)
             why = (
                 "**blind spot** (no reason given)"
@@ -163,17 +260,18 @@ def markdown_matrix(matrix: Mapping[str, dict]) -> str:
                 else (f"*{reason.category}*: {reason.why.replace('|', chr(92) + '|')}")
             )
             lines.append(f"| `{o['function']}` | {mutant} | {moved} | {tests} | {why} |")
-        silent = [
-            cid
-            for cid, row in entry["claims"].items()
-            if row["kind"] in CHECKED_KINDS and row["killed"] == 0
+        silent = _silent_claims(entry)
+        lines += [
+            "",
+            f"### Claims of a checked kind that killed no mutant by a verdict ({len(silent)})",
+            "",
         ]
-        lines += ["", f"### Claims of a checked kind that killed no mutant ({len(silent)})", ""]
         for cid in silent:
             row = entry["claims"][cid]
+            moved = row.get("moved_numbers", row.get("non_equivalent_on_path"))
             lines.append(
-                f"- `{cid}` ({row['kind']}; {row['non_equivalent_on_path']} non-equivalent "
-                "mutants on its path)"
+                f"- `{cid}` ({row['kind']}; {row['killed']} kills by raising; {moved} mutants "
+                "moved its numbers)"
             )
         unkilled = [
             name
@@ -231,5 +329,8 @@ def stale_matrix(out: pathlib.Path, topic: str | None = None) -> list[dict]:
         now = topic_claims_hash(topic_claims_and_users(name)[0])
         if entry.get("source_hash") != now:
             why = f"source changed ({entry.get('source_hash')} → {now})"
+            stale.append({"id": f"mutation:{name}", "table": str(path), "why": why})
+        elif entry.get("rule", 1) != MATRIX_RULE:
+            why = f"made under classification rule {entry.get('rule', 1)}, now {MATRIX_RULE}"
             stale.append({"id": f"mutation:{name}", "table": str(path), "why": why})
     return stale

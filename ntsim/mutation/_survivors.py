@@ -82,8 +82,14 @@ REASONS: tuple[SurvivorReason, ...] = (
     # ------------------------------------------------------------------ linearization
     *LINEARIZATION_REASONS,
     # ------------------------------------------------------------------ overtraining
-    SurvivorReason("causal_decoder", OUTSIDE, _BUDGET + "the decoder's embedding scale"),
-    SurvivorReason("arithmetic_corpus", OUTSIDE, _BUDGET + "what the corpus lines say"),
+    SurvivorReason(
+        "causal_decoder", OUTSIDE, _BUDGET + "the decoder's embedding scale",
+        operator="scale_x0.5", before="params['embed'][tokens] + params['position']",
+    ),
+    SurvivorReason(
+        "arithmetic_corpus", OUTSIDE, _BUDGET + "what the corpus lines say",
+        operator="drop_term", before="x + y",
+    ),
     SurvivorReason(
         "_finetune", OUTSIDE, _BUDGET + "the fine-tuning window length",
         operator="drop_term", before="context + 1",
@@ -303,8 +309,9 @@ REASONS: tuple[SurvivorReason, ...] = (
         "lemma_a5_1_sides", OUTSIDE,
         "the descent lemma's right side with 2f(w) for f(w): a bound made looser (the losses "
         "are ≥ 0), and Lemma A.5.1 states the bound, not its tightness; the doctest pins the "
-        "formula (it kills this mutant). An equality case exists (f = (β/2)‖w‖², η = 1/β: "
-        "both sides 0): a claim on it would see this mutant",
+        "formula (it kills this mutant). A bound claim cannot see it even at the equality "
+        "case (f = (β/2)‖w‖², η = 1/β: the left side 0, the mutant's right side (β/2)‖w‖² ≥ 0); "
+        "only a claim of the equality would",
         operator="scale_x2", before="value - learning_rate / 2 * grad @ grad",
     ),
     SurvivorReason(

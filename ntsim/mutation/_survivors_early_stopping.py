@@ -217,7 +217,8 @@ EARLY_STOPPING_REASONS: tuple[SurvivorReason, ...] = (
         "the pretrained backbone drawn as 2θ_0 + ξ instead of θ_0 + ξ: another backbone. The "
         "claim tests the blocks of Lemma 5's proof, eqs. (93) and (95), which are exact for any "
         "backbone with a linear head; the backbone's closeness to its random init (eq. (91)) "
-        "enters only the lemma's n → ∞ limit (97), which no claim tests",
+        "enters only the lemma's n → ∞ limit (97), which `lemma5.random_init_expansion` "
+        "tests on another simulation's runs (MixedInitSweep), not on the blocks drawn here",
         operator="scale_x2", before="leaf + jax.random.normal(kk, leaf.shape)",
     ),
     SurvivorReason(

@@ -136,8 +136,9 @@ LINEARIZATION_REASONS: tuple[SurvivorReason, ...] = (
     ),
     SurvivorReason(
         "simulate_plateau", OUTSIDE,
-        "the step is min(0.1/μ_max, 0.5/λ); in these runs λ > 1, so 0.5/(λ − 1) is a slightly "
-        "larger positive step, still stable, and the plateau is the limit of the flow",
+        "the step is 0.5/λ (λ a multiple of μ_max); in these runs λ ≥ 7.5, so 0.5/(λ − 1) is a "
+        "slightly larger positive step (ηλ ≤ 0.58), still stable, and the plateau is the limit "
+        "of the flow",
         operator="n_minus_one", before="0.5 / lam",
     ),
     SurvivorReason(

@@ -21,6 +21,7 @@ import inspect
 import json
 import os
 import pathlib
+import re
 import sys
 import threading
 import types
@@ -57,9 +58,14 @@ def _function_object(module: types.ModuleType, qualname: str):
     return inspect.unwrap(obj)
 
 
-def apply_mutant(spec: dict) -> Callable[[], None]:
+def apply_mutant(spec: dict, *, compare_outputs: bool = False) -> Callable[[], None]:
     """Swap in the mutant ``spec`` names (keys ``module``, ``function``, ``index``,
     ``operator``, ``before``); a spec without ``module`` is the unmutated baseline.
+
+    With ``compare_outputs`` the function runs :func:`~ntsim.mutation._outputs.paired`
+    instead: the mutant's result, with the original's run beside it and compared
+    (:data:`~ntsim.mutation._outputs.COUNTS`). A function with a closure or a generator
+    cannot be stood in for this way: it runs the mutant alone, and its calls are not counted.
 
     Returns:
       a function that puts the original code back.
@@ -84,11 +90,66 @@ def apply_mutant(spec: dict) -> Callable[[], None]:
     if code is None:
         raise RuntimeError(f"mutant of {spec['function']} compiled to no code object")
     function = _function_object(module, spec["function"])
+    if compare_outputs and _can_pair(function):
+        return _swap_in_pair(module, function, code)
     original = function.__code__
     function.__code__ = code
 
     def restore() -> None:
         function.__code__ = original
+
+    return restore
+
+
+#: The module global through which a paired stand-in is reached (see :func:`_swap_in_pair`).
+_PAIRS = "__ntsim_mutation_pairs__"
+_TRAMPOLINE = compile(
+    f"def trampoline(*args, **kwargs):\n    return {_PAIRS}[0](*args, **kwargs)\n",
+    "<ntsim.mutation>",
+    "exec",
+).co_consts[0]
+
+
+def _can_pair(function) -> bool:
+    flags = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+    return not function.__closure__ and not function.__code__.co_flags & flags
+
+
+def _swap_in_pair(module, function, code: types.CodeType) -> Callable[[], None]:
+    """Give ``function`` a body that calls ``paired(mutant, original)`` (both rebuilt from
+    its code objects, defaults and globals), so every reference to it — an import
+    elsewhere, a ``jax.jit``'s ``__wrapped__`` — runs the pair."""
+    from ntsim.mutation._outputs import paired
+
+    def rebuilt(body: types.CodeType):
+        copy = types.FunctionType(
+            body, function.__globals__, function.__name__, function.__defaults__
+        )
+        copy.__kwdefaults__ = function.__kwdefaults__
+        copy.__qualname__ = function.__qualname__
+        return copy
+
+    saved = {
+        "__code__": function.__code__,
+        "__defaults__": function.__defaults__,
+        "__kwdefaults__": function.__kwdefaults__,
+    }
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):
+        signature = None
+    pair = paired(rebuilt(code), rebuilt(function.__code__))
+    function.__globals__[_PAIRS] = (pair,)
+    function.__code__ = _TRAMPOLINE
+    function.__defaults__, function.__kwdefaults__ = None, None
+    if signature is not None:
+        function.__signature__ = signature
+
+    def restore() -> None:
+        for name, value in saved.items():
+            setattr(function, name, value)
+        vars(function).pop("__signature__", None)
+        function.__globals__.pop(_PAIRS, None)
 
     return restore
 
@@ -122,16 +183,44 @@ def _numbers(result) -> list[float]:
     return values
 
 
-def claim_summary(record) -> dict:
-    """What a kill is judged on: verdict, counterexample match, error and every number."""
+def claim_summary(record, lines: tuple[str, Any] | None = None) -> dict:
+    """What a kill is judged on: verdict, counterexample match, error and every number;
+    ``smoke`` for a claim whose quick scale decides nothing (only an error of it counts);
+    ``ill_typed`` when ``lines`` (``(file, mutated lines)``) are given and the error is a
+    ``TypeError`` raised at a mutated line itself (:func:`ill_typed`)."""
     outcome = record.per_seed[0]
     return {
         "verdict": record.verdict,
         "matched": record.counterexample_matched,
         "error": (outcome.error or "").splitlines()[0][:300] if outcome.error else None,
+        "ill_typed": bool(lines and outcome.error and ill_typed(outcome.error, *lines)),
+        "smoke": bool(record.smoke),
         "numbers": _numbers(outcome.result) if outcome.result is not None else [],
         "seconds": float(record.seconds),  # sets the mutants' time limit, never compared
     }
+
+
+def ill_typed(error: str, filename: str, lines) -> bool:
+    """Whether a claim's error (the runner's text: the exception, then its innermost frames)
+    is a ``TypeError`` whose innermost frame is a mutated line: the mutant's own expression
+    cannot be evaluated on the claims' values (``2.0 * x.shape``, ``range(2.0 * n)``, a
+    transposed operand of the wrong shape) — an ill-typed program, not a formula bug a
+    claim could notice or miss.
+
+    Examples:
+      >>> text = 'TypeError: bad\\n  File "/a/m.py", line 7, in f\\n    y = 2.0 * x.shape\\n'
+      >>> ill_typed(text, "/a/m.py", [7]), ill_typed(text, "/a/m.py", [8])
+      (True, False)
+      >>> ill_typed(text.replace("TypeError", "ValueError"), "/a/m.py", [7])
+      False
+    """
+    if not error.startswith("TypeError"):
+        return False
+    frames = re.findall(r'File "([^"]+)", line (\d+)', error)
+    if not frames:
+        return False
+    where, line = frames[-1]
+    return where == filename and int(line) in set(lines)
 
 
 #: Key of a claim's coverage under which the baseline lists the ``swap_args`` probes whose
@@ -252,16 +341,20 @@ def _covered_runs(
 
 
 def noticed(summary: dict, base: dict) -> bool:
-    """Whether a claim killed the mutant: it raised where the baseline did not, or its verdict
-    or counterexample match changed (the rule of :func:`ntsim.mutation.classify`)."""
-    return (
-        bool(summary["error"] and not base["error"])
-        or summary["verdict"] != base["verdict"]
-        or summary["matched"] != base["matched"]
-    )
+    """Whether a claim killed the mutant: it raised where the baseline did not (unless the
+    error is ``ill_typed``), or its verdict or counterexample match changed — not for a
+    ``smoke`` claim, whose quick-scale verdict decides nothing (the rule of
+    :func:`ntsim.mutation.classify`)."""
+    if summary["error"] and not base["error"]:
+        return not summary.get("ill_typed", False)
+    if summary.get("smoke"):
+        return False
+    return summary["verdict"] != base["verdict"] or summary["matched"] != base["matched"]
 
 
-def _runs_until_kill(claims, scale: str, seeds: tuple[int, ...], stop: dict) -> dict:
+def _runs_until_kill(
+    claims, scale: str, seeds: tuple[int, ...], stop: dict, lines: tuple | None = None
+) -> dict:
     """Summaries of ``claims`` run one at a time, those not in ``stop["may_skip"]`` first
     (each ordering groups the claims of one simulation, which a shared cache computes once);
     after a kill, stop once every claim left is one that may be skipped."""
@@ -272,7 +365,7 @@ def _runs_until_kill(claims, scale: str, seeds: tuple[int, ...], stop: dict) -> 
     cache, summaries, killed = RunCache(maxsize=4), {}, False
     for index, claim in enumerate(order):
         (record,) = run_claims([claim], scale=scale, seeds=seeds, cache=cache)
-        summaries[claim.id] = claim_summary(record)
+        summaries[claim.id] = claim_summary(record, lines)
         killed = killed or noticed(summaries[claim.id], baseline[claim.id])
         if killed and all(c.id in may_skip for c in order[index + 1 :]):
             break
@@ -286,11 +379,25 @@ def run_claims_summary(spec: dict) -> dict:
     ``{claim: {module: [lines]}}``), with the keys of ``spec["probes"]`` that never fired
     under :data:`NEVER_SWAPPED`. With ``spec["stop_on_kill"]`` (``{"baseline": {claim:
     summary}, "may_skip": [claims]}``) stop early after a kill (:func:`_runs_until_kill`):
-    only the claims that ran are answered."""
+    only the claims that ran are answered. With ``spec["compare_outputs"]`` the original
+    runs beside the mutant on every call (:mod:`ntsim.mutation._outputs`) and the answer's
+    ``"outputs"`` counts the calls whose results agreed, differed or could not be compared
+    (``None`` when the function could not be paired). ``spec["lines"]`` (the mutated lines)
+    marks a claim's error raised at one of them as ``ill_typed``."""
+    from ntsim.mutation import _outputs
+
+    _outputs.reset_counts()
     try:
-        restore = apply_mutant(spec)
+        restore = apply_mutant(spec, compare_outputs=bool(spec.get("compare_outputs")))
     except Exception as exc:  # a mutant that does not compile kills nothing: report it
         return {"apply_error": f"{type(exc).__name__}: {exc}", "claims": {}}
+    paired = (
+        bool(spec.get("compare_outputs"))
+        and vars(importlib.import_module(spec["module"])).get(_PAIRS) is not None
+    )
+    lines = None
+    if spec.get("module") and spec.get("lines"):
+        lines = (importlib.import_module(spec["module"]).__file__, tuple(spec["lines"]))
     try:
         from ntsim.claims import REGISTRY, run_claims
 
@@ -300,13 +407,24 @@ def run_claims_summary(spec: dict) -> dict:
         scale = spec.get("scale", "quick")
         coverage = None
         if spec.get("stop_on_kill"):
-            summaries = _runs_until_kill(claims, scale, seeds, spec["stop_on_kill"])
-            return {"apply_error": None, "claims": summaries}
-        if spec.get("coverage"):
-            records, coverage = _covered_runs(claims, scale, seeds, spec.get("probes"))
+            summaries = _runs_until_kill(claims, scale, seeds, spec["stop_on_kill"], lines)
+            answer = {"apply_error": None, "claims": summaries}
         else:
-            records = run_claims(claims, scale=scale, seeds=seeds)
-        answer = {"apply_error": None, "claims": {r.claim.id: claim_summary(r) for r in records}}
+            if spec.get("coverage"):
+                records, coverage = _covered_runs(claims, scale, seeds, spec.get("probes"))
+            else:
+                records = run_claims(claims, scale=scale, seeds=seeds)
+            answer = {
+                "apply_error": None,
+                "claims": {r.claim.id: claim_summary(r, lines) for r in records},
+            }
+        if paired:
+            import jax
+
+            jax.effects_barrier()  # every debug callback of the runs has reported
+            answer["outputs"] = _outputs.COUNTS.to_json()
+        elif spec.get("compare_outputs"):
+            answer["outputs"] = None
         return answer if coverage is None else {**answer, "coverage": coverage}
     finally:
         restore()

@@ -17,6 +17,7 @@ import pytest
 from ntsim.mutation import (
     OPERATORS,
     SurvivorReason,
+    apply_mutant,
     claim_path,
     classify,
     function_sites,
@@ -25,7 +26,7 @@ from ntsim.mutation import (
     topic_functions,
     write_matrix,
 )
-from ntsim.mutation._record import summarise_topic
+from ntsim.mutation._record import MATRIX_RULE, summarise_topic
 
 SOURCE = '''
 def affine(a, b):
@@ -176,15 +177,22 @@ def _toy_entry() -> dict:
         outcome("killed", killed=["a"], changed=["b"]),
         outcome("survived", changed=["b"], tests=True),
         outcome("equivalent"),
+        dict(outcome("killed", killed=["b"]), claims_errored=["b"]),  # b only raised
+        outcome("survived"),  # the function's outputs moved, no claim's numbers did
     ]
     entry = summarise_topic("toy", outcomes, {"a": "bound", "b": "identity"}, scale="quick",
                             claim_seed=0, sample_seed=0, source_hash="0" * 16, seconds=1.0,
                             functions_on_paths=3)  # fmt: skip
-    assert entry["claim_kill_rate"] == pytest.approx(2 / 3)
-    assert entry["test_kill_rate"] == pytest.approx(2 / 3)
-    assert (entry["killed"], entry["survived"], entry["equivalent"]) == (2, 1, 1)
-    assert entry["claims"]["a"] == {"kind": "bound", "killed": 2, "non_equivalent_on_path": 2}
-    assert entry["claims"]["b"]["killed"] == 0
+    assert entry["claim_kill_rate"] == pytest.approx(3 / 5)
+    assert entry["claim_kill_rate_by_verdicts"] == pytest.approx(2 / 5)
+    assert entry["survivors_killed_by_tests"] == 2
+    assert (entry["killed"], entry["survived"], entry["equivalent"]) == (3, 2, 1)
+    assert (entry["killed_by_errors_only"], entry["survived_on_outputs_only"]) == (1, 1)
+    assert entry["claims"]["a"] == {
+        "kind": "bound", "killed": 2, "killed_by_verdict": 2, "moved_numbers": 2
+    }  # fmt: skip
+    assert (entry["claims"]["b"]["killed"], entry["claims"]["b"]["killed_by_verdict"]) == (1, 0)
+    assert entry["rule"] == MATRIX_RULE
     return entry
 
 
@@ -199,8 +207,10 @@ def test_write_matrix_merges_topics_and_lists_silent_claims(tmp_path):
     data = json.loads((tmp_path / "MUTATION.json").read_text())
     assert sorted(data["topics"]) == ["other", "toy"]
     text = (tmp_path / "MUTATION.md").read_text()
-    assert "| toy | 4 | 2 | 1 (1) | 1 | 0.667 |" in text
-    assert "`b` (identity; 2 non-equivalent mutants on its path)" in text
+    # b killed one mutant, by raising only: it is listed as killing none by a verdict
+    assert "- `b` (identity; 1 kills by raising; 3 mutants moved its numbers)" in text
+    assert "none (outputs only; ran: a, b)" in text
+    assert "| toy | 6 | 3 (1; 0) | 2 (1; 2) | 1 | 0 | 0.600 [0.23, 0.88] (0.400) | 2 |" in text
     assert "**blind spot** (no reason given)" in text
 
 
@@ -208,6 +218,8 @@ def test_a_survivor_reason_covers_only_its_mutants(monkeypatch, tmp_path):
     from ntsim.mutation import _survivors, blind_spots
 
     entry = _toy_entry()
+    entry = dict(entry, outcomes=[o for o in entry["outcomes"] if o["claims_changed"]
+                                  or o["status"] != "survived"])  # fmt: skip
     (survivor,) = [o for o in entry["outcomes"] if o["status"] == "survived"]
     assert blind_spots(entry) == [survivor]
     wrong_operator = SurvivorReason("f", "outside the claims", "looser", operator="scale_x2")
@@ -219,7 +231,7 @@ def test_a_survivor_reason_covers_only_its_mutants(monkeypatch, tmp_path):
     assert blind_spots(entry) == []
     write_matrix(tmp_path, [entry])
     text = (tmp_path / "MUTATION.md").read_text()
-    assert "| toy | 4 | 2 | 1 (0) |" in text and "*equivalent in effect*: another draw" in text
+    assert "| 2 (1; 0) |" in text and "*equivalent in effect*: another draw" in text
     with pytest.raises(ValueError, match="unknown category"):
         SurvivorReason("f", "harmless", "x")
     with pytest.raises(ValueError, match="give the reason"):
@@ -392,6 +404,9 @@ def test_stale_matrix_compares_the_topic_source_hash(tmp_path):
     write_matrix(tmp_path, [dict(entry, source_hash="0" * 16)])
     (row,) = stale_matrix(tmp_path, topic="overtraining")
     assert row["why"].startswith("source changed")
+    write_matrix(tmp_path, [dict(entry, rule=MATRIX_RULE - 1)])  # an older rule: remake it
+    (row,) = stale_matrix(tmp_path, topic="overtraining")
+    assert row["why"].startswith("made under classification rule")
 
 
 def _matrix_with(outcomes: list[dict], kinds: dict[str, str]) -> dict:
@@ -553,7 +568,7 @@ def test_after_a_kill_only_claims_that_killed_before_are_skipped(monkeypatch):
 
     verdicts = {"a": "holds", "b": "refuted", "c": "holds", "d": "holds"}  # b is the killer
     monkeypatch.setattr(ntsim.claims, "run_claims", fake_run_claims)
-    monkeypatch.setattr(_worker, "claim_summary", lambda c: {
+    monkeypatch.setattr(_worker, "claim_summary", lambda c, lines=None: {
         "verdict": verdicts[c.id], "matched": None, "error": None, "numbers": []})  # fmt: skip
     base = {c: {"verdict": "holds", "matched": None, "error": None} for c in "abcd"}
     claims = [claim("a", "s2"), claim("b", "s1"), claim("c", "s1"), claim("d", "s3")]
@@ -688,3 +703,100 @@ def test_a_swap_gets_no_probe_where_its_line_event_could_miss_a_rebinding():
     }
     assert probed == {("f", 2): True, ("f", 3): False, ("f", 4): False, ("f", 5): True,
                       ("f", 10): False, ("g", 15): False, ("h", 18): False}  # fmt: skip
+
+
+_TOY = """
+import jax
+import jax.numpy as jnp
+
+
+def affine(x, shift=1.0):
+    return 2.0 * x + shift
+
+
+def larger(a, b):
+    return jnp.maximum(a, b) + 0.0 * a
+
+
+def depth(n):
+    return 0.0 if n == 0 else 1.0 + depth(n - 1)
+
+
+def threshold_reader(x):
+    return float(jnp.all(affine(x) > -100.0))
+"""
+
+
+def _toy_spec(module: str, function: str, operator: str, before: str) -> dict:
+    source = inspect.getsource(importlib.import_module(module))
+    site = next(s for s in function_sites(source, function)
+                if s.operator == operator and s.before == before)  # fmt: skip
+    return {"module": module, "function": function, "index": site.index,
+            "operator": operator, "before": before}  # fmt: skip
+
+
+def test_paired_mutants_count_whether_the_functions_own_outputs_moved(tmp_path, monkeypatch):
+    """The original runs beside the mutant on each outermost call (eagerly, under jit, under
+    vmap in a scan): a mutant a caller reads only through a threshold is seen to differ; a
+    commutative swap agrees; recursion and default arguments still work; restore puts the
+    function back."""
+    import jax
+    import jax.numpy as jnp
+
+    from ntsim.mutation import _outputs
+
+    (tmp_path / "ntsim_toy_paired.py").write_text(_TOY, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    toy = importlib.import_module("ntsim_toy_paired")
+    x = jnp.arange(3.0)
+
+    spec = _toy_spec("ntsim_toy_paired", "affine", "scale_x2", "2.0 * x + shift")
+    _outputs.reset_counts()
+    restore = apply_mutant(spec, compare_outputs=True)
+    try:
+        assert toy.threshold_reader(x) == 1.0  # the caller cannot tell
+        assert not np.allclose(jax.jit(toy.affine)(x), 2.0 * x + 1.0)
+        scanned = jax.jit(
+            lambda xs: jax.lax.scan(
+                lambda c, r: (c + jax.vmap(toy.affine)(r).sum(), None), 0.0, xs
+            )[0]
+        )
+        float(scanned(jnp.ones((4, 5))))
+        jax.effects_barrier()
+        assert _outputs.COUNTS.differed >= 3 and _outputs.COUNTS.agreed == 0
+    finally:
+        restore()
+    np.testing.assert_allclose(toy.affine(x), 2.0 * x + 1.0)
+    assert not hasattr(toy, "__ntsim_mutation_pairs__")
+
+    spec = _toy_spec("ntsim_toy_paired", "larger", "swap_args", "jnp.maximum(a, b)")
+    _outputs.reset_counts()
+    restore = apply_mutant(spec, compare_outputs=True)
+    try:
+        toy.larger(x, 2.0 - x)
+        jax.jit(toy.larger)(x, 2.0 - x)
+        jax.effects_barrier()
+        assert (_outputs.COUNTS.agreed, _outputs.COUNTS.differed) == (2, 0)
+    finally:
+        restore()
+
+    spec = _toy_spec("ntsim_toy_paired", "depth", "scale_x2", "1.0 + depth(n - 1)")
+    _outputs.reset_counts()
+    restore = apply_mutant(spec, compare_outputs=True)
+    try:
+        assert toy.depth(3) > 3.0  # the mutant alone, at every level of the recursion
+        assert (_outputs.COUNTS.agreed, _outputs.COUNTS.differed) == (0, 1)  # one outer call
+    finally:
+        restore()
+    assert toy.depth(3) == 3.0
+
+
+@pytest.mark.parametrize(("killed", "counted"), [(63, 73), (9, 9), (0, 5), (50, 57)])
+def test_the_kill_rates_interval_is_scipys_wilson_interval(killed, counted):
+    from scipy.stats import binomtest
+
+    from ntsim.mutation._record import wilson_interval
+
+    expected = binomtest(killed, counted).proportion_ci(method="wilson")
+    np.testing.assert_allclose(wilson_interval(killed, counted), [expected.low, expected.high],
+                               atol=1e-7)  # fmt: skip

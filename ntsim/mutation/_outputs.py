@@ -1,0 +1,239 @@
+"""Whether a mutant's *outputs* differ from the original function's on the claims' own inputs.
+
+A mutant is equivalent when the mutated function returns what the original returns (to
+round-off) on every call the claims make — not merely when the claims' numbers stay put: a
+claim may read an output only through a threshold (a bound's violation fraction) or not at
+all (a diagnostic), and a mutant such a claim cannot see is a survivor, not an equivalent.
+
+:func:`paired` builds the stand-in that :func:`~ntsim.mutation._worker.apply_mutant` swaps
+in: each outermost call runs the mutant, then the original on the same arguments, returns
+the mutant's result and counts, in :data:`COUNTS`, whether the two results agreed. Under a
+JAX trace (``jit``, ``vmap``, ``scan``) the comparison is computed in the program and
+reported by an ``io_callback`` when it runs; a call that is only traced (``eval_shape``, or
+a forward pass that reverse-mode differentiation drops) reports nothing, and a result that
+cannot be compared (a function, an opaque object) is counted as unobservable. Calls made
+inside either branch go straight to that branch (recursion).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+__all__ = ["COUNTS", "OutputCounts", "compare_outputs", "paired", "reset_counts"]
+
+#: Two outputs agree when ``max |mutant − original| ≤ RTOL · max |original| + ATOL`` per
+#: array (round-off of a program that computes both, relative to the array's scale).
+RTOL = 1e-6
+ATOL = 1e-12
+
+
+@dataclasses.dataclass
+class OutputCounts:
+    """Calls compared (``agreed`` + ``differed``) and calls whose result could not be."""
+
+    agreed: int = 0
+    differed: int = 0
+    unobservable: int = 0
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+#: The counts of the mutant applied in this process (reset by :func:`reset_counts`).
+COUNTS = OutputCounts()
+_LOCK = threading.Lock()
+
+
+def reset_counts() -> None:
+    with _LOCK:
+        COUNTS.agreed = COUNTS.differed = COUNTS.unobservable = 0
+
+
+def _count(field: str) -> None:
+    with _LOCK:
+        setattr(COUNTS, field, getattr(COUNTS, field) + 1)
+
+
+def _report_int(differs) -> np.ndarray:
+    _count("differed" if bool(np.any(np.asarray(differs))) else "agreed")
+    return np.zeros((), np.int32)
+
+
+def _is_tracer(value) -> bool:
+    import jax
+
+    return isinstance(value, jax.core.Tracer)
+
+
+def _numeric(value) -> bool:
+    import jax
+
+    return isinstance(value, np.ndarray | np.generic | jax.Array | int | float | complex | bool)
+
+
+def _key_data(value):
+    import jax
+
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
+        return jax.random.key_data(value)
+    return value
+
+
+def _concrete_differs(original, mutant) -> bool:
+    a = np.asarray(_key_data(original))
+    b = np.asarray(_key_data(mutant))
+    if a.shape != b.shape:
+        return True
+    if a.size == 0:
+        return False
+    if not (np.issubdtype(a.dtype, np.number) or a.dtype == bool):
+        return bool(np.any(a != b))
+    a, b = a.astype(np.complex128), b.astype(np.complex128)
+    both_nan = np.isnan(a) & np.isnan(b)
+    gap = np.where(both_nan, 0.0, np.abs(a - b))
+    if np.any(np.isnan(gap)):
+        return True
+    scale = np.max(np.where(np.isfinite(a), np.abs(a), 0.0), initial=0.0)
+    same_inf = np.isinf(a) & (a == b)
+    gap = np.where(same_inf, 0.0, gap)
+    return bool(np.max(gap) > RTOL * scale + ATOL)
+
+
+def _traced_differs(original, mutant):
+    """The same test as :func:`_concrete_differs`, as a traced boolean."""
+    import jax.numpy as jnp
+
+    a, b = jnp.asarray(_key_data(original)), jnp.asarray(_key_data(mutant))
+    if a.shape != b.shape:
+        return jnp.asarray(True)
+    if a.size == 0:
+        return jnp.asarray(False)
+    if not (jnp.issubdtype(a.dtype, jnp.number) or a.dtype == bool):
+        return jnp.any(a != b)
+    dtype = jnp.result_type(a.dtype, b.dtype, jnp.float32)
+    a, b = a.astype(dtype), b.astype(dtype)
+    both_nan = jnp.isnan(a) & jnp.isnan(b)
+    same_inf = jnp.isinf(a) & (a == b)
+    gap = jnp.where(both_nan | same_inf, 0.0, jnp.abs(a - b))
+    scale = jnp.max(jnp.where(jnp.isfinite(a), jnp.abs(a), 0.0))
+    return jnp.isnan(jnp.max(gap)) | (jnp.max(gap) > RTOL * scale + ATOL)
+
+
+def _pairs(original, mutant, out: list) -> bool:
+    """Collect the ``(original, mutant)`` array leaves in ``out``; False when the two results
+    differ in structure or in a value that is not an array; raises ``_Unobservable`` for a
+    leaf that cannot be compared by value."""
+    import jax
+
+    leaves_a, tree_a = jax.tree_util.tree_flatten(original)
+    leaves_b, tree_b = jax.tree_util.tree_flatten(mutant)
+    try:
+        if tree_a != tree_b:
+            return False
+    except Exception as exc:  # a static field whose == is not a bool
+        raise _Unobservable from exc
+    for a, b in zip(leaves_a, leaves_b, strict=True):
+        if _is_tracer(a) or _is_tracer(b) or (_numeric(a) and _numeric(b)):
+            out.append((a, b))
+        elif dataclasses.is_dataclass(a) and not isinstance(a, type):
+            if type(a) is not type(b):
+                return False
+            fields = [f.name for f in dataclasses.fields(a)]
+            sub_a = [getattr(a, name) for name in fields]
+            sub_b = [getattr(b, name) for name in fields]
+            if not _pairs(sub_a, sub_b, out):
+                return False
+        elif isinstance(a, str | bytes | type(None)) or isinstance(b, str | bytes | type(None)):
+            if a != b:
+                return False
+        else:  # a function, a module, an opaque object: nothing to compare by value
+            raise _Unobservable
+    return True
+
+
+class _Unobservable(Exception):
+    pass
+
+
+def compare_outputs(original, mutant) -> None:
+    """Count whether ``mutant`` (one call's result) agrees with ``original``'s (module doc).
+
+    Examples:
+      >>> import numpy as np
+      >>> reset_counts()
+      >>> compare_outputs((np.ones(3), 2), (np.ones(3) + 1e-9, 2))
+      >>> compare_outputs({"a": np.ones(3)}, {"a": 2 * np.ones(3)})
+      >>> compare_outputs(len, len)
+      >>> COUNTS
+      OutputCounts(agreed=1, differed=1, unobservable=1)
+    """
+    pairs: list = []
+    try:
+        if not _pairs(original, mutant, pairs):
+            _count("differed")
+            return
+    except _Unobservable:
+        _count("unobservable")
+        return
+    concrete = [(a, b) for a, b in pairs if not (_is_tracer(a) or _is_tracer(b))]
+    traced = [(a, b) for a, b in pairs if _is_tracer(a) or _is_tracer(b)]
+    if any(_concrete_differs(a, b) for a, b in concrete):
+        _count("differed")
+        return
+    if not traced:
+        _count("agreed")
+        return
+    import jax
+    import jax.numpy as jnp
+    from jax.experimental import io_callback
+
+    flags = jnp.stack([_traced_differs(a, b) for a, b in traced])
+    # io_callback, not jax.debug.callback: under vmap the latter is unrolled into one
+    # callback per batch element at compile time; io_callback loops (lax.map).
+    io_callback(_report_int, jax.ShapeDtypeStruct((), jnp.int32), jnp.any(flags), ordered=False)
+
+
+class _Branch(threading.local):
+    def __init__(self):
+        self.name: str | None = None
+
+
+def paired(mutant: Callable, original: Callable) -> Callable:
+    """A function that returns ``mutant(...)`` and counts whether ``original(...)`` agrees
+    (module doc); calls made inside either run that one alone.
+
+    Examples:
+      >>> reset_counts()
+      >>> f = paired(lambda x: 2 * x, lambda x: x + x)
+      >>> g = paired(lambda x: 3 * x, lambda x: x)
+      >>> f(2.0), g(2.0), COUNTS
+      (4.0, 6.0, OutputCounts(agreed=1, differed=1, unobservable=0))
+    """
+    branch = _Branch()
+
+    def run_both(*args: Any, **kwargs: Any):
+        if branch.name is not None:
+            return (mutant if branch.name == "mutant" else original)(*args, **kwargs)
+        branch.name = "mutant"
+        try:
+            result = mutant(*args, **kwargs)
+        finally:
+            branch.name = None
+        branch.name = "original"
+        try:
+            expected = original(*args, **kwargs)
+        except Exception:  # the original fails where the mutant did not: they differ
+            _count("differed")
+            return result
+        finally:
+            branch.name = None
+        compare_outputs(expected, result)
+        return result
+
+    return run_both
