@@ -452,6 +452,21 @@ def mutate_module(source: str, site: Site) -> str:
       >>> namespace["gap"](3.0, 1.0)
       4.0
     """
+    return ast.unparse(mutate_tree(source, site)) + "\n"
+
+
+def mutate_tree(source: str, site: Site) -> ast.Module:
+    """The module ``source`` with ``site`` applied, as a tree whose nodes keep the source's
+    line numbers (the mutant's own nodes take the line of the node they replace): compiled,
+    its tracebacks name the lines of the file on disk.
+
+    Examples:
+      >>> src = "x = 1\\n\\n\\ndef gap(a, b):\\n    return a - b\\n"
+      >>> site = [s for s in function_sites(src, "gap") if s.operator == "flip_sign"][0]
+      >>> tree = mutate_tree(src, site)
+      >>> tree.body[1].body[0].value.lineno, ast.unparse(tree.body[1].body[0])
+      (5, 'return a + b')
+    """
     tree = ast.parse(source)
     root = _function_node(tree, site.function)
     count = 0
@@ -468,5 +483,5 @@ def mutate_module(source: str, site: Site) -> str:
             setattr(parent, field_name, replacement)
         else:
             getattr(parent, field_name)[position] = replacement
-        return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+        return ast.fix_missing_locations(tree)
     raise ValueError(f"Site {site.describe()} is past the last site of {site.function!r}.")

@@ -72,7 +72,7 @@ def apply_mutant(spec: dict, *, compare_outputs: bool = False) -> Callable[[], N
     """
     if not spec.get("module"):
         return lambda: None
-    from ntsim.mutation._operators import Site, mutate_module
+    from ntsim.mutation._operators import Site, mutate_tree
 
     module = importlib.import_module(spec["module"])
     source = inspect.getsource(module)
@@ -85,7 +85,9 @@ def apply_mutant(spec: dict, *, compare_outputs: bool = False) -> Callable[[], N
         before=spec["before"],
         after="",
     )
-    mutated = compile(mutate_module(source, site), module.__file__, "exec")
+    # compiled from the tree, not its unparsed text: the mutant's frames carry the file's
+    # line numbers (what ``ill_typed`` and a reader of a traceback compare with)
+    mutated = compile(mutate_tree(source, site), module.__file__, "exec")
     code = _code_object(mutated, spec["function"])
     if code is None:
         raise RuntimeError(f"mutant of {spec['function']} compiled to no code object")

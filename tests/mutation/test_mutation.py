@@ -724,6 +724,10 @@ def depth(n):
 
 def threshold_reader(x):
     return float(jnp.all(affine(x) > -100.0))
+
+
+def suffixed(a, b):
+    return a + b
 """
 
 
@@ -789,6 +793,24 @@ def test_paired_mutants_count_whether_the_functions_own_outputs_moved(tmp_path, 
     finally:
         restore()
     assert toy.depth(3) == 3.0
+
+    # 2.0 * "x" raises at the mutated line itself: the claims' error text says so
+    from ntsim.claims._runner import _format_error
+    from ntsim.mutation._worker import ill_typed
+
+    spec = _toy_spec("ntsim_toy_paired", "suffixed", "scale_x2", "a + b")
+    source = inspect.getsource(toy)
+    site = next(s for s in function_sites(source, "suffixed") if s.index == spec["index"])
+    for compare in (False, True):
+        restore = apply_mutant(spec, compare_outputs=compare)
+        try:
+            with pytest.raises(TypeError) as raised:
+                toy.suffixed("x", "y")
+        finally:
+            restore()
+        text = _format_error(raised.value)
+        assert ill_typed(text, toy.__file__, site.lines), text
+        assert not ill_typed(text, toy.__file__, [site.line + 1])
 
 
 @pytest.mark.parametrize(("killed", "counted"), [(63, 73), (9, 9), (0, 5), (50, 57)])
