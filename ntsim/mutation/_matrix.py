@@ -18,7 +18,10 @@ unmutated baseline:
   say). A mutant whose node no claim executes (:func:`run_covered_baseline` traces the
   lines each claim runs) is equivalent without being run;
 * **invalid** — the mutant does not compile, or it only raised a ``TypeError`` at the
-  mutated expression itself (an ill-typed program; left out of the rate).
+  mutated expression itself (an ill-typed program; left out of the rate);
+* **not judged** — it moved something, but every claim that ran it is a smoke claim at this
+  scale (:data:`ntsim.claims.QUICK_SMOKE_CLAIMS`), whose verdict decides nothing there: it
+  could neither kill nor survive (left out of the rate, counted apart).
 
 The claim kill rate is killed / (killed + survived).
 """
@@ -122,11 +125,17 @@ def classify(baseline: dict, mutant: dict) -> tuple[list[str], list[str], list[s
     killed, changed, errored = [], [], []
     for claim_id, summary in mutant.items():
         base = baseline[claim_id]
+        if summary.get("ill_typed") and summary["error"] and not base["error"]:
+            continue  # raised at the mutated expression itself: invalid, not a kill
         if noticed(summary, base):
             killed.append(claim_id)
             if summary["error"] and not base["error"]:
                 errored.append(claim_id)
-        elif not _same_numbers(summary["numbers"], base["numbers"]):
+        elif (
+            not _same_numbers(summary["numbers"], base["numbers"])
+            or summary["verdict"] != base["verdict"]  # a smoke claim's, which kills nothing
+            or summary["matched"] != base["matched"]
+        ):
             changed.append(claim_id)
     return killed, changed, errored
 
@@ -436,8 +445,11 @@ def _classify_outcome(outcome: MutantOutcome, summary: dict, baseline: dict, lim
     ill_typed = [
         c for c, s in summary["claims"].items() if s.get("ill_typed") and not baseline[c]["error"]
     ]
+    smoke_only = bool(summary["claims"]) and all(s.get("smoke") for s in summary["claims"].values())
     if killed:
         outcome.status = "killed"
+    elif smoke_only and (changed or (outcome.outputs or {}).get("differed")):
+        outcome.status = "not judged"  # only smoke claims ran: none decides at this scale
     elif changed or (outcome.outputs or {}).get("differed"):
         outcome.status = "survived"
     elif ill_typed:

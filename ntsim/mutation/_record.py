@@ -129,6 +129,7 @@ def summarise_topic(
         "survived": len(counted) - len(by_claims),
         "equivalent": sum(o["status"] == "equivalent" for o in outcomes),
         "invalid": sum(o["status"] == "invalid" for o in outcomes),
+        "not_judged": sum(o["status"] == "not judged" for o in outcomes),
         "claim_kill_rate": _rate(len(by_claims), len(counted)),
         "claim_kill_rate_interval": wilson_interval(len(by_claims), len(counted)),
         "survivors_killed_by_tests": len(by_tests),
@@ -197,6 +198,9 @@ seed, with the original function run beside it on every call and their results c
 - **Invalid**: the mutant does not compile, or its only effect is a `TypeError` raised at the
   mutated expression itself (`2.0 * x.shape`, a float passed to `range`): an ill-typed
   program, not a formula bug. Left out of the rate.
+- **Not judged**: it moved something, but every claim that ran it is a smoke claim, whose
+  quick-scale verdict decides nothing (the MiniLM claims): it can neither kill nor survive
+  at this scale. Left out of the rate, counted apart.
 
 Claim kill rate = killed / (killed + survived), with its 95% Wilson interval (the rate is a
 proportion of a sample of mutants); *by verdicts* counts only the mutants some
@@ -214,9 +218,10 @@ def markdown_matrix(matrix: Mapping[str, dict]) -> str:
     lines = [
         _HEADER,
         "| topic | mutants | killed (errors only; timeouts) | survived (outputs only; blind "
-        "spots) | equivalent | invalid | claim kill rate (by verdicts) | survivors killed by "
-        "unit tests | functions mutated / on paths | scale, seed | rule | source hash |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "spots) | equivalent | invalid | not judged | claim kill rate (by verdicts) "
+        "| survivors killed by unit tests | functions mutated / on paths | scale, seed | rule "
+        "| source hash |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for topic, entry in sorted(matrix.items()):
         name = f"{topic} (partial)" if entry.get("partial") else topic
@@ -226,7 +231,7 @@ def markdown_matrix(matrix: Mapping[str, dict]) -> str:
             f"{entry.get('killed_by_timeouts', '—')}) "
             f"| {entry['survived']} ({entry.get('survived_on_outputs_only', '—')}; "
             f"{len(blind_spots(entry))}) "
-            f"| {entry['equivalent']} | {entry['invalid']} "
+            f"| {entry['equivalent']} | {entry['invalid']} | {entry.get('not_judged', '—')} "
             f"| {_fmt_rate(entry['claim_kill_rate'])} {_fmt_interval(entry)} "
             f"({_fmt_rate(entry.get('claim_kill_rate_by_verdicts'))}) "
             f"| {entry.get('survivors_killed_by_tests', '—')} "

@@ -210,7 +210,7 @@ def test_write_matrix_merges_topics_and_lists_silent_claims(tmp_path):
     # b killed one mutant, by raising only: it is listed as killing none by a verdict
     assert "- `b` (identity; 1 kills by raising; 3 mutants moved its numbers)" in text
     assert "none (outputs only; ran: a, b)" in text
-    assert "| toy | 6 | 3 (1; 0) | 2 (1; 2) | 1 | 0 | 0.600 [0.23, 0.88] (0.400) | 2 |" in text
+    assert "| toy | 6 | 3 (1; 0) | 2 (1; 2) | 1 | 0 | 0 | 0.600 [0.23, 0.88] (0.400) | 2 |" in text
     assert "**blind spot** (no reason given)" in text
 
 
@@ -822,3 +822,35 @@ def test_the_kill_rates_interval_is_scipys_wilson_interval(killed, counted):
     expected = binomtest(killed, counted).proportion_ci(method="wilson")
     np.testing.assert_allclose(wilson_interval(killed, counted), [expected.low, expected.high],
                                atol=1e-7)  # fmt: skip
+
+
+def test_the_statuses_of_rule_two():
+    """A verdict kills; moved numbers or moved own outputs survive; only smoke claims moved:
+    not judged; only an error at the mutated expression: invalid; nothing moved: equivalent."""
+    from ntsim.mutation._matrix import MutantOutcome, _classify_outcome
+
+    def summary(smoke=False, **change):
+        return {"verdict": "holds", "matched": None, "error": None, "ill_typed": False,
+                "smoke": smoke, "numbers": [1.0], **change}  # fmt: skip
+
+    base = {"a": summary(), "s": summary(smoke=True)}
+
+    def status(claims, outputs=None, **extra):
+        outcome = MutantOutcome("m", "f", "flip_sign", 1, "a + b", "a - b", 0)
+        _classify_outcome(outcome, {"claims": claims, "outputs": outputs, **extra}, base, 60.0)
+        return outcome.status
+
+    same = {"agreed": 3, "differed": 0, "unobservable": 0}
+    moved = {"agreed": 2, "differed": 1, "unobservable": 0}
+    assert status({"a": summary(verdict="refuted")}) == "killed"
+    assert status({"a": summary(numbers=[1.5])}) == "survived"
+    assert status({"a": summary()}, moved) == "survived"  # outputs only
+    assert status({"a": summary()}, same) == "equivalent"
+    assert status({"s": summary(smoke=True, verdict="refuted")}) == "not judged"
+    assert status({"s": summary(smoke=True)}, moved) == "not judged"
+    assert status({"s": summary(smoke=True), "a": summary()}, moved) == "survived"
+    assert status({"s": summary(smoke=True, error="boom")}) == "killed"  # smoke kills by raising
+    ill = summary(error="TypeError: x", ill_typed=True, verdict="error")
+    assert status({"a": ill}) == "invalid"
+    assert status({"a": ill, "s": summary(smoke=True, error="boom")}) == "killed"
+    assert status({}, timeout=True) == "killed"
