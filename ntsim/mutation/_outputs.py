@@ -95,13 +95,12 @@ def _concrete_differs(original, mutant) -> bool:
     if not (np.issubdtype(a.dtype, np.number) or a.dtype == bool):
         return bool(np.any(a != b))
     a, b = a.astype(np.complex128), b.astype(np.complex128)
-    both_nan = np.isnan(a) & np.isnan(b)
-    gap = np.where(both_nan, 0.0, np.abs(a - b))
-    if np.any(np.isnan(gap)):
+    same = (np.isnan(a) & np.isnan(b)) | (np.isinf(a) & (a == b))  # NaN = NaN, ∞ = ∞
+    with np.errstate(invalid="ignore"):
+        gap = np.where(same, 0.0, np.abs(a - b))
+    if np.any(np.isnan(gap)):  # a NaN or an infinity on one side only
         return True
     scale = np.max(np.where(np.isfinite(a), np.abs(a), 0.0), initial=0.0)
-    same_inf = np.isinf(a) & (a == b)
-    gap = np.where(same_inf, 0.0, gap)
     return bool(np.max(gap) > RTOL * scale + ATOL)
 
 

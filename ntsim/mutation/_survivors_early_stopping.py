@@ -12,6 +12,14 @@ __all__ = ["EARLY_STOPPING_REASONS"]
 
 EARLY_STOPPING_REASONS: tuple[SurvivorReason, ...] = (
     SurvivorReason(
+        "sobolev_benchmark", OUTSIDE,
+        "the oracle's path over steps 0..max_steps − 1 instead of 0..max_steps: only the "
+        "diagnostic path_end (the last step's error, which no claim reads) moves; the oracle "
+        "(the path's minimum) is reached long before the horizon (max_steps is kept ≥ 3T̂), so "
+        "it and every compared error stay put",
+        operator="drop_term", before="max_steps + 1",
+    ),
+    SurvivorReason(
         "mixed_init_run", OUTSIDE,
         "the source loss at θ_PT scored against y/2: a diagnostic of how well pretraining fit "
         "the source task, which no verdict reads; Lemma 5's eq. (97) is about the kernel of "

@@ -854,3 +854,46 @@ def test_the_statuses_of_rule_two():
     assert status({"a": ill}) == "invalid"
     assert status({"a": ill, "s": summary(smoke=True, error="boom")}) == "killed"
     assert status({}, timeout=True) == "killed"
+
+
+def test_compare_outputs_reads_keys_nans_dataclasses_and_shapes():
+    import dataclasses
+
+    import jax
+    import jax.numpy as jnp
+
+    from ntsim.mutation import _outputs
+
+    @dataclasses.dataclass
+    class Plain:  # not a pytree: compared field by field
+        value: np.ndarray
+        label: str
+
+    def counts(original, mutant):
+        _outputs.reset_counts()
+        _outputs.compare_outputs(original, mutant)
+        return _outputs.COUNTS.agreed, _outputs.COUNTS.differed, _outputs.COUNTS.unobservable
+
+    key = jax.random.key(0)
+    assert counts(key, key) == (1, 0, 0)
+    assert counts(key, jax.random.key(1)) == (0, 1, 0)
+    assert counts(np.array([np.nan, 1.0]), np.array([np.nan, 1.0])) == (1, 0, 0)
+    assert counts(np.array([np.nan, 1.0]), np.array([0.0, 1.0])) == (0, 1, 0)
+    assert counts(np.array([np.inf, 1.0]), np.array([np.inf, 1.0])) == (1, 0, 0)
+    assert counts(np.ones(3), np.ones(4)) == (0, 1, 0)
+    assert counts(np.ones((2, 3)), np.ones((3, 2))) == (0, 1, 0)
+    # round-off relative to the array's scale, not entry by entry
+    assert counts(np.array([1e6, 1e-9]), np.array([1e6, 2e-9])) == (1, 0, 0)
+    assert counts(np.array([1.0, 1e-9]), np.array([1.0 + 1e-5, 1e-9])) == (0, 1, 0)
+    assert counts(Plain(np.ones(2), "a"), Plain(np.ones(2), "a")) == (1, 0, 0)
+    assert counts(Plain(np.ones(2), "a"), Plain(np.ones(2), "b")) == (0, 1, 0)
+    assert counts((1, 2), (1, 2, 3)) == (0, 1, 0)
+    assert counts(np.arange(3), np.arange(3) + 1) == (0, 1, 0)
+    assert counts(lambda: 0, lambda: 0) == (0, 0, 1)
+    # the same test inside a program
+    _outputs.reset_counts()
+    jax.jit(lambda a: _outputs.compare_outputs(a, a.at[0].add(1e-3 * a[0])) or a)(jnp.ones(3))
+    jax.jit(lambda a: _outputs.compare_outputs(a, a * (1 + 1e-9)) or a)(jnp.ones(3))
+    jax.jit(lambda a: _outputs.compare_outputs(a, a + 0.0) or a)(jnp.array([jnp.inf, jnp.nan]))
+    jax.effects_barrier()
+    assert (_outputs.COUNTS.agreed, _outputs.COUNTS.differed) == (2, 1)
