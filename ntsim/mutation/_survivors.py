@@ -83,6 +83,30 @@ REASONS: tuple[SurvivorReason, ...] = (
     *LINEARIZATION_REASONS,
     # ------------------------------------------------------------------ overtraining
     SurvivorReason(
+        "simulate_contraction", OUTSIDE,
+        "the instance's step drawn with 4·max(σ^pre, σ^ft) in place of 2·max in Lemma A.28's "
+        "step bound: a smaller step, still inside the lemma's hypothesis (an upper bound on "
+        "η), so the contraction the claims test is claimed for it too; the instances only test "
+        "nearer the bound's edge with the factor 2",
+        operator="scale_x2", before="2 * jnp.maximum(pre, ft) + reg",
+    ),
+    SurvivorReason(
+        "finetune", OUTSIDE,
+        "the step numbers returned beside the recorded checkpoints cut to the first half of "
+        "the run (arange(0, num_steps/2 + 1, every)): a label array that no claim reads; the "
+        "trajectory and the checkpoints themselves are the original's",
+        operator="scale_x0.5", before="num_steps + 1",
+    ),
+    SurvivorReason(
+        "_curves", OUTSIDE,
+        "the sweep's step set from its smallest λ instead of its largest: at the largest λ it "
+        "exceeds Assumption A.8's η ≤ 1/(4(λ + 2)Γ), yet the runs still converge within their "
+        "steps and no claim's number moves (the claims read where the converged post-FT losses "
+        "inflect); A.8 is a sufficient condition, and no statement says the conclusions fail "
+        "without it",
+        operator="min_max", before="jnp.max(jnp.asarray(regs))",
+    ),
+    SurvivorReason(
         "causal_decoder", OUTSIDE, _BUDGET + "the decoder's embedding scale",
         operator="scale_x0.5", before="params['embed'][tokens] + params['position']",
     ),

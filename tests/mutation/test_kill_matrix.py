@@ -39,10 +39,8 @@ _RULE_2 = (
 PENDING_TOPICS: dict[str, str] = {
     "early_stopping": "remade from scratch in session 23 (2026-11-30) to a partial checkpoint "
     "(140 of 164 first-round mutants, 0.877 under rule 1); " + _RULE_2,
-    "intervals": _RULE_2,
     "linear_teachers": _RULE_2,
     "linearization": _RULE_2,
-    "overtraining": _RULE_2,
     "stability": _RULE_2,
 }
 
@@ -53,23 +51,21 @@ PENDING_KILL_RATE: dict[str, float] = {
     # 13 survived) after the blind-spot anchors and premises, which killed all five of the
     # survivors they were made for. (Linearization left this table on 2026-11-30: 0.883.)
     "early_stopping": 0.80,
+    # Remade under rule 2 on 2026-11-30 (session 24): 70 killed, 18 survived (0.795, Wilson
+    # [0.70, 0.87]; 0.625 counting only kills by a verdict), every survivor with a reason;
+    # 0.863 under rule 1 with another sample (the operators' exclusions moved the sites).
+    # Round 2's 22 mutants for the three silent claims added 9 kills and 6 survivors.
+    "overtraining": 0.795,
 }
 
 #: Claims of a checked kind that kill no mutant yet, with why.
 PENDING_SILENT_CLAIMS: dict[str, str] = {
-    "overtraining.lemma_a20.three_dynamics": "the bound is loose (worst 0.36 of it at full "
-    "scale); its formula mutants are killed by lemma_a20.proof_algebra",
-    "overtraining.lemma_a16_a18.per_step_growth": "remade 2026-11-29 (session 19): of its 11 "
-    "non-equivalent path mutants, its own formulas' (lemma_a16_growth's dropped term, "
-    "lemma_a18_growth ×2 and ×½) were killed by lemma_a20.proof_algebra, the rest by other "
-    "claims or instance generators with reasons; that the growth bound ×½ still holds on these "
-    "runs means it is loose there — a tighter instance is not examined yet",
-    "overtraining.lemma_a12.batch_concentration": "remade 2026-11-29 (session 19): no mutant "
-    "moved its numbers (9 killed and 2 survivors ran on it: they moved other claims')",
-    "overtraining.thm4_1.factor_alignment_printed": "remade 2026-11-29 (session 20): a refuted "
-    "printed statement whose non-equivalent path mutants were killed by other claims first "
-    "(a mutant runs only on the claims that have killed nothing yet) or are draws of the "
-    "random spectrum (with reasons)",
+    "overtraining.lemma_a7.dead_units": "remade under rule 2 (2026-11-30): an identity (dead "
+    "units stay exactly 0); 6 mutants moved its numbers, none its verdict, round 2 included",
+    "overtraining.thm4_1.factor_alignment_printed": "remade under rule 2 (2026-11-30): a "
+    "refuted printed statement; its 2 kills were by raising only (9 mutants moved its numbers)",
+    "overtraining.thm4_7.misalignment_threshold": "remade under rule 2 (2026-11-30): a bound; "
+    "11 mutants moved its numbers, none its verdict (the _curves step mutant among them)",
     "linear_teachers.fig2b.target_vs_source": "remade 2026-11-29 (session 19): an ordering "
     "with room (target-scaled risk ≥ 2× source-scaled); the three formula mutants on its path "
     "that moved its numbers (_deep_parts ×½, deep_fine_tuned_limit's dropped null-space term, "

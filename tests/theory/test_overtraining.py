@@ -304,6 +304,23 @@ def test_finetune_step_matches_finetune_and_is_equivariant():
         np.testing.assert_allclose(rotated[1], q.T @ state[1], atol=1e-12)
 
 
+def test_finetune_records_every_kth_checkpoint_with_its_step_number():
+    """The records are θ = W1W2 at steps 0, k, 2k, …, K (the iterates of finetune_step), and
+    ``steps`` names them."""
+    with jax.enable_x64(True):
+        keys = jax.random.split(jax.random.PRNGKey(5), 3)
+        w1, w2 = (0.5 * jax.random.normal(k, (3, 3)) for k in keys[:2])
+        a_ft = jax.random.normal(keys[2], (3, 3))
+        res = ot.finetune(w1, w2, a_ft, learning_rate=0.02, reg=0.1, num_steps=6, record_every=2)
+        np.testing.assert_array_equal(res.steps, [0, 2, 4, 6])
+        state, anchor, expected = (w1, w2), w1 @ w2, [w1 @ w2]
+        for step in range(1, 7):
+            state = ot.finetune_step(*state, a_ft, anchor, learning_rate=0.02, reg=0.1)
+            if step % 2 == 0:
+                expected.append(state[0] @ state[1])
+        np.testing.assert_allclose(res.thetas, np.stack(expected), atol=1e-13)
+
+
 def test_printed_map_fixed_point_is_the_limit_of_the_printed_map(x64):
     pre = jnp.array([0.25, 1.0, 2.5])
     ft = jnp.array([2.0, 0.3, 2.5])
