@@ -41,7 +41,10 @@ PENDING_TOPICS: dict[str, str] = {
     "(140 of 164 first-round mutants, 0.877 under rule 1); " + _RULE_2,
     "linear_teachers": _RULE_2,
     "linearization": _RULE_2,
-    "stability": _RULE_2,
+    "stability": "remade under rule 2 on 2026-11-30 to a partial checkpoint: 120 of 126 "
+    "first-round mutants (60 killed, 14 survived, 45 equivalent, 1 invalid: 0.811 [0.71, "
+    "0.88]), the 6 costliest and round 2 left: `ntsim mutate --topic stability --jobs 2 "
+    "--resume`",
 }
 
 #: Topics below the floor, with the rate they are at (the test fails if a topic drops
@@ -90,11 +93,19 @@ PENDING_SILENT_CLAIMS: dict[str, str] = {
 }
 
 #: Survivors without a reason (blind spots) per topic: at most this many.
-PENDING_BLIND_SPOTS: dict[str, int] = {}
+PENDING_BLIND_SPOTS: dict[str, int] = {
+    # The partial rule-2 remake (2026-11-30, 120 of 126 first-round mutants): loo_cell's
+    # full-data weights 1/(n − 1) for 1/n moved the figure claims' numbers (fig2/6/7/8/9) and no
+    # verdict; whether a statement of the paper fixes that normalisation is not examined yet.
+    "stability": 1,
+}
 
 
 #: Theory functions with a blind spot and no kill by a claim (see PENDING_BLIND_SPOTS).
-PENDING_UNPINNED: dict[str, str] = {}
+PENDING_UNPINNED: dict[str, str] = {
+    "ntsim.theory.stability._synthetic.loo_cell": "its one mutant in the partial rule-2 "
+    "remake is the pending blind spot above (the full-data weights' n − 1)",
+}
 
 
 @pytest.fixture(scope="module")
