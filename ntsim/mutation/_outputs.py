@@ -148,8 +148,8 @@ def _pairs(original, mutant, out: list) -> bool:
             sub_b = [getattr(b, name) for name in fields]
             if not _pairs(sub_a, sub_b, out):
                 return False
-        elif isinstance(a, str | bytes | type(None)) or isinstance(b, str | bytes | type(None)):
-            if a != b:
+        elif isinstance(a, str | bytes) or isinstance(b, str | bytes):
+            if type(a) is not type(b) or a != b:
                 return False
         else:  # a function, a module, an opaque object: nothing to compare by value
             raise _Unobservable

@@ -888,6 +888,7 @@ def test_compare_outputs_reads_keys_nans_dataclasses_and_shapes():
     assert counts(Plain(np.ones(2), "a"), Plain(np.ones(2), "a")) == (1, 0, 0)
     assert counts(Plain(np.ones(2), "a"), Plain(np.ones(2), "b")) == (0, 1, 0)
     assert counts((1, 2), (1, 2, 3)) == (0, 1, 0)
+    assert counts(("a", np.ones(2)), (np.ones(2), np.ones(2))) == (0, 1, 0)
     assert counts(np.arange(3), np.arange(3) + 1) == (0, 1, 0)
     assert counts(lambda: 0, lambda: 0) == (0, 0, 1)
     # the same test inside a program
