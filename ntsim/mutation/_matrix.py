@@ -446,12 +446,11 @@ def _classify_outcome(outcome: MutantOutcome, summary: dict, baseline: dict, lim
         c for c, s in summary["claims"].items() if s.get("ill_typed") and not baseline[c]["error"]
     ]
     smoke_only = bool(summary["claims"]) and all(s.get("smoke") for s in summary["claims"].values())
+    moved = bool(changed) or bool((outcome.outputs or {}).get("differed"))
     if killed:
         outcome.status = "killed"
-    elif smoke_only and (changed or (outcome.outputs or {}).get("differed")):
-        outcome.status = "not judged"  # only smoke claims ran: none decides at this scale
-    elif changed or (outcome.outputs or {}).get("differed"):
-        outcome.status = "survived"
+    elif moved:  # only smoke claims ran: none decides at this scale
+        outcome.status = "not judged" if smoke_only else "survived"
     elif ill_typed:
         outcome.status = "invalid"
         outcome.error = "ill-typed at the mutated line: " + summary["claims"][ill_typed[0]]["error"]
