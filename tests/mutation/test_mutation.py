@@ -728,6 +728,14 @@ def threshold_reader(x):
 
 def suffixed(a, b):
     return a + b
+
+
+def timed(x):
+    import time
+
+    start = time.perf_counter()
+    value = 2.0 * x + 0.0 * x
+    return value, time.perf_counter() - start
 """
 
 
@@ -793,6 +801,26 @@ def test_paired_mutants_count_whether_the_functions_own_outputs_moved(tmp_path, 
     finally:
         restore()
     assert toy.depth(3) == 3.0
+
+    # a wall-clock leaf differs between any two runs: a second run of the original leaves
+    # it out, so a mutant of the value is still seen and one that keeps it is not
+    for operator, before, expected in [
+        ("scale_x2", "2.0 * x + 0.0 * x", (0, 1)),
+        ("flip_sign", "2.0 * x + 0.0 * x", (1, 0)),
+        ("flip_sign", "time.perf_counter() - start", (1, 0)),
+    ]:
+        spec = _toy_spec("ntsim_toy_paired", "timed", operator, before)
+        _outputs.reset_counts()
+        restore = apply_mutant(spec, compare_outputs=True)
+        try:
+            toy.timed(x)
+            assert (_outputs.COUNTS.agreed, _outputs.COUNTS.differed) == expected, operator
+        finally:
+            restore()
+    stamp = iter(["10:00", "10:01"])  # a string that is not a function of the arguments
+    _outputs.reset_counts()
+    _outputs.compare_outputs((x, "09:59"), (x, "10:02"), again=lambda: (x, next(stamp)))
+    assert _outputs.COUNTS.unobservable == 1
 
     # 2.0 * "x" raises at the mutated line itself: the claims' error text says so
     from ntsim.claims._runner import _format_error
