@@ -194,8 +194,9 @@ def compare_outputs(original, mutant, again: Callable[[], Any] | None = None) ->
       OutputCounts(agreed=1, differed=1, unobservable=1)
       >>> reset_counts()
       >>> clock = iter([1.0, 2.0])
-      >>> compare_outputs((np.ones(2), 0.5), (np.ones(2), 0.7), again=lambda: (np.ones(2), next(clock)))
-      >>> compare_outputs((np.ones(2), 0.5), (np.zeros(2), 0.7), again=lambda: (np.ones(2), 0.9))
+      >>> rerun = lambda: (np.ones(2), next(clock))
+      >>> compare_outputs((np.ones(2), 0.5), (np.ones(2), 0.7), again=rerun)
+      >>> compare_outputs((np.ones(2), 0.5), (np.zeros(2), 0.7), again=rerun)
       >>> COUNTS
       OutputCounts(agreed=1, differed=1, unobservable=0)
     """
@@ -205,9 +206,7 @@ def compare_outputs(original, mutant, again: Callable[[], Any] | None = None) ->
     except _Unobservable:
         _count("unobservable")
         return
-    concrete = [
-        index for index, (a, b) in enumerate(pairs) if not (_is_tracer(a) or _is_tracer(b))
-    ]
+    concrete = [index for index, (a, b) in enumerate(pairs) if not (_is_tracer(a) or _is_tracer(b))]
     differing = {index for index in concrete if _concrete_differs(*pairs[index])}
     if (differing or not same_structure) and again is not None:
         try:
