@@ -88,14 +88,17 @@ def add_mutate_parser(sub, seed_type: Callable[[str], int]) -> argparse.Argument
 
 def _recorded_entry(out: pathlib.Path, topic: str, claim_seed: int) -> dict | None:
     """The entry ``out/MUTATION.json`` holds for ``topic`` at this claim seed and quick scale
-    (``ntsim mutate --resume`` reuses the outcomes of the claims that did not change)."""
+    (``ntsim mutate --resume`` reuses the outcomes of the claims that did not change); None
+    when it was made under an older classification rule (:data:`MATRIX_RULE`)."""
+    from ntsim.mutation._record import MATRIX_RULE
+
     path = out / "MUTATION.json"
     if not path.exists():
         return None
     entry = _io.read_json(path)["topics"].get(topic)
     if not entry or entry["claim_seed"] != claim_seed or entry.get("scale") != "quick":
         return None
-    return entry
+    return entry if entry.get("rule") == MATRIX_RULE else None
 
 
 def _replay_controls(args) -> int:

@@ -547,6 +547,11 @@ def test_dry_run_with_resume_marks_the_mutants_resume_would_keep(monkeypatch, ca
     assert any(expected)  # some planned mutants were recorded: the marking is exercised
     assert main(["mutate", "--topic", "overtraining", "--dry-run", *out]) == 0
     assert not any("kept by" in line for line in capsys.readouterr().out.splitlines())
+    # an entry made under an older classification rule keeps nothing
+    entry["rule"] = entry.get("rule", 1) - 1
+    (tmp_path / "MUTATION.json").write_text(json.dumps(matrix), encoding="utf-8")
+    assert main(["mutate", "--topic", "overtraining", "--dry-run", "--resume", *out]) == 0
+    assert not any("kept by" in line for line in capsys.readouterr().out.splitlines())
 
 
 def test_after_a_kill_only_claims_that_killed_before_are_skipped(monkeypatch):
