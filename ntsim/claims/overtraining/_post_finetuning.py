@@ -134,6 +134,13 @@ def check_progressive_sensitivity(run: ot.SensitivityRun):
     return given(conclusion, _sensitivity_premises(pre, ft, reg, eta))
 
 
+#: How finely :func:`check_misalignment_threshold` must bracket the threshold 2 (chosen):
+#: the nearest kept ratios σ^ft/σ^pre on each side within ±25%. The design draws ratios up
+#: to the excluded band 2 ± 10% (quick and full scale: hundreds of modes, so the nearest
+#: sit at ≈ 1.8 and ≈ 2.2); ±25% leaves that 2.5× headroom and still tells 2 from 1.5 or 2.5.
+THRESHOLD_BRACKET = (1.5, 2.5)
+
+
 def check_misalignment_threshold(run: ot.ThresholdRun):
     """Thm 4.7.1 / A.26 at λ = 0: ``L_pre(n) > L_pre(n−1)`` iff ``σ^ft_n > 2σ^pre_n``."""
     pre, ft, increments = (np.asarray(v) for v in run[:3])
@@ -142,15 +149,25 @@ def check_misalignment_threshold(run: ot.ThresholdRun):
     kept = (ratio <= lo) | (ratio >= hi)  # making σ^ft decreasing may move a ratio into the gap
     signed = increments * np.sign(ft - 2 * pre)
     strong = ft > 4 * pre
-    return compare(
+    below, above = ratio[kept & (ratio < 2)], ratio[kept & (ratio > 2)]
+    bracket = (below.max() if below.size else -np.inf, above.min() if above.size else np.inf)
+    conclusion = compare(
         signed[kept], 0.0, relation="lower_bound", num_instances=pre.shape[0],
         diagnostics={"modes kept (ratio outside the gap)": int(kept.sum()),
                      "min signed increment/Γ²": signed[kept].min(),
+                     "nearest kept ratios below and above 2": bracket,
                      "(4, r)-misaligned modes": int(strong.sum()),
                      "their min increment/Γ²": increments[strong].min() if strong.any() else 0},
         notes="(L_pre(θ^n(K)) − L_pre(θ^(n−1)(K)))·sign(σ^ft_n − 2σ^pre_n)/Γ² at λ = 0, m = ∞ "
         "(> 0: the sign flips exactly at σ^ft_n = 2σ^pre_n).",
     )  # fmt: skip
+    # "exactly at 2" is tested only as finely as the run brackets 2: modes far from it on
+    # either side cannot tell a threshold of 2 from one of 1.5 or 2.5
+    low, high = THRESHOLD_BRACKET
+    return given(conclusion, {
+        f"kept modes on both sides of 2, the nearest within [{low}, {high}]":
+            np.asarray(low <= bracket[0] and bracket[1] <= high),
+    })  # fmt: skip
 
 
 def _inflections(run: ot.RegularisationRun):
