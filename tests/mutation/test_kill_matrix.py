@@ -40,6 +40,10 @@ PENDING_TOPICS: dict[str, str] = {
     "early_stopping": "remade from scratch in session 23 (2026-11-30) to a partial checkpoint "
     "(140 of 164 first-round mutants, 0.877 under rule 1); " + _RULE_2,
     "linear_teachers": _RULE_2,
+    "overtraining": "its claims changed on 2026-11-30 (session 25): thm4_7.misalignment_threshold "
+    "is decided only where the run brackets 2 within ±25%, Lemma A.28's claims only where the "
+    "step is at ≥ 0.9 of the hypothesis' limit (design mutants that pushed the ratios off 2 or "
+    "halved η survived); remake with `ntsim mutate --topic overtraining --jobs 2 --resume`",
     "linearization": _RULE_2,
     "stability": "remade under rule 2 on 2026-11-30 to a partial checkpoint: 120 of 126 "
     "first-round mutants (60 killed, 14 survived, 45 equivalent, 1 invalid: 0.811 [0.71, "
