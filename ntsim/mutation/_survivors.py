@@ -83,14 +83,6 @@ REASONS: tuple[SurvivorReason, ...] = (
     *LINEARIZATION_REASONS,
     # ------------------------------------------------------------------ overtraining
     SurvivorReason(
-        "simulate_contraction", OUTSIDE,
-        "the instance's step drawn with 4·max(σ^pre, σ^ft) in place of 2·max in Lemma A.28's "
-        "step bound: a smaller step, still inside the lemma's hypothesis (an upper bound on "
-        "η), so the contraction the claims test is claimed for it too; the instances only test "
-        "nearer the bound's edge with the factor 2",
-        operator="scale_x2", before="2 * jnp.maximum(pre, ft) + reg",
-    ),
-    SurvivorReason(
         "finetune", OUTSIDE,
         "the step numbers returned beside the recorded checkpoints cut to the first half of "
         "the run (arange(0, num_steps/2 + 1, every)): a label array that no claim reads; the "
@@ -253,6 +245,14 @@ REASONS: tuple[SurvivorReason, ...] = (
         "Thm A.24's lower bound lowered (its subtracted 3·min gap²/(5(λ0 + 1)²) doubled): a "
         "lower bound that holds still holds when lowered, and Thm A.24 states no tightness",
         operator="scale_x2", before="3 * jax.lax.cummin(gap2)",
+    ),
+    SurvivorReason(
+        "simulate_misalignment_threshold", EQUIVALENT,
+        "the ratios σ^ft/σ^pre drawn from another range or around another excluded band: the "
+        "claim leaves out the band its run records, the sign test holds on both sides, and "
+        "making σ^ft decreasing still puts kept ratios within ±25% of 2 on both sides (the "
+        "premise that the run brackets the threshold; a draw that stops doing so is killed)",
+        before="hi - lo",
     ),
     SurvivorReason(
         "simulate_ideal_perturbation", EQUIVALENT,

@@ -50,12 +50,6 @@ LINEAR_TEACHERS_REASONS: tuple[SurvivorReason, ...] = (
         operator="scale_x0.5",
     ),
     SurvivorReason(
-        "simulate_misalignment_threshold", EQUIVALENT,
-        "ratios σ^ft/σ^pre drawn around another gap; the claim leaves out its own gap and "
-        "holds on both sides",
-        before="hi - lo",
-    ),
-    SurvivorReason(
         "alignment_directions", EQUIVALENT,
         "the top-eigen subspace of Fig. 1 one dimension larger (m + 1 instead of m, the bottom "
         "one smaller): the paper's m = 50 is a choice of the figure, and the crossing it shows "
