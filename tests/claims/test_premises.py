@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ntsim.claims import compare
-from ntsim.claims._premises import given
+from ntsim.claims._premises import given, sharply_tested
 
 
 def _conclusion(measured):
@@ -19,6 +19,24 @@ def test_premises_keep_the_verdict_when_they_hold_and_report_their_counts():
     result = given(_conclusion([0.5, 0.9]), {"η below 2/L": np.array([True, True])})
     assert result.outcome == "holds"
     assert result.diagnostics["premise: η below 2/L"] == "2 of 2"
+
+
+@pytest.mark.parametrize(("measured", "verdict"), [([0.5, 0.9], "inconclusive"),
+                                                   ([0.5, 1.5], "refuted")])  # fmt: skip
+def test_a_failed_design_check_undecides_a_hold_and_leaves_a_refutation(measured, verdict):
+    """A run that cannot test the statement sharply: "holds" means little there, but a
+    counterexample on a valid instance is one whatever the design."""
+    checks = {"a ratio near 2 on each side": np.array([True, False])}
+    result = sharply_tested(_conclusion(measured), checks)
+    assert result.outcome == verdict
+    assert result.diagnostics["design: a ratio near 2 on each side"] == "1 of 2"
+    assert "a ratio near 2 on each side (1 of 2 fail)" in result.notes
+    passed = sharply_tested(_conclusion(measured), {"near": np.array([True, True])})
+    assert passed.outcome == ("holds" if verdict == "inconclusive" else "refuted")
+    with pytest.raises(TypeError, match="must be boolean"):
+        sharply_tested(_conclusion(measured), {"near": np.array([1.0])})
+    with pytest.raises(ValueError, match="name at least one"):
+        sharply_tested(_conclusion(measured), {})
 
 
 @pytest.mark.parametrize("measured", [[0.5, 0.9], [0.5, 1.5]], ids=["holds", "refuted"])
