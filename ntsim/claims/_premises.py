@@ -22,26 +22,7 @@ import numpy as np
 
 from ntsim.claims._decisions import ClaimResult
 
-__all__ = ["given", "sharply_tested"]
-
-
-def _failed(caller: str, label: str, checks: Mapping[str, object], diagnostics: dict) -> list:
-    """The failed entries of ``checks`` (name → boolean array), each recorded in
-    ``diagnostics`` as ``"<label>: <name>"`` → how many entries hold, of how many."""
-    if not checks:
-        raise ValueError(f"{caller}: name at least one {label} check.")
-    failed = []
-    for name, value in checks.items():
-        entries = np.asarray(value)
-        if entries.dtype != bool:
-            raise TypeError(f"{caller}: {label} {name!r} must be boolean, got {entries.dtype}.")
-        if entries.size == 0:
-            raise ValueError(f"{caller}: {label} {name!r} has no entries.")
-        held = int(entries.sum())
-        diagnostics[f"{label}: {name}"] = f"{held} of {entries.size}"
-        if held < entries.size:
-            failed.append(f"{name} ({entries.size - held} of {entries.size} fail)")
-    return failed
+__all__ = ["given"]
 
 
 def given(result: ClaimResult, premises: Mapping[str, object]) -> ClaimResult:
@@ -68,53 +49,23 @@ def given(result: ClaimResult, premises: Mapping[str, object]) -> ClaimResult:
       >>> given(conclusion, {"step below 2/L": np.array([True, False])}).outcome
       'inconclusive'
     """
+    if not premises:
+        raise ValueError("given: name at least one premise.")
     diagnostics = dict(result.diagnostics)
-    failed = _failed("given", "premise", premises, diagnostics)
+    failed = []
+    for name, value in premises.items():
+        entries = np.asarray(value)
+        if entries.dtype != bool:
+            raise TypeError(f"given: premise {name!r} must be boolean, got {entries.dtype}.")
+        if entries.size == 0:
+            raise ValueError(f"given: premise {name!r} has no entries.")
+        held = int(entries.sum())
+        diagnostics[f"premise: {name}"] = f"{held} of {entries.size}"
+        if held < entries.size:
+            failed.append(f"{name} ({entries.size - held} of {entries.size} fail)")
     if not failed:
         return dataclasses.replace(result, diagnostics=diagnostics)
     note = "Outside the statement's hypotheses: " + "; ".join(failed) + "."
-    return dataclasses.replace(
-        result,
-        outcome="inconclusive",
-        diagnostics=diagnostics,
-        notes=f"{note} {result.notes}".strip(),
-    )
-
-
-def sharply_tested(result: ClaimResult, checks: Mapping[str, object]) -> ClaimResult:
-    """``result``, made ``inconclusive`` where the run cannot test the statement sharply: a
-    check of the *design*, not of the statement's hypotheses.
-
-    A run can satisfy every hypothesis and still test a statement weakly: a sharp threshold
-    "iff σ^ft > 2σ^pre" tested only on ratios far from 2 cannot tell 2 from 2.5, and a bound
-    whose hypothesis caps a step size, tested only far below the cap, tests a weaker
-    statement. Such a run's "holds" means little, so it becomes ``inconclusive``; a
-    ``"refuted"`` stands (a counterexample is one whatever the design) — unlike
-    :func:`given`, whose failed premise leaves the instance outside the statement.
-
-    Args:
-      result: the decided conclusion.
-      checks: name → boolean array (or scalar) measured on the run, like :func:`given`'s.
-
-    Examples:
-      >>> from ntsim.claims import compare
-      >>> import numpy as np
-      >>> near = {"a ratio within 25% of 2 on each side": np.array(False)}
-      >>> sharply_tested(compare(np.array([0.5]), 1.0, relation="upper_bound"), near).outcome
-      'inconclusive'
-      >>> sharply_tested(compare(np.array([1.5]), 1.0, relation="upper_bound"), near).outcome
-      'refuted'
-    """
-    diagnostics = dict(result.diagnostics)
-    failed = _failed("sharply_tested", "design", checks, diagnostics)
-    if not failed:
-        return dataclasses.replace(result, diagnostics=diagnostics)
-    if result.outcome != "holds":
-        note = "Design check failed (" + "; ".join(failed) + f"); the {result.outcome} stands."
-        return dataclasses.replace(
-            result, diagnostics=diagnostics, notes=f"{note} {result.notes}".strip()
-        )
-    note = "The run cannot test the statement sharply here: " + "; ".join(failed) + "."
     return dataclasses.replace(
         result,
         outcome="inconclusive",

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from ntsim.claims import compare
-from ntsim.claims._premises import given, sharply_tested
+from ntsim.claims._design import sharply_tested
+from ntsim.claims._premises import given
 
 
 def _conclusion(measured):

@@ -22,7 +22,7 @@ Every check is decided only where the run meets the lemma's hypothesis
 ``(λ + 2)η(2max{σ^ft, σ^pre} + λ + λ√(σ^pre/σ^ft)) < 1``, measured on the recorded ``η``
 (:func:`~ntsim.claims._premises.given`): a step drawn too large decides nothing. The
 contraction bound's "holds" also needs the step at the hypothesis' edge (≥ 0.9 of the
-limit, :func:`~ntsim.claims._premises.sharply_tested`): the lemma says the hypothesis is
+limit, :func:`~ntsim.claims._design.sharply_tested`): the lemma says the hypothesis is
 sufficient, which a step far below the cap hardly tests (a refutation stands at any step).
 """
 
@@ -34,7 +34,8 @@ import numpy as np
 
 from ntsim.claims._contract import Claim, Simulation, ViolationFraction, derived, printed, proof
 from ntsim.claims._decisions import Tolerance, all_of, compare
-from ntsim.claims._premises import given, sharply_tested
+from ntsim.claims._design import sharply_tested
+from ntsim.claims._premises import given
 from ntsim.theory import overtraining as ot
 
 __all__ = ["CLAIMS"]

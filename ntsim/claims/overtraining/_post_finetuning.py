@@ -18,8 +18,9 @@ import numpy as np
 
 from ntsim.claims._contract import Claim, Simulation, derived, printed
 from ntsim.claims._decisions import Tolerance, all_of, compare
+from ntsim.claims._design import sharply_tested
 from ntsim.claims._mechanism import MechanismViolation
-from ntsim.claims._premises import given, sharply_tested
+from ntsim.claims._premises import given
 from ntsim.theory import overtraining as ot
 
 __all__ = ["CLAIMS"]
@@ -141,7 +142,7 @@ def check_misalignment_threshold(run: ot.ThresholdRun):
     a "holds" needs kept modes on both sides whose nearest ratios lie within one band width
     of it (``[lo − w, hi + w]``, ``w = hi − lo``; chosen: the registered runs' nearest sit at
     ≈ 1.78 and ≈ 2.21 inside ``[1.4, 2.6]``), else the run cannot tell 2 from a threshold
-    farther off and the claim is inconclusive (:func:`~ntsim.claims._premises.sharply_tested`).
+    farther off and the claim is inconclusive (:func:`~ntsim.claims._design.sharply_tested`).
     """
     pre, ft, increments = (np.asarray(v) for v in run[:3])
     ratio = ft / pre
