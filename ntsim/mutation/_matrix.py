@@ -13,10 +13,13 @@ unmutated baseline:
 * **survived** — no verdict changed, but some claim's numbers moved (beyond round-off): those
   claims are the ones that *should* have caught it; or no claim's numbers moved while the
   mutated function's own results did on the claims' calls (:mod:`ntsim.mutation._outputs`);
-* **equivalent** — the function returned the original's results on every call the claims
-  made and no claim's numbers moved (left out of the kill rate, whatever the unit tests
-  say). A mutant whose node no claim executes (:func:`run_covered_baseline` traces the
-  lines each claim runs) is equivalent without being run;
+  or nothing moved but the function's results could not be compared on every call (none
+  compared, or some unobservable): an equivalence not shown is not assumed;
+* **equivalent** — the function's results were compared on the claims' calls and agreed
+  with the original's on every one, and no claim's numbers moved (left out of the kill
+  rate, whatever the unit tests say). A mutant whose node no claim executes
+  (:func:`run_covered_baseline` traces the lines each claim runs) is equivalent without
+  being run;
 * **invalid** — the mutant does not compile, or it only raised a ``TypeError`` at the
   mutated expression itself (an ill-typed program; left out of the rate);
 * **not judged** — it moved something, but every claim that ran it is a smoke claim at this
@@ -446,10 +449,14 @@ def _classify_outcome(outcome: MutantOutcome, summary: dict, baseline: dict, lim
         c for c, s in summary["claims"].items() if s.get("ill_typed") and not baseline[c]["error"]
     ]
     smoke_only = bool(summary["claims"]) and all(s.get("smoke") for s in summary["claims"].values())
-    moved = bool(changed) or bool((outcome.outputs or {}).get("differed"))
+    outputs = outcome.outputs or {}
+    moved = bool(changed) or bool(outputs.get("differed"))
+    # equivalent is detected, not guessed: the function's own results were compared on the
+    # claims' calls and agreed on every one of them
+    compared = outputs.get("agreed", 0) > 0 and not outputs.get("unobservable")
     if killed:
         outcome.status = "killed"
-    elif moved:  # only smoke claims ran: none decides at this scale
+    elif moved or not (compared or ill_typed):  # smoke claims alone decide nothing here
         outcome.status = "not judged" if smoke_only else "survived"
     elif ill_typed:
         outcome.status = "invalid"

@@ -19,8 +19,11 @@ arguments (a wall-clock time, an unseeded draw) are left out of the comparison.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import random
 import threading
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -87,23 +90,35 @@ def _key_data(value):
     return value
 
 
-def _concrete_differs(original, mutant) -> bool:
+def _concrete_gaps(original, mutant) -> np.ndarray | bool:
+    """Entry by entry, whether ``mutant`` differs from ``original`` (True: the shapes differ).
+
+    Integers, booleans and other non-float values are compared exactly; floats to
+    ``RTOL · max |original| + ATOL`` (NaN = NaN, equal infinities agree)."""
     a = np.asarray(_key_data(original))
     b = np.asarray(_key_data(mutant))
     if a.shape != b.shape:
         return True
-    if a.size == 0:
-        return False
-    if not (np.issubdtype(a.dtype, np.number) or a.dtype == bool):
-        return bool(np.any(a != b))
+    if not (np.issubdtype(a.dtype, np.inexact) or np.issubdtype(b.dtype, np.inexact)):
+        return np.asarray(a != b)
     a, b = a.astype(np.complex128), b.astype(np.complex128)
     same = (np.isnan(a) & np.isnan(b)) | (np.isinf(a) & (a == b))  # NaN = NaN, ∞ = ∞
     with np.errstate(invalid="ignore"):
         gap = np.where(same, 0.0, np.abs(a - b))
-    if np.any(np.isnan(gap)):  # a NaN or an infinity on one side only
-        return True
     scale = np.max(np.where(np.isfinite(a), np.abs(a), 0.0), initial=0.0)
-    return bool(np.max(gap) > RTOL * scale + ATOL)
+    return np.isnan(gap) | (gap > RTOL * scale + ATOL)  # a NaN or an ∞ on one side only
+
+
+def _concrete_differs(original, mutant, unstable=None) -> bool:
+    """Whether some entry differs, leaving out the ``unstable`` ones (a boolean mask)."""
+    if unstable is True:  # the original's own runs differ in this leaf's shape
+        return False
+    gaps = _concrete_gaps(original, mutant)
+    if gaps is True:
+        return True
+    if unstable is not None:
+        gaps = gaps & ~np.asarray(unstable, bool)
+    return bool(np.any(gaps))
 
 
 def _traced_differs(original, mutant):
@@ -115,8 +130,8 @@ def _traced_differs(original, mutant):
         return jnp.asarray(True)
     if a.size == 0:
         return jnp.asarray(False)
-    if not (jnp.issubdtype(a.dtype, jnp.number) or a.dtype == bool):
-        return jnp.any(a != b)
+    if not (jnp.issubdtype(a.dtype, jnp.inexact) or jnp.issubdtype(b.dtype, jnp.inexact)):
+        return jnp.any(a != b)  # integers and booleans exactly
     dtype = jnp.result_type(a.dtype, b.dtype, jnp.float32)
     a, b = a.astype(dtype), b.astype(dtype)
     both_nan = jnp.isnan(a) & jnp.isnan(b)
@@ -151,8 +166,9 @@ def _pairs(original, mutant, out: list) -> bool:
             if not _pairs(sub_a, sub_b, out):
                 return False
         elif isinstance(a, str | bytes) or isinstance(b, str | bytes):
-            if type(a) is not type(b) or a != b:
+            if type(a) is not type(b):
                 return False
+            out.append((a, b))  # compared by value, like an array of one entry
         else:  # a function, a module, an opaque object: nothing to compare by value
             raise _Unobservable
     return True
@@ -162,27 +178,29 @@ class _Unobservable(Exception):
     pass
 
 
-def _unstable_leaves(original, again) -> set[int] | None:
-    """The indices of the concrete array leaves on which two runs of the original differ (a
-    wall-clock time, an unseeded draw); None when the runs differ in structure or in a
-    value that is not an array."""
+def _unstable_entries(original, again) -> dict[int, Any] | None:
+    """Leaf index → mask of the concrete entries on which two runs of the original differ
+    (a wall-clock time, an unseeded draw; True: the whole leaf, whose shape changed); None
+    when the runs differ in structure."""
     pairs: list = []
     if not _pairs(original, again, pairs):
         return None
-    return {
-        index
-        for index, (a, b) in enumerate(pairs)
-        if not (_is_tracer(a) or _is_tracer(b)) and _concrete_differs(a, b)
-    }
+    unstable = {}
+    for index, (a, b) in enumerate(pairs):
+        if not (_is_tracer(a) or _is_tracer(b)):
+            gaps = _concrete_gaps(a, b)
+            if gaps is True or np.any(gaps):
+                unstable[index] = gaps
+    return unstable
 
 
 def compare_outputs(original, mutant, again: Callable[[], Any] | None = None) -> None:
     """Count whether ``mutant`` (one call's result) agrees with ``original``'s (module doc).
 
-    When a concrete leaf differs and ``again`` is given, ``again()`` runs the original once
-    more: a leaf on which the two runs of the original differ is not compared (it is not a
-    function of the arguments), and when they differ in structure or in a non-array value
-    the call is unobservable.
+    When a concrete entry differs and ``again`` is given, ``again()`` runs the original once
+    more: the entries on which the two runs of the original differ are not compared (they
+    are not a function of the arguments); when the two runs differ in structure the call
+    is unobservable.
 
     Examples:
       >>> import numpy as np
@@ -207,16 +225,18 @@ def compare_outputs(original, mutant, again: Callable[[], Any] | None = None) ->
         _count("unobservable")
         return
     concrete = [index for index, (a, b) in enumerate(pairs) if not (_is_tracer(a) or _is_tracer(b))]
-    differing = {index for index in concrete if _concrete_differs(*pairs[index])}
+    differing = [index for index in concrete if _concrete_differs(*pairs[index])]
     if (differing or not same_structure) and again is not None:
         try:
-            unstable = _unstable_leaves(original, again())
+            unstable = _unstable_entries(original, again())
         except Exception:  # the original itself does not rerun: nothing to stand on
             unstable = None
         if unstable is None:
             _count("unobservable")
             return
-        differing -= unstable
+        differing = [
+            index for index in differing if _concrete_differs(*pairs[index], unstable.get(index))
+        ]
     if differing or not same_structure:
         _count("differed")
         return
@@ -239,9 +259,84 @@ class _Branch(threading.local):
         self.name: str | None = None
 
 
+class _Uncopyable(Exception):
+    pass
+
+
+def _shared(value) -> bool:
+    """Whether ``value`` needs no copy: immutable (JAX arrays, tracers and jaxprs, scalars,
+    strings, frozen dataclasses) or a callable (functions, classes, modules are not state
+    here)."""
+    import jax
+    import jax.extend.core as jax_core
+
+    immutable = (jax.Array, jax.core.Tracer, jax_core.Jaxpr, jax_core.ClosedJaxpr, np.generic)
+    if isinstance(value, immutable + (int, float, complex, str)):
+        return True
+    if value is None or isinstance(value, bytes | types.ModuleType) or callable(value):
+        return True
+    return dataclasses.is_dataclass(value) and value.__dataclass_params__.frozen
+
+
+def _isolated(value):
+    """A copy of a call's arguments the original can run on without touching the caller's:
+    containers rebuilt, numpy arrays and other mutable objects copied; raises
+    ``_Uncopyable`` when some object cannot be."""
+    import jax
+
+    def leaf(x):
+        if isinstance(x, np.ndarray):
+            return x.copy()
+        if _shared(x):
+            return x
+        try:
+            if hasattr(x, "__dict__"):  # attribute by attribute (they may hold tracers)
+                twin = copy.copy(x)
+                vars(twin).update({k: _isolated(v) for k, v in vars(x).items()})
+                return twin
+            return copy.deepcopy(x)
+        except _Uncopyable:
+            raise
+        except Exception as exc:
+            raise _Uncopyable from exc
+
+    return jax.tree_util.tree_map(leaf, value)
+
+
+def _state(value):
+    """What a call may have changed in its arguments: their containers' structure, numpy
+    arrays, Python numbers, and the attributes of mutable objects (callables and immutable
+    values left out)."""
+    import jax
+
+    def leaf(x):
+        if isinstance(x, np.ndarray | int | float | complex | str | bytes):
+            return x
+        if _shared(x):
+            return None
+        return _state({k: v for k, v in vars(x).items()}) if hasattr(x, "__dict__") else None
+
+    return jax.tree_util.tree_map(leaf, value)
+
+
+def _rng_states() -> tuple:
+    return np.random.get_state(), random.getstate()  # noqa: NPY002 (the legacy global state)
+
+
+def _set_rng_states(states: tuple) -> None:
+    np.random.set_state(states[0])  # noqa: NPY002
+    random.setstate(states[1])
+
+
 def paired(mutant: Callable, original: Callable) -> Callable:
     """A function that returns ``mutant(...)`` and counts whether ``original(...)`` agrees
     (module doc); calls made inside either run that one alone.
+
+    The mutant runs on the caller's arguments (the program goes on as the mutant alone would
+    take it); the original on a copy of them taken before, from the same global random
+    state (numpy's and Python's), which is then put back as the mutant left it. What the
+    call left in its arguments (mutable containers, numpy arrays, object attributes) is
+    compared too. Arguments that cannot be copied make the call unobservable.
 
     Examples:
       >>> reset_counts()
@@ -249,6 +344,14 @@ def paired(mutant: Callable, original: Callable) -> Callable:
       >>> g = paired(lambda x: 3 * x, lambda x: x)
       >>> f(2.0), g(2.0), COUNTS
       (4.0, 6.0, OutputCounts(agreed=1, differed=1, unobservable=0))
+      >>> def fill(out, x):  # a result written into an argument
+      ...     out[:] = x + 1
+      >>> def fill_mutant(out, x):
+      ...     out[:] = 2 * x + 1
+      >>> reset_counts()
+      >>> buffer = np.zeros(2)
+      >>> paired(fill_mutant, fill)(buffer, np.ones(2)); buffer.tolist(), COUNTS
+      ([3.0, 3.0], OutputCounts(agreed=0, differed=1, unobservable=0))
     """
     branch = _Branch()
 
@@ -262,17 +365,37 @@ def paired(mutant: Callable, original: Callable) -> Callable:
     def run_both(*args: Any, **kwargs: Any):
         if branch.name is not None:
             return (mutant if branch.name == "mutant" else original)(*args, **kwargs)
+        try:
+            copies = [_isolated((args, kwargs)) for _ in range(2)]
+        except _Uncopyable:
+            copies = None
+        before = _rng_states()
         branch.name = "mutant"
         try:
             result = mutant(*args, **kwargs)
         finally:
             branch.name = None
-        try:
-            expected = run_original(args, kwargs)
-        except Exception:  # the original fails where the mutant did not: they differ
-            _count("differed")
+        if copies is None:
+            _count("unobservable")
             return result
-        compare_outputs(expected, result, again=lambda: run_original(args, kwargs))
+        after = _rng_states()
+
+        def original_on(which: int):
+            _set_rng_states(before)
+            value = run_original(*copies[which])
+            return value, _state(copies[which])
+
+        try:
+            try:
+                expected = original_on(0)
+            except Exception:  # the original fails where the mutant did not: they differ
+                _count("differed")
+                return result
+            compare_outputs(
+                expected, (result, _state((args, kwargs))), again=lambda: original_on(1)
+            )
+        finally:
+            _set_rng_states(after)
         return result
 
     return run_both

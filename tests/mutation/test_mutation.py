@@ -822,10 +822,34 @@ def test_paired_mutants_count_whether_the_functions_own_outputs_moved(tmp_path, 
             assert (_outputs.COUNTS.agreed, _outputs.COUNTS.differed) == expected, operator
         finally:
             restore()
-    stamp = iter(["10:00", "10:01"])  # a string that is not a function of the arguments
+    # a clock-stamped string is left out alone: the array beside it is still compared, and
+    # so are the entries of an array leaf that do not move between the original's runs
+    stamp = iter(["10:00", "10:01"])
     _outputs.reset_counts()
     _outputs.compare_outputs((x, "09:59"), (x, "10:02"), again=lambda: (x, next(stamp)))
-    assert _outputs.COUNTS.unobservable == 1
+    _outputs.compare_outputs((x, "09:59"), (2 * x, "10:02"), again=lambda: (x, next(stamp)))
+    clock = iter([0.3, 0.4])
+    value_and_time = lambda value, t: np.array([value, t])  # noqa: E731
+    _outputs.compare_outputs(value_and_time(1.0, 0.1), value_and_time(2.0, 0.2),
+                             again=lambda: value_and_time(1.0, next(clock)))  # fmt: skip
+    assert (_outputs.COUNTS.agreed, _outputs.COUNTS.differed) == (1, 2)
+
+    # a mutant drawing from the global random state is compared on the same draws, and the
+    # program goes on from the state the mutant left
+    def noisy(v):
+        return v + np.random.standard_normal(v.shape)  # noqa: NPY002
+
+    _outputs.reset_counts()
+    np.random.seed(0)  # noqa: NPY002
+    paired_noisy = _outputs.paired(lambda v: 2 * v + np.random.standard_normal(v.shape), noisy)  # noqa: NPY002
+    first = paired_noisy(np.ones(3))
+    after = np.random.standard_normal()  # noqa: NPY002
+    np.random.seed(0)  # noqa: NPY002
+    np.testing.assert_allclose(first, 2 + np.random.standard_normal(3))  # noqa: NPY002
+    assert after == np.random.standard_normal()  # noqa: NPY002
+    same = _outputs.paired(lambda v: v + np.random.standard_normal(v.shape) + 0.0, noisy)  # noqa: NPY002
+    same(np.ones(3))
+    assert (_outputs.COUNTS.agreed, _outputs.COUNTS.differed) == (1, 1)
 
     # 2.0 * "x" raises at the mutated line itself: the claims' error text says so
     from ntsim.claims._runner import _format_error
@@ -879,6 +903,11 @@ def test_the_statuses_of_rule_two():
     assert status({"a": summary(numbers=[1.5])}) == "survived"
     assert status({"a": summary()}, moved) == "survived"  # outputs only
     assert status({"a": summary()}, same) == "equivalent"
+    # an equivalence not shown is not assumed: no call compared, or some unobservable
+    assert status({"a": summary()}) == "survived"
+    assert status({"a": summary()}, {"agreed": 0, "differed": 0, "unobservable": 0}) == "survived"
+    assert status({"a": summary()}, {"agreed": 3, "differed": 0, "unobservable": 1}) == "survived"
+    assert status({"s": summary(smoke=True)}) == "not judged"
     assert status({"s": summary(smoke=True, verdict="refuted")}) == "not judged"
     assert status({"s": summary(smoke=True)}, moved) == "not judged"
     assert status({"s": summary(smoke=True), "a": summary()}, moved) == "survived"
