@@ -40,6 +40,9 @@ PENDING_TOPICS: dict[str, str] = {
     "early_stopping": "remade from scratch in session 23 (2026-11-30) to a partial checkpoint "
     "(140 of 164 first-round mutants, 0.877 under rule 1); " + _RULE_2,
     "linear_teachers": _RULE_2,
+    "overtraining": "remade on 2026-11-30 (session 25, 0.807) before thm4_7 and Lemma A.28's "
+    "edge checks moved to design checks (sharply_tested: a refutation stands) after referee "
+    "55: remake with `ntsim mutate --topic overtraining --jobs 2 --resume`",
     "linearization": _RULE_2,
 }
 
