@@ -39,7 +39,7 @@ def add_mutate_parser(sub, seed_type: Callable[[str], int]) -> argparse.Argument
     p.add_argument("--jobs", type=int, default=1, help="child processes at once (default 1)")
     p.add_argument(
         "--timeout", type=float, default=1800.0,
-        help="cap on a mutant's time limit, which is 120 s + 4 × its claims' baseline "
+        help="cap on a mutant's time limit, which is 120 s + 6 × its claims' baseline "
         "seconds (default 1800); a mutant past its limit counts as killed by hanging",
     )  # fmt: skip
     p.add_argument(
