@@ -145,12 +145,21 @@ def summarise_topic(
             for o in outcomes
         ),
         "survived_on_outputs_only": sum(
-            o["status"] == "survived" and not o["claims_changed"] for o in outcomes
+            o["status"] == "survived" and not o["claims_changed"] and _outputs_moved(o)
+            for o in outcomes
+        ),
+        "survived_uncompared": sum(
+            o["status"] == "survived" and not o["claims_changed"] and not _outputs_moved(o)
+            for o in outcomes
         ),
         "functions": dict(sorted(functions.items())),
         "claims": dict(sorted(claims.items())),
         "outcomes": list(outcomes),
     }
+
+
+def _outputs_moved(outcome: Mapping) -> bool:
+    return bool((outcome.get("outputs") or {}).get("differed"))
 
 
 def _fmt_rate(value: float | None) -> str:
@@ -191,10 +200,12 @@ seed, with the original function run beside it on every call and their results c
   (*timeouts* below).
 - **Survived**: no verdict changed, but some claim's numbers moved, or the function's own
   results moved on the claims' calls while no claim's numbers did (*outputs only* below:
-  the claims read the function through a threshold, or not at all).
-- **Equivalent**: the function returned the same results (to round-off) on every call the
-  claims made, and no claim's numbers moved; a mutant of a line no claim runs is
-  equivalent without a run. Left out of the rate.
+  the claims read the function through a threshold, or not at all), or nothing moved but
+  the function's results could not be compared on every call (*uncompared* below: an
+  equivalence not shown is not assumed).
+- **Equivalent**: the function's results were compared on the claims' calls and agreed
+  with the original's (to round-off) on every one, and no claim's numbers moved; a mutant
+  of a line no claim runs is equivalent without a run. Left out of the rate.
 - **Invalid**: the mutant does not compile, or its only effect is a `TypeError` raised at the
   mutated expression itself (`2.0 * x.shape`, a float passed to `range`): an ill-typed
   program, not a formula bug. Left out of the rate.
@@ -217,8 +228,9 @@ def markdown_matrix(matrix: Mapping[str, dict]) -> str:
     """``MUTATION.md`` from the topics of ``MUTATION.json`` and the current reasons."""
     lines = [
         _HEADER,
-        "| topic | mutants | killed (errors only; timeouts) | survived (outputs only; blind "
-        "spots) | equivalent | invalid | not judged | claim kill rate (by verdicts) "
+        "| topic | mutants | killed (errors only; timeouts) | survived (outputs only; "
+        "uncompared; blind spots) | equivalent | invalid | not judged "
+        "| claim kill rate (by verdicts) "
         "| survivors killed by unit tests | functions mutated / on paths | scale, seed | rule "
         "| source hash |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
@@ -230,7 +242,7 @@ def markdown_matrix(matrix: Mapping[str, dict]) -> str:
             f"| {entry['killed']} ({entry['killed_by_errors_only']}; "
             f"{entry.get('killed_by_timeouts', '—')}) "
             f"| {entry['survived']} ({entry.get('survived_on_outputs_only', '—')}; "
-            f"{len(blind_spots(entry))}) "
+            f"{entry.get('survived_uncompared', '—')}; {len(blind_spots(entry))}) "
             f"| {entry['equivalent']} | {entry['invalid']} | {entry.get('not_judged', '—')} "
             f"| {_fmt_rate(entry['claim_kill_rate'])} {_fmt_interval(entry)} "
             f"({_fmt_rate(entry.get('claim_kill_rate_by_verdicts'))}) "

@@ -178,7 +178,8 @@ def _toy_entry() -> dict:
         outcome("survived", changed=["b"], tests=True),
         outcome("equivalent"),
         dict(outcome("killed", killed=["b"]), claims_errored=["b"]),  # b only raised
-        outcome("survived"),  # the function's outputs moved, no claim's numbers did
+        # the function's outputs moved, no claim's numbers did
+        dict(outcome("survived"), outputs={"agreed": 2, "differed": 1, "unobservable": 0}),
     ]
     entry = summarise_topic("toy", outcomes, {"a": "bound", "b": "identity"}, scale="quick",
                             claim_seed=0, sample_seed=0, source_hash="0" * 16, seconds=1.0,
@@ -188,6 +189,7 @@ def _toy_entry() -> dict:
     assert entry["survivors_killed_by_tests"] == 2
     assert (entry["killed"], entry["survived"], entry["equivalent"]) == (3, 2, 1)
     assert (entry["killed_by_errors_only"], entry["survived_on_outputs_only"]) == (1, 1)
+    assert entry["survived_uncompared"] == 0
     assert entry["claims"]["a"] == {
         "kind": "bound", "killed": 2, "killed_by_verdict": 2, "moved_numbers": 2
     }  # fmt: skip
@@ -210,7 +212,9 @@ def test_write_matrix_merges_topics_and_lists_silent_claims(tmp_path):
     # b killed one mutant, by raising only: it is listed as killing none by a verdict
     assert "- `b` (identity; 1 kills by raising; 3 mutants moved its numbers)" in text
     assert "none (outputs only; ran: a, b)" in text
-    assert "| toy | 6 | 3 (1; 0) | 2 (1; 2) | 1 | 0 | 0 | 0.600 [0.23, 0.88] (0.400) | 2 |" in text
+    assert (
+        "| toy | 6 | 3 (1; 0) | 2 (1; 0; 2) | 1 | 0 | 0 | 0.600 [0.23, 0.88] (0.400) | 2 |" in text
+    )
     assert "**blind spot** (no reason given)" in text
 
 
@@ -231,7 +235,7 @@ def test_a_survivor_reason_covers_only_its_mutants(monkeypatch, tmp_path):
     assert blind_spots(entry) == []
     write_matrix(tmp_path, [entry])
     text = (tmp_path / "MUTATION.md").read_text()
-    assert "| 2 (1; 0) |" in text and "*equivalent in effect*: another draw" in text
+    assert "| 2 (1; 0; 0) |" in text and "*equivalent in effect*: another draw" in text
     with pytest.raises(ValueError, match="unknown category"):
         SurvivorReason("f", "harmless", "x")
     with pytest.raises(ValueError, match="give the reason"):
