@@ -458,7 +458,9 @@ def _classify_outcome(outcome: MutantOutcome, summary: dict, baseline: dict, lim
     compared = outputs.get("agreed", 0) > 0 and not outputs.get("unobservable")
     if killed:
         outcome.status = "killed"
-    elif moved or not (compared or ill_typed):  # smoke claims alone decide nothing here
+    elif moved or (summary["claims"] and not (compared or ill_typed)):
+        # (no claim executes the mutated line: equivalent without a run; smoke claims alone
+        # decide nothing at this scale)
         outcome.status = "not judged" if smoke_only else "survived"
     elif ill_typed:
         outcome.status = "invalid"

@@ -39,9 +39,6 @@ _RULE_2 = (
 PENDING_TOPICS: dict[str, str] = {
     "early_stopping": "remade from scratch in session 23 (2026-11-30) to a partial checkpoint "
     "(140 of 164 first-round mutants, 0.877 under rule 1); " + _RULE_2,
-    "overtraining": "remade on 2026-11-30 (session 25, 0.807) before thm4_7 and Lemma A.28's "
-    "edge checks moved to design checks (sharply_tested: a refutation stands) after referee "
-    "55: remake with `ntsim mutate --topic overtraining --jobs 2 --resume`",
     "linearization": _RULE_2,
 }
 
@@ -54,8 +51,9 @@ PENDING_KILL_RATE: dict[str, float] = {
     "early_stopping": 0.80,
     # Remade under rule 2 on 2026-11-30 (session 24): 70 killed, 18 survived (0.795); then
     # (session 25) thm4_7.misalignment_threshold decided only where its run brackets 2 and
-    # Lemma A.28's claims only at the edge of their step condition, remade with --resume: 71
-    # killed, 17 survived (0.807, 0.614 by verdicts). Every survivor has a reason; 6 are
+    # Lemma A.28's contraction bound only at the edge of its step condition (design checks,
+    # which leave a refutation standing), remade with --resume at the revised rule 2: 71
+    # killed, 17 survived (0.807, 0.682 by verdicts). Every survivor has a reason; 6 are
     # draws of simulate_misalignment_threshold's ratios that still bracket 2 (round 2 gives
     # the claim, silent in round 1, its extra mutants there) and 5 the budget sweep's.
     "overtraining": 0.806,

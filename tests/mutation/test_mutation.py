@@ -912,6 +912,7 @@ def test_the_statuses_of_rule_two():
     assert status({"a": summary()}, {"agreed": 0, "differed": 0, "unobservable": 0}) == "survived"
     assert status({"a": summary()}, {"agreed": 3, "differed": 0, "unobservable": 1}) == "survived"
     assert status({"s": summary(smoke=True)}) == "not judged"
+    assert status({}) == "equivalent"  # no claim executes the mutated line
     assert status({"s": summary(smoke=True, verdict="refuted")}) == "not judged"
     assert status({"s": summary(smoke=True)}, moved) == "not judged"
     assert status({"s": summary(smoke=True), "a": summary()}, moved) == "survived"
