@@ -454,13 +454,13 @@ def _classify_outcome(outcome: MutantOutcome, summary: dict, baseline: dict, lim
     outputs = outcome.outputs or {}
     moved = bool(changed) or bool(outputs.get("differed"))
     # equivalent is detected, not guessed: the function's own results were compared on the
-    # claims' calls and agreed on every one of them
+    # claims' calls and agreed on every one of them (a mutant no claim executes ran on no
+    # claim: equivalent without a run)
     compared = outputs.get("agreed", 0) > 0 and not outputs.get("unobservable")
+    not_shown = bool(summary["claims"]) and not (compared or ill_typed)
     if killed:
         outcome.status = "killed"
-    elif moved or (summary["claims"] and not (compared or ill_typed)):
-        # (no claim executes the mutated line: equivalent without a run; smoke claims alone
-        # decide nothing at this scale)
+    elif moved or not_shown:  # smoke claims alone decide nothing at this scale
         outcome.status = "not judged" if smoke_only else "survived"
     elif ill_typed:
         outcome.status = "invalid"

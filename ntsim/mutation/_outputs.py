@@ -314,7 +314,7 @@ def _state(value):
             return x
         if _shared(x):
             return None
-        return _state({k: v for k, v in vars(x).items()}) if hasattr(x, "__dict__") else None
+        return _state(dict(vars(x))) if hasattr(x, "__dict__") else None
 
     return jax.tree_util.tree_map(leaf, value)
 
