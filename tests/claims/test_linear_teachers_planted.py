@@ -232,7 +232,8 @@ def test_aligned_claims_catch_wrong_formulas(monkeypatch):
 
 
 def test_fig1_catches_swapped_alignments(monkeypatch):
-    """Top and bottom alignment swapped (a wiring error): the ordering is refuted."""
+    """Top and bottom alignment swapped (a wiring error): the curves are no longer what
+    Fig. 1 defines, so neither Fig. 1 claim can hold."""
     from ntsim.theory.linear_teachers import _alignment
 
     original = _alignment.alignment_directions
@@ -242,7 +243,54 @@ def test_fig1_catches_swapped_alignments(monkeypatch):
         return dirs._replace(top_align=dirs.bottom_align, bottom_align=dirs.top_align)
 
     monkeypatch.setattr(_alignment, "alignment_directions", swapped)
+    for claim_id in (
+        "linear_teachers.fig1.crossing",
+        "linear_teachers.fig1.deterministic_equivalent",
+    ):
+        record = _record(claim_id)
+        assert record.verdict == "inconclusive" and not record.as_expected, claim_id
+        assert "Outside the statement's hypotheses" in record.per_seed[0].result.notes
+
+
+def test_fig1_catches_a_spectrum_block_one_too_wide(monkeypatch):
+    """``arange(d) <= top`` for ``< top`` in the spectrum only: one bottom coordinate of
+    Top-align ``v`` sits on a top eigenvalue; both claims see the curves are not Fig. 1's."""
+    from ntsim.core import two_level_spectrum
+    from ntsim.theory.linear_teachers import _covariance_alignment
+
+    monkeypatch.setattr(_covariance_alignment, "two_level_spectrum",
+                        lambda d, top, a, b: two_level_spectrum(d, top + 1, a, b))  # fmt: skip
+    for claim_id in (
+        "linear_teachers.fig1.crossing",
+        "linear_teachers.fig1.deterministic_equivalent",
+    ):
+        record = _record(claim_id)
+        assert record.verdict == "inconclusive" and not record.as_expected, claim_id
+
+
+def test_fig1_crossing_catches_a_wrong_predicted_crossing(monkeypatch):
+    """n_× with its bottom block halved (``(d − top)/2``): the windows next to n_× see the
+    curves cross elsewhere."""
+    from ntsim.theory.linear_teachers import _alignment
+
+    def planted(top_value, bottom_value, d, top):
+        kappa = (top_value * bottom_value) ** 0.5
+        return top * top_value / (top_value + kappa) + (d - top) / 2 * bottom_value / (
+            bottom_value + kappa
+        )
+
+    monkeypatch.setattr(_alignment, "deterministic_equivalent_crossing", planted)
     record = _record("linear_teachers.fig1.crossing")
+    assert record.verdict == "refuted" and not record.as_expected
+
+
+def test_fig1_deterministic_equivalent_catches_a_doubled_risk(monkeypatch):
+    from ntsim.theory.linear_teachers import _alignment
+
+    original = _alignment.deterministic_equivalent_risk
+    monkeypatch.setattr(_alignment, "deterministic_equivalent_risk",
+                        lambda *a: 2.0 * original(*a))  # fmt: skip
+    record = _record("linear_teachers.fig1.deterministic_equivalent")
     assert record.verdict == "refuted" and not record.as_expected
 
 

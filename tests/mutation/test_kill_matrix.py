@@ -40,6 +40,10 @@ PENDING_TOPICS: dict[str, str] = {
     "early_stopping": "remade from scratch in session 23 (2026-11-30) to a partial checkpoint "
     "(140 of 164 first-round mutants, 0.877 under rule 1); " + _RULE_2,
     "linearization": _RULE_2,
+    "linear_teachers": "session 26 (2026-11-30) strengthened fig1.crossing (windows next to "
+    "n_×, a premise that the curves are Fig. 1's) and added fig1.deterministic_equivalent, on "
+    "the path of 6 of its 15 blind spots; the claims module's hash moved for all 6 claims in "
+    "it: remake with `ntsim mutate --topic linear_teachers --jobs 2 --resume`",
 }
 
 #: Topics below the floor, with the rate they are at (the test fails if a topic drops
