@@ -424,3 +424,28 @@ def test_cor6_3_composition_on_two_inputs(monkeypatch, plant):
     assert record.verdict == ("holds" if name is None else "refuted")
     monkeypatch.undo()
     jax.clear_caches()
+
+
+def test_exact_ingredients_catch_a_sample_covariance_over_n_minus_one(monkeypatch):
+    """ĝ from XᵀX/(n − 1) instead of the paper's XᵀX/n: the exact mean at n = 2 is missed."""
+    import jax.numpy as jnp
+
+    from ntsim.theory.linear_teachers import _bounds
+
+    def planted(x, covariance):
+        n = x.shape[0]
+        shifted = x.T @ x / (n - 1) - covariance
+        return jnp.max(jnp.abs(jnp.linalg.eigvalsh(shifted)))
+
+    monkeypatch.setattr(_bounds, "realised_deviation", planted)
+    record = _record("linear_teachers.thm4_2.exact_ingredients")
+    assert record.verdict == "refuted" and not record.as_expected
+
+
+def test_exact_ingredients_catch_a_doubled_effective_rank(monkeypatch):
+    from ntsim.theory.linear_teachers import _bounds
+
+    original = _bounds.effective_rank
+    monkeypatch.setattr(_bounds, "effective_rank", lambda s: 2.0 * original(s))
+    record = _record("linear_teachers.thm4_2.exact_ingredients")
+    assert record.verdict == "refuted" and not record.as_expected

@@ -9,6 +9,7 @@ from ntsim.claims.linear_teachers import (
     _bounds,
     _cor6_2_pairs,
     _deep,
+    _exact_ingredients,
     _freezing,
     _random_projection,
     _regression,
@@ -21,6 +22,7 @@ __all__ = ["CLAIMS"]
 CLAIMS = (
     *_regression.CLAIMS,
     *_bounds.CLAIMS,
+    *_exact_ingredients.CLAIMS,
     *_deep.CLAIMS,
     *_scale_and_depth.CLAIMS,
     *_random_projection.CLAIMS,

@@ -99,6 +99,12 @@ from ntsim.theory.linear_teachers._deep_simulations import (
     simulate_null_space_drift,
     simulate_root_equation,
 )
+from ntsim.theory.linear_teachers._exact_ingredients import (
+    ExactIngredientsRun,
+    ExactIngredientsSetting,
+    mean_absolute_chi2_deviation,
+    simulate_exact_ingredients,
+)
 from ntsim.theory.linear_teachers._freezing import (
     FreezingRun,
     FreezingSetting,
@@ -241,6 +247,10 @@ __all__ = [
     "simulate_identity_risk",
     "simulate_implied_constant",
     "simulate_thm4_2_deterministic",
+    "ExactIngredientsRun",
+    "ExactIngredientsSetting",
+    "mean_absolute_chi2_deviation",
+    "simulate_exact_ingredients",
     "KernelRegimeRun",
     "KernelRegimeSetting",
     "simulate_kernel_regime",
