@@ -6,7 +6,7 @@ must be). Each was checked against the mutant it covers.
 
 from __future__ import annotations
 
-from ntsim.mutation._survivor_reason import EQUIVALENT, LOOSER, OUTSIDE, SurvivorReason
+from ntsim.mutation._survivor_reason import EQUIVALENT, LOOSER, OUTSIDE, TIGHTER, SurvivorReason
 
 __all__ = ["LINEAR_TEACHERS_REASONS"]
 
@@ -28,6 +28,57 @@ LINEAR_TEACHERS_REASONS: tuple[SurvivorReason, ...] = (
         "_freezing_draw", EQUIVALENT,
         "θ_s − ξ with ξ ~ N(0, s²I) has the law of θ_s + ξ: another draw of the same task",
         operator="flip_sign", before="setting.task_noise",
+    ),
+    SurvivorReason(
+        "_tasks", EQUIVALENT,
+        "αθ_S − ξ with ξ ~ N(0, (0.25/d)I) has the law of αθ_S + ξ: another draw of the same "
+        "task family (Thm 5.2's instances)",
+        operator="flip_sign", before="alpha * theta_s + noise",
+    ),
+    SurvivorReason(
+        "bound_thm4_2", OUTSIDE,
+        LOOSER + " (the 2ĝ³‖P_≤m v‖²/λ_m² term of the constant-free eq. (3) doubled)",
+        operator="scale_x2", before="2.0 * g ** 3",
+    ),
+    SurvivorReason(
+        "random_projection_bounds", OUTSIDE,
+        TIGHTER + " (a (1 + ε)² factor of eq. (9), (10) or the corrected (9) dropped: the "
+        "bound shrinks by at most (1 + ε)²)",
+        operator="drop_term", before="1 + eps",
+    ),
+    SurvivorReason(
+        "_kappa", EQUIVALENT,
+        "the bisection's lower end halved: still below the root, and 100 geometric halvings "
+        "from either bracket end at the same κ to round-off (identical in float64 on the quick "
+        "Fig. 1 spectrum, n = 1..199, checked 2026-11-30)",
+        operator="scale_x0.5", before="d - n",
+    ),
+    SurvivorReason(
+        "deep_linear", EQUIVALENT,
+        "x.T for x: apply acts on ONE example (its input check rejects anything but a 1-D x, "
+        "and every layer's output is 1-D again), and transposing a 1-D array is the identity: "
+        "the same program (uncompared only because the model's apply is returned as a closure)",
+        operator="transpose", before="x @ w",
+    ),
+    SurvivorReason(
+        "two_layer_relu", EQUIVALENT,
+        "relu(x Wᵀ).T for relu(x Wᵀ): x is one example (1-D, enforced by apply's input "
+        "check), so relu(x Wᵀ) is 1-D and transposing it is the identity: the same program "
+        "(uncompared only because apply is returned as a closure)",
+        operator="transpose", before="jax.nn.relu(x @ w.T) @ signs",
+    ),
+    *(
+        SurvivorReason(
+            "simulate_relu_fine_tuning", OUTSIDE,
+            f"the {which} network's training loss ({name}) is reported beside the risks and "
+            "read by no claim: Thm 6.1 and Cor 6.3 state the test risk of the fitted network, "
+            "not its training loss",
+            before=before,
+        )
+        for which, name, before in (
+            ("fine-tuned", "train_loss", "net(run.params, x) - y"),
+            ("pretrained", "source_train_loss", "net(pre.params, x_s) - x_s @ theta_s"),
+        )
     ),
     SurvivorReason(
         "_fit_steps_rate", OUTSIDE,

@@ -39,7 +39,11 @@ _RULE_2 = (
 PENDING_TOPICS: dict[str, str] = {
     "early_stopping": "remade from scratch in session 23 (2026-11-30) to a partial checkpoint "
     "(140 of 164 first-round mutants, 0.877 under rule 1); " + _RULE_2,
-    "linearization": _RULE_2,
+    "linearization": "remade under rule 2 (session 26, 2026-11-30) to a partial checkpoint: "
+    "150 of 151 first-round mutants (the last, dense_apply's dropped term, ran 40 minutes on "
+    "2 busy cores and was stopped), no round 2; 51 killed, 28 survived (0.646 [0.54, 0.74], "
+    "0.494 by verdicts; 0.883 under rule 1): finish with `ntsim mutate --topic linearization "
+    "--jobs 2 --resume`",
     "linear_teachers": "session 26 (2026-11-30) strengthened fig1.crossing (windows next to "
     "n_×, a premise that the curves are Fig. 1's) and added fig1.deterministic_equivalent, on "
     "the path of 6 of its 15 blind spots; the claims module's hash moved for all 6 claims in "
@@ -82,7 +86,8 @@ PENDING_SILENT_CLAIMS: dict[str, str] = {
     "linear_teachers.fig1.crossing": "remade under rule 2 (2026-11-30): a trend whose 6 "
     "path mutants (the two-level spectrum, κ, the deterministic-equivalent crossing and risk, "
     "nested_prefix_risks, the alignment sweep's d + 1) moved its numbers or the functions' "
-    "outputs without reversing the crossing; not strengthened yet",
+    "outputs without reversing the crossing; strengthened in session 26 (windows next to n_×, "
+    "the curves-as-defined premise) beside the new fig1.deterministic_equivalent: remake",
     "linearization.thm1.identity": "an identity whose path mutants were all equivalent or "
     "killed by other claims first",
     "linearization.thm1.flow_monotone": "remade 2026-11-30 (session 21): its path's two "
@@ -120,7 +125,16 @@ PENDING_BLIND_SPOTS: dict[str, int] = {
     # crossing's path (6), Thm 4.2's bound and effective rank (3), random_projection_bounds'
     # 1 + eps, _tasks' noise sign, simulate_relu_fine_tuning's residuals (2), and the two
     # uncompared transposes; not examined yet.
-    "linear_teachers": 15,
+    # Session 26: 8 of the 15 now have a reason (the uncompared transposes act on 1-D
+    # arrays, _tasks' noise sign, κ's bracket, the relu training losses no claim reads, a
+    # looser Thm 4.2 term, a tighter (1 + ε)²); the remaining 7 sit on the strengthened
+    # Fig. 1 claims' path (5) and on thm4_2.exact_ingredients' (ĝ's n − 1, r_0 ×2), added
+    # this session: the remake should kill them.
+    "linear_teachers": 7,
+    # The rule-2 partial remake (session 26): 25 survivors without a reason, not examined
+    # yet; several are swaps inside returned closures (linearize, subset_model, mlp) and
+    # reported quantities no claim reads (bernoulli_kl, _kl64, linearity_vs_lambda).
+    "linearization": 25,
 }
 
 
@@ -130,20 +144,38 @@ PENDING_UNPINNED: dict[str, str] = {
         f"ntsim.theory.linear_teachers.{name}": "its survivors in the rule-2 remake "
         "(2026-11-30) are pending blind spots (above)"
         for name in (
-            "_alignment._kappa",
             "_alignment.deterministic_equivalent_crossing",
             "_alignment.deterministic_equivalent_risk",
             "_alignment.nested_prefix_risks",
-            "_bounds.bound_thm4_2",
             "_bounds.effective_rank",
             "_covariance_alignment.simulate_covariance_alignment",
-            "_deep.random_projection_bounds",
-            "_deep_simulations._tasks",
-            "_relu.simulate_relu_fine_tuning",
         )
     },
     "ntsim.theory.stability._synthetic.loo_cell": "its one mutant in the rule-2 remake is the "
     "pending blind spot above (the full-data weights' n − 1)",
+    **{
+        f"ntsim.theory.linearization.{name}": "its survivors in the partial rule-2 remake "
+        "(session 26) are pending blind spots (above)"
+        for name in (
+            "_ball_simulations.simulate_linearity_table",
+            "_bounds.thm2_bound",
+            "_bounds.thm2_bound_constant",
+            "_kernel_simulations.simulate_layer_kernels",
+            "_kernel_simulations.simulate_thm5",
+            "_kernel_simulations.simulate_thm7",
+            "_lipschitz.estimate_lipschitz",
+            "_minilm_lambda._kl64",
+            "_minilm_lambda.simulate_minilm_lambda",
+            "_minilm_training._signed",
+            "_peft.bernoulli_kl",
+            "_peft.subset_model",
+            "_simulations.simulate_split_step",
+            "_simulations.simulate_thm1_identity",
+            "_spectral.thm7_bounds",
+            "_spectral.thm7_step_bounds",
+            "_sweeps.linearity_vs_lambda",
+        )
+    },
 }
 
 
