@@ -12,6 +12,12 @@ __all__ = ["LINEARIZATION_REASONS"]
 
 LINEARIZATION_REASONS: tuple[SurvivorReason, ...] = (
     SurvivorReason(
+        "linearize", EQUIVALENT,
+        "f0 + df for df + f0: IEEE addition is commutative, so every leaf is bitwise the same "
+        "(uncompared only because linearize returns a closure)",
+        operator="swap_args", before="jax.tree.map(jnp.add, f0, df)",
+    ),
+    SurvivorReason(
         "thm3_b", OUTSIDE, TIGHTER + " (here the 4L_∇r0/λ term halved)",
         operator="scale_x0.5",
     ),
