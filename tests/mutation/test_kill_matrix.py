@@ -44,10 +44,10 @@ PENDING_TOPICS: dict[str, str] = {
     "2 busy cores and was stopped), no round 2; 51 killed, 28 survived (0.646 [0.54, 0.74], "
     "0.494 by verdicts; 0.883 under rule 1): finish with `ntsim mutate --topic linearization "
     "--jobs 2 --resume`",
-    "linear_teachers": "session 26 (2026-11-30) strengthened fig1.crossing (windows next to "
-    "n_×, a premise that the curves are Fig. 1's) and added fig1.deterministic_equivalent, on "
-    "the path of 6 of its 15 blind spots; the claims module's hash moved for all 6 claims in "
-    "it: remake with `ntsim mutate --topic linear_teachers --jobs 2 --resume`",
+    "linear_teachers": "session 26 (2026-11-30) gave fig1.crossing a premise that the curves "
+    "are Fig. 1's and added fig1.deterministic_equivalent and thm4_2.exact_ingredients, on "
+    "the path of 7 of its blind spots; exporting the new simulation re-dated every claim of "
+    "the topic: remake with `ntsim mutate --topic linear_teachers --jobs 2` (≈ 33 min)",
 }
 
 #: Topics below the floor, with the rate they are at (the test fails if a topic drops
@@ -86,8 +86,9 @@ PENDING_SILENT_CLAIMS: dict[str, str] = {
     "linear_teachers.fig1.crossing": "remade under rule 2 (2026-11-30): a trend whose 6 "
     "path mutants (the two-level spectrum, κ, the deterministic-equivalent crossing and risk, "
     "nested_prefix_risks, the alignment sweep's d + 1) moved its numbers or the functions' "
-    "outputs without reversing the crossing; strengthened in session 26 (windows next to n_×, "
-    "the curves-as-defined premise) beside the new fig1.deterministic_equivalent: remake",
+    "outputs without reversing the crossing; session 26 gave it the curves-as-defined premise "
+    "and added fig1.deterministic_equivalent (R_DE against the curves, the exact order change "
+    "of the two R_DE curves at n_×, windows next to it), whose path holds all 6: remake",
     "linearization.thm1.identity": "an identity whose path mutants were all equivalent or "
     "killed by other claims first",
     "linearization.thm1.flow_monotone": "remade 2026-11-30 (session 21): its path's two "

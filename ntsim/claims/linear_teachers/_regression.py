@@ -10,6 +10,8 @@ experiment ``linear_teachers/fig1_covariance_alignment`` draws.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ntsim.claims._contract import Claim as V2Claim
@@ -134,21 +136,21 @@ FIG1 = Simulation(
      "full": lt.CovarianceAlignmentSetting(d=1000, top=50, repeats=20, bound_points=0)},
     x64=True,
 )  # fmt: skip
-_Z_FIG1 = 3.0  # mean ± 3 s.e. (~99.7%, normal)
+_Z_FIG1 = 3.0  # mean ± 3 s.e.: ≈ 99.7% for a normal mean, ≈ 99.3% under t with 19 d.o.f.
 _NEAR_ZERO = Tolerance(
     "chosen", 0.05, "“drops to ≈ 0 well before n = d” read as the mean Bottom-Align risk at "
     "n = 3d/4 at most 5% of its n = 0 value vᵀΣv = λ_top‖v‖² (CI)",
     observed="the deterministic equivalent gives ≈ 1.7%; measured 1.72%, CI [1.55%, 1.89%] "
     "(quick, 50 repeats, seed 2)",
 )  # fmt: skip
-
-
 _NEAR_CROSSING = Tolerance(
-    "chosen", 1.25, "the empirical crossing lies within a factor 1.25 of the deterministic "
-    "equivalent's n_×: top-align lower over n_×/2 ≤ n ≤ n_×/1.25, bottom-align lower over "
-    "1.25n_× ≤ n ≤ 2n_× (paired gaps, 3-s.e. CI)",
+    "chosen", 1.25, "windows next to the predicted n_×: top-align lower over "
+    "n_×/2 ≤ n ≤ n_×/1.25, bottom-align lower over 1.25n_× ≤ n ≤ 2n_× (paired gaps averaged "
+    "over each window, 3-s.e. CI); averages, so they locate the crossing only loosely (a "
+    "referee's replica held with n_× off by a factor 0.8–1.2 at quick scale)",
     observed="empirical crossing of the means / n_× = 70/65.6 = 1.07 (quick, seeds 0, 1); "
-    "gaps over the two windows 0.11 ± 0.013 and −0.045 ± 0.004 (mean ± s.e.)",
+    "the expected-lower curve's gaps over the two windows 0.11 ± 0.013 and 0.045 ± 0.004 "
+    "(mean ± s.e.)",
 )  # fmt: skip
 
 
@@ -172,90 +174,129 @@ def _fig1_paired_mean(values: np.ndarray) -> tuple[float, tuple[float, float]]:
 
 
 def _fig1_v_sigma_v(run: lt.CovarianceAlignmentRun) -> np.ndarray:
-    """``vᵀΣv = λ_top‖v‖²`` of Bottom-align per repeat: the larger ``n = 0`` risk, the unit
-    of every Fig. 1 gap."""
-    return np.sum(np.asarray(run.v_squared)[:, 1] * np.asarray(run.spectrum), axis=-1)
+    """``vᵀΣv`` per repeat and curve, ``(repeats, 2)``: each curve's ``n = 0`` risk
+    (Top-align ``λ_bottom‖v‖²``, Bottom-align ``λ_top‖v‖²``)."""
+    return np.sum(np.asarray(run.v_squared) * np.asarray(run.spectrum), axis=-1)
+
+
+def _fig1_gaps(run: lt.CovarianceAlignmentRun, windows: dict) -> tuple[list, dict, dict]:
+    """Paired gaps of the expected-lower curve over each window of ``n``, relative to
+    Bottom-align's ``vᵀΣv`` (the larger ``n = 0`` risk).
+
+    ``windows``: name → (``+1`` where Top-align should be lower, ``−1`` where Bottom-align
+    should, the mask over ``n = 1..d``, the window's tolerance or None). Returns the
+    decisions, their diagnostics and the premise that every window holds some ``n`` (an
+    n_× near ``d`` empties the windows above it: nothing to test there).
+    """
+    risks = np.asarray(run.risks)  # (repeats, 2, d): n = 1..d
+    repeats = risks.shape[0]
+    gap = (risks[:, 1] - risks[:, 0]) / _fig1_v_sigma_v(run)[:, 1:]  # R_BA − R_TA
+    results, diagnostics = [], {}
+    for name, (sign, where, tolerance) in windows.items():
+        if not where.any():
+            continue
+        mean, ci = _fig1_paired_mean(sign * gap[:, where].mean(1))
+        diagnostics[f"lower curve's gap/vᵀΣv over {name} (mean, CI)"] = [mean, *ci]
+        results.append(estimate_in(mean, ci, Interval(0.0, np.inf), num_instances=repeats,
+                                   tolerance=tolerance))  # fmt: skip
+    nonempty = {"every window of n holds at least one sample size":
+                np.array([w.any() for _, w, _ in windows.values()])}  # fmt: skip
+    return results, diagnostics, nonempty
 
 
 def check_fig1_crossing(run: lt.CovarianceAlignmentRun):
-    """Top-align lower at small n and just below n_×, bottom-align lower just above n_× and
-    at large n (paired gaps averaged over each range, 3-s.e. CI above 0), and bottom-align
-    ≈ 0 at n = 3d/4."""
+    """Top-align lower at small n, bottom-align lower at large n (paired gaps averaged over
+    each range, 3-s.e. CI above 0), and bottom-align ≈ 0 at n = 3d/4."""
     risks = np.asarray(run.risks)  # (repeats, 2, d): n = 1..d
     repeats, _, d = risks.shape
     n = np.arange(1, d + 1)
     n_cross = float(run.crossing)
-    top_align, bottom_align = risks[:, 0], risks[:, 1]
-    factor = _NEAR_CROSSING.value
-    windows = {  # name → (sign of the expected gap R_BA − R_TA, range of n, its tolerance)
+    results, diagnostics, nonempty = _fig1_gaps(run, {
         "n ≤ n_×/4": (1, n <= n_cross / 4, None),
-        "n_×/2 ≤ n ≤ n_×/1.25": (1, (n >= n_cross / 2) & (n <= n_cross / factor),
-                                 _NEAR_CROSSING),
-        "1.25n_× ≤ n ≤ 2n_×": (-1, (n >= factor * n_cross) & (n <= 2 * n_cross),
-                               _NEAR_CROSSING),
         "2n_× ≤ n ≤ 0.9d": (-1, (n >= 2 * n_cross) & (n <= 0.9 * d), None),
-    }  # fmt: skip
-    v_sigma_v = _fig1_v_sigma_v(run)
-    gaps = {name: (_fig1_paired_mean(sign * (bottom_align - top_align)[:, where].mean(1)
-                                     / v_sigma_v), tol)
-            for name, (sign, where, tol) in windows.items()}  # fmt: skip
-    zero = _fig1_paired_mean(bottom_align[:, 3 * d // 4 - 1] / v_sigma_v)
-    mean_top, mean_bottom = top_align.mean(0), bottom_align.mean(0)
+    })  # fmt: skip
+    zero = _fig1_paired_mean(risks[:, 1, 3 * d // 4 - 1] / _fig1_v_sigma_v(run)[:, 1])
+    mean_top, mean_bottom = risks[:, 0].mean(0), risks[:, 1].mean(0)
     crossed = np.flatnonzero(mean_bottom[:-1] < mean_top[:-1])
-    diagnostics = {"d": d, "predicted crossing n_×": n_cross,
-                   "empirical crossing of the means": int(n[crossed[0]]) if crossed.size
-                   else -1,
-                   "R_BA(3d/4)/vᵀΣv (mean, CI)": [zero[0], *zero[1]]}  # fmt: skip
-    for name, ((mean, ci), _) in gaps.items():
-        diagnostics[f"lower curve's gap/vᵀΣv over {name} (mean, CI)"] = [mean, *ci]
     result = all_of(
-        *(estimate_in(mean, ci, Interval(0.0, np.inf), num_instances=repeats, tolerance=tol)
-          for (mean, ci), tol in gaps.values()),
+        *results,
         estimate_in(*zero, AtMost(_NEAR_ZERO.value), num_instances=repeats,
                     tolerance=_NEAR_ZERO),
-        diagnostics=diagnostics,
+        diagnostics={"d": d, "predicted crossing n_×": n_cross,
+                     "empirical crossing of the means": int(n[crossed[0]]) if crossed.size
+                     else -1,
+                     "R_BA(3d/4)/vᵀΣv (mean, CI)": [zero[0], *zero[1]], **diagnostics},
         notes="Σ two-level (top eigenvalues 1.5, rest 0.3), ‖v‖ = 1, one X per repeat shared "
         "by both v; CIs are mean ± 3 s.e. over repeats; gaps are the expected-lower curve's "
-        "advantage (R_BA − R_TA below n_×, R_TA − R_BA above).",
+        "advantage (R_BA − R_TA at small n, R_TA − R_BA at large n) over vᵀΣv = λ_top‖v‖².",
     )  # fmt: skip
-    return given(result, _fig1_curves_as_defined(run))
+    return given(result, {**_fig1_curves_as_defined(run), **nonempty})
 
 
 _DETERMINISTIC_EQUIVALENT = Tolerance(
-    "chosen", 0.03, "|mean of (R_n − R_DE(n))/vᵀΣv over n ≤ 0.9d|, per curve: the 3-s.e. CI "
-    "lies within ±0.03 (the equivalent is exact only as n, d → ∞)",
-    observed="0.0007 ± 0.0010 (top) and 0.0052 ± 0.0046 (bottom) at quick seed 0, "
-    "−0.0021 ± 0.0015 and 0.0064 ± 0.0051 at seed 1 (d = 200, 24 repeats), 0.0007 ± 0.0006 "
-    "and 0.0036 ± 0.0025 at full seed 0 (d = 1000, 20 repeats); mean ± s.e.",
+    "chosen", 0.05, "|mean of (R_n − R_DE(n))/vᵀΣv over n ≤ 0.9d|, per curve with its own "
+    "vᵀΣv: the 3-s.e. CI lies within ±0.05 (the equivalent is exact only as n, d → ∞)",
+    observed="quick seeds 0 and 1 (d = 200, 24 repeats), mean and 3-s.e. CI: Top-align 0.003 "
+    "[−0.017, 0.023] and −0.001 [−0.022, 0.020]; Bottom-align 0.008 [−0.009, 0.024] and "
+    "0.007 [−0.009, 0.022]. First chosen as ±0.03 on Bottom-align's vᵀΣv for both curves; a "
+    "referee showed that left a wrong denominator in R_DE inconclusive on Top-align, whose own "
+    "vᵀΣv is 5× smaller, so each curve now has its own unit and the CIs widened with it",
 )  # fmt: skip
 
 
 def check_fig1_deterministic_equivalent(run: lt.CovarianceAlignmentRun):
-    """Each Fig. 1 curve averaged over repeats matches the ridgeless deterministic equivalent
-    (of the mean ``v²``): per repeat the mean of ``(R_n − R_DE(n))/vᵀΣv`` over ``n ≤ 0.9d``;
-    its 3-s.e. CI inside ±0.03.
+    """The ridgeless deterministic equivalent (of the mean ``v²``) predicts the Fig. 1 curves:
 
-    One range per curve, not one below and one above ``n_×``: at quick scale (top = 10,
-    24 repeats) the Bottom-align risk below ``n_×`` fluctuates so much between draws of
-    ``X`` that its own 3-s.e. interval is ±0.03 wide (seen: ±0.028 over ``n ≤ n_×``)."""
+    * per curve, the per-repeat mean of ``(R_n − R_DE(n))/vᵀΣv`` over ``n ≤ 0.9d`` (each
+      curve's own ``vᵀΣv``): 3-s.e. CI inside ±0.05;
+    * the two ``R_DE`` curves change order exactly at the predicted ``n_×`` (Bottom-align
+      above at ``⌈n_×⌉ − 1``, below at ``⌊n_×⌋ + 1``: the crossing formula agrees with the
+      risk formula, no tolerance);
+    * the simulated curves are on the predicted side next to ``n_×`` (Top-align lower over
+      ``n_×/2 ≤ n ≤ n_×/1.25``, Bottom-align lower over ``1.25n_× ≤ n ≤ 2n_×``).
+
+    One range per curve for the first, not one below and one above ``n_×``: at quick scale
+    (top = 10, 24 repeats) the Bottom-align risk below ``n_×`` fluctuates so much between
+    draws of ``X`` that its own 3-s.e. interval is ±0.03 wide (seen: ±0.028 over
+    ``n ≤ n_×``)."""
     risks, theory = np.asarray(run.risks), np.asarray(run.theory)  # (r, 2, d), (2, d)
     repeats, _, d = risks.shape
     n = np.arange(1, d + 1)
-    v_sigma_v = _fig1_v_sigma_v(run)
+    n_cross = float(run.crossing)
+    v_sigma_v = _fig1_v_sigma_v(run)  # (repeats, 2)
     tol = _DETERMINISTIC_EQUIVALENT.value
-    results, diagnostics = [], {"d": d}
+    results, diagnostics = [], {"d": d, "predicted crossing n_×": n_cross}
     for curve, name in enumerate(("Top-align", "Bottom-align")):
-        deviation = (risks[:, curve] - theory[curve])[:, n <= 0.9 * d].mean(1) / v_sigma_v
-        mean, ci = _fig1_paired_mean(deviation)
+        deviation = (risks[:, curve] - theory[curve])[:, n <= 0.9 * d].mean(1)
+        mean, ci = _fig1_paired_mean(deviation / v_sigma_v[:, curve])
         diagnostics[f"{name}: (R − R_DE)/vᵀΣv over n ≤ 0.9d (mean, CI)"] = [mean, *ci]
         results.append(estimate_in(mean, ci, Interval(-tol, tol), num_instances=repeats,
                                    tolerance=_DETERMINISTIC_EQUIVALENT))  # fmt: skip
+    below, above = math.ceil(n_cross) - 1, math.floor(n_cross) + 1  # sizes either side
+    inside = 1 <= below and above <= d
+    if inside:
+        order = theory[1, [below - 1, above - 1]] - theory[0, [below - 1, above - 1]]
+        diagnostics["R_DE,BA − R_DE,TA at ⌈n_×⌉ − 1 and ⌊n_×⌋ + 1"] = order
+        results.append(compare_v2(np.array([-order[0], order[1]]), 0.0,
+                                  relation="upper_bound", num_instances=repeats))  # fmt: skip
+    factor = _NEAR_CROSSING.value
+    windows, window_diagnostics, nonempty = _fig1_gaps(run, {
+        "n_×/2 ≤ n ≤ n_×/1.25": (1, (n >= n_cross / 2) & (n <= n_cross / factor),
+                                 _NEAR_CROSSING),
+        "1.25n_× ≤ n ≤ 2n_×": (-1, (n >= factor * n_cross) & (n <= 2 * n_cross),
+                               _NEAR_CROSSING),
+    })  # fmt: skip
     result = all_of(
-        *results, diagnostics=diagnostics,
+        *results, *windows, diagnostics={**diagnostics, **window_diagnostics},
         notes="R_DE: the ridgeless bias of min-norm interpolation of v (Hastie et al. 2022) "
         "with the repeats' mean v² per eigen-direction; CIs are mean ± 3 s.e. over repeats.",
     )  # fmt: skip
-    return given(result, _fig1_curves_as_defined(run))
+    premises = {
+        **_fig1_curves_as_defined(run),
+        **nonempty,
+        "1 < n_× < d (sizes on both sides of the crossing)": np.array(inside),
+    }
+    return given(result, premises)
 
 
 CLAIMS: tuple = (
@@ -307,8 +348,7 @@ CLAIMS: tuple = (
     V2Claim(
         id="linear_teachers.fig1.crossing",
         paper=f"{_PAPER}, Sec 4.2, Fig. 1",
-        statement="Top-eigen-align has lower risk at small n (n ≤ n_×/4) and just below n_× "
-        "(n_×/2 ≤ n ≤ n_×/1.25), bottom-eigen-align just above n_× (1.25n_× ≤ n ≤ 2n_×) and at "
+        statement="Top-eigen-align has lower risk at small n (n ≤ n_×/4), bottom-eigen-align at "
         "large n (2n_× ≤ n ≤ 0.9d), each a paired gap averaged over the range with a 3-s.e. CI "
         "above 0, and bottom-align is ≤ 5% of vᵀΣv at n = 3d/4",
         kind="ordering",
@@ -316,8 +356,8 @@ CLAIMS: tuple = (
             "Fig. 1: “Top Eigen Align” and “Bottom Eigen Align” risks against n (d = 1000, top "
             "m = 50 eigenvalues 1.5, the rest 0.3): top-align lower at first, bottom-align "
             "falling to ≈ 0 well before n = d; n_× is the crossing predicted by the ridgeless "
-            "deterministic equivalent (not in the paper), and the windows next to it are our "
-            "derived reading that the curves cross within a factor 1.25 of n_×"
+            "deterministic equivalent (not in the paper; tested in "
+            "linear_teachers.fig1.deterministic_equivalent)"
         ),
         uses=FIG1,
         check=check_fig1_crossing,
@@ -327,15 +367,18 @@ CLAIMS: tuple = (
     V2Claim(
         id="linear_teachers.fig1.deterministic_equivalent",
         paper=f"{_PAPER}, Sec 4.2, Fig. 1 (extension)",
-        statement="Each Fig. 1 curve, averaged over repeats, matches the ridgeless deterministic "
-        "equivalent of E R(γ): the per-repeat mean of (R_n − R_DE(n))/vᵀΣv over n ≤ 0.9d has a "
-        "3-s.e. CI within ±0.03",
+        statement="The ridgeless deterministic equivalent predicts the Fig. 1 curves: per curve "
+        "the per-repeat mean of (R_n − R_DE(n))/vᵀΣv over n ≤ 0.9d (its own vᵀΣv) has a 3-s.e. "
+        "CI within ±0.05; the two R_DE curves change order exactly at the predicted n_×; and "
+        "the simulated curves are on the predicted side next to it (top-align lower over "
+        "n_×/2 ≤ n ≤ n_×/1.25, bottom-align over 1.25n_× ≤ n ≤ 2n_×, 3-s.e. CIs)",
         kind="identity",
         reading=derived(
             "not in the paper: the Fig. 1 risks (eq. (2) on Gaussian data) against the "
             "ridgeless-bias deterministic equivalent (Hastie et al. 2022) that also gives the "
             "crossing n_× of linear_teachers.fig1.crossing; a second route to the figure's "
-            "curves, exact only as n, d → ∞, hence the chosen ±0.03"
+            "curves, exact only as n, d → ∞, hence the chosen ±0.05; the windows next to n_× "
+            "are averages and locate the crossing only loosely"
         ),
         uses=FIG1,
         check=check_fig1_deterministic_equivalent,

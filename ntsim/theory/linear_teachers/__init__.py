@@ -104,6 +104,7 @@ from ntsim.theory.linear_teachers._exact_ingredients import (
     ExactIngredientsSetting,
     mean_absolute_chi2_deviation,
     simulate_exact_ingredients,
+    single_row_deviation_moments,
 )
 from ntsim.theory.linear_teachers._freezing import (
     FreezingRun,
@@ -251,6 +252,7 @@ __all__ = [
     "ExactIngredientsSetting",
     "mean_absolute_chi2_deviation",
     "simulate_exact_ingredients",
+    "single_row_deviation_moments",
     "KernelRegimeRun",
     "KernelRegimeSetting",
     "simulate_kernel_regime",

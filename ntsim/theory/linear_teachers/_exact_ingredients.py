@@ -10,6 +10,11 @@ cases, which :func:`simulate_exact_ingredients` measures through
 * one-dimensional ``Σ = σ²``: ``ĝ = σ²|χ²_n/n − 1|``, with
   ``E|χ²_n − n| = 4(n/2)^{n/2}e^{−n/2}/Γ(n/2)`` (the mean absolute deviation of a Gamma
   variable, shape ``n/2``, scale 2) and ``E(χ²_n/n − 1)² = 2/n``;
+* one row (``n = 1``) of ``Σ = σ²I_d``: ``XᵀX − Σ`` has the eigenvalue ``‖x‖² − σ²`` once
+  and ``−σ²`` ``d − 1`` times, so ``ĝ = σ² max(|χ²_d − 1|, 1)`` (the operator norm; a
+  Frobenius or max-entry norm gives other values when ``d > 1``), whose mean is
+  ``d·P(χ²_{d+2} > 2) − P(χ²_d > 2) + P(χ²_d ≤ 2)``, since ``E[Y; Y > 2] = d·P(χ²_{d+2} > 2)``
+  for ``Y ~ χ²_d``;
 * ``λ_k = 1/k``, ``k = 1..d``: ``r_0 = H_d = Σ_{k ≤ d} 1/k`` (the harmonic number).
 """
 
@@ -31,6 +36,7 @@ __all__ = [
     "ExactIngredientsRun",
     "ExactIngredientsSetting",
     "mean_absolute_chi2_deviation",
+    "single_row_deviation_moments",
     "simulate_exact_ingredients",
 ]
 
@@ -45,12 +51,14 @@ class ExactIngredientsSetting:
       draws_per_n: one-dimensional samples per size.
       variance: ``σ²``, the one-dimensional ``Σ``.
       d_values: dimensions of the ``λ_k = 1/k`` spectra whose ``r_0`` is measured.
+      row_dims: dimensions ``d`` of the one-row draws from ``Σ = σ²I_d``.
     """
 
     n_values: tuple[int, ...] = (2, 5, 10, 40)
-    draws_per_n: int = 4000
+    draws_per_n: int = 40000
     variance: float = 2.0
     d_values: tuple[int, ...] = (1, 10, 200)
+    row_dims: tuple[int, ...] = (2, 5, 20)
 
     def __post_init__(self):
         if not self.n_values or min(self.n_values) < 1 or self.draws_per_n < 2:
@@ -64,6 +72,8 @@ class ExactIngredientsSetting:
             )
         if not self.d_values or min(self.d_values) < 1:
             raise ValueError(f"ExactIngredientsSetting: need d_values >= 1, got {self.d_values!r}.")
+        if not self.row_dims or min(self.row_dims) < 1:
+            raise ValueError(f"ExactIngredientsSetting: need row_dims >= 1, got {self.row_dims!r}.")
 
 
 class ExactIngredientsRun(NamedTuple):
@@ -75,6 +85,8 @@ class ExactIngredientsRun(NamedTuple):
       variance: ``σ²``.
       effective_rank: ``r_0`` of ``λ_k = 1/k`` per dimension, ``(len(d_values),)``.
       d_values: the dimensions, as measured on the spectra.
+      row_deviation: ``ĝ`` of one row from ``Σ = σ²I_d``, ``(len(row_dims), draws_per_n)``.
+      row_dims: those dimensions, as measured on the drawn rows.
     """
 
     deviation: Array
@@ -82,6 +94,8 @@ class ExactIngredientsRun(NamedTuple):
     variance: float
     effective_rank: Array
     d_values: tuple[int, ...]
+    row_deviation: Array
+    row_dims: tuple[int, ...]
 
 
 def mean_absolute_chi2_deviation(n: int) -> float:
@@ -93,6 +107,24 @@ def mean_absolute_chi2_deviation(n: int) -> float:
     """
     half = n / 2
     return math.exp(math.log(4 / n) + half * math.log(half) - half - math.lgamma(half))
+
+
+def single_row_deviation_moments(d: int) -> tuple[float, float]:
+    """``(E M, E M²)`` of ``M = max(|χ²_d − 1|, 1)`` (module doc), from χ² tail probabilities.
+
+    Examples:
+      >>> m, _ = single_row_deviation_moments(2)  # P(χ²_4 > 2) = 3/e, P(χ²_2 > 2) = 1/e
+      >>> round(m, 6), round(6 / math.e - 1 / math.e + 1 - 1 / math.e, 6)
+      (1.735759, 1.735759)
+    """
+
+    def tail(k):  # P(χ²_k > 2): the regularised upper incomplete gamma Q(k/2, 1)
+        return float(jax.scipy.special.gammaincc(k / 2, 1.0))
+
+    above = tail(d)
+    first = d * tail(d + 2)  # E[Y; Y > 2]
+    second = d * (d + 2) * tail(d + 4)  # E[Y²; Y > 2]
+    return first - above + (1 - above), second - 2 * first + above + (1 - above)
 
 
 def simulate_exact_ingredients(
@@ -112,10 +144,21 @@ def simulate_exact_ingredients(
         sizes.append(int(x.shape[1]))
         deviations.append(jax.vmap(lambda x: _bounds.realised_deviation(x, sigma))(x))
     spectra = [power_law_spectrum(d, 1.0) for d in s.d_values]
+    rows, row_dims = [], []
+    for k, d in zip(jax.random.split(jax.random.fold_in(key, 1), len(s.row_dims)), s.row_dims,
+                    strict=True):  # fmt: skip
+        flat = jnp.full((d,), s.variance)
+        x = jax.vmap(lambda k, flat=flat: gaussian_inputs(k, 1, flat))(
+            jax.random.split(k, s.draws_per_n)
+        )
+        row_dims.append(int(x.shape[2]))
+        rows.append(jax.vmap(lambda x, flat=flat: _bounds.realised_deviation(x, jnp.diag(flat)))(x))
     return ExactIngredientsRun(
         deviation=jnp.stack(deviations),
         n_values=tuple(sizes),
         variance=s.variance,
         effective_rank=jnp.stack([_bounds.effective_rank(lam) for lam in spectra]),
         d_values=tuple(int(lam.shape[0]) for lam in spectra),
+        row_deviation=jnp.stack(rows),
+        row_dims=tuple(row_dims),
     )
