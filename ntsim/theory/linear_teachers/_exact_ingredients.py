@@ -113,8 +113,8 @@ def single_row_deviation_moments(d: int) -> tuple[float, float]:
     """``(E M, E M²)`` of ``M = max(|χ²_d − 1|, 1)`` (module doc), from χ² tail probabilities.
 
     Examples:
-      >>> m, _ = single_row_deviation_moments(2)  # P(χ²_4 > 2) = 3/e, P(χ²_2 > 2) = 1/e
-      >>> round(m, 6), round(6 / math.e - 1 / math.e + 1 - 1 / math.e, 6)
+      >>> m, _ = single_row_deviation_moments(2)  # χ²_2 = 2E, E ~ Exp(1): 1 + 2/e
+      >>> round(m, 6), round(1 + 2 / math.e, 6)
       (1.735759, 1.735759)
     """
 
