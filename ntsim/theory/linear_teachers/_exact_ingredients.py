@@ -127,38 +127,38 @@ def single_row_deviation_moments(d: int) -> tuple[float, float]:
     return first - above + (1 - above), second - 2 * first + above + (1 - above)
 
 
+def _deviations(key: PRNGKey, rows: int, spectrum: Array, draws: int) -> tuple[Array, tuple]:
+    """``ĝ`` of ``draws`` samples of ``rows`` rows from ``N(0, diag(spectrum))``, and the
+    measured ``(rows, d)`` of the drawn inputs."""
+    x = jax.vmap(lambda k: gaussian_inputs(k, rows, spectrum))(jax.random.split(key, draws))
+    sigma = jnp.diag(spectrum)
+    return jax.vmap(lambda x: _bounds.realised_deviation(x, sigma))(x), x.shape[1:]
+
+
 def simulate_exact_ingredients(
     key: PRNGKey, setting: ExactIngredientsSetting
 ) -> ExactIngredientsRun:
-    """``ĝ`` on one-dimensional Gaussian samples and ``r_0`` of ``λ_k = 1/k`` (module doc)."""
+    """``ĝ`` on one-dimensional samples of each ``n`` and on one row from ``σ²I_d`` for each
+    ``d``, and ``r_0`` of ``λ_k = 1/k`` per ``d`` (module doc)."""
     check_setting_type("simulate_exact_ingredients", setting, ExactIngredientsSetting)
     check_key("simulate_exact_ingredients", key)
     s = setting
-    spectrum = jnp.full((1,), s.variance)
-    sigma = jnp.diag(spectrum)
-    deviations, sizes = [], []
-    for k, n in zip(jax.random.split(key, len(s.n_values)), s.n_values, strict=True):
-        x = jax.vmap(lambda k, n=n: gaussian_inputs(k, n, spectrum))(
-            jax.random.split(k, s.draws_per_n)
-        )
-        sizes.append(int(x.shape[1]))
-        deviations.append(jax.vmap(lambda x: _bounds.realised_deviation(x, sigma))(x))
+    one_dim = [
+        _deviations(k, n, jnp.full((1,), s.variance), s.draws_per_n)
+        for k, n in zip(jax.random.split(key, len(s.n_values)), s.n_values, strict=True)
+    ]
+    row_keys = jax.random.split(jax.random.fold_in(key, 1), len(s.row_dims))
+    one_row = [
+        _deviations(k, 1, jnp.full((d,), s.variance), s.draws_per_n)
+        for k, d in zip(row_keys, s.row_dims, strict=True)
+    ]
     spectra = [power_law_spectrum(d, 1.0) for d in s.d_values]
-    rows, row_dims = [], []
-    for k, d in zip(jax.random.split(jax.random.fold_in(key, 1), len(s.row_dims)), s.row_dims,
-                    strict=True):  # fmt: skip
-        flat = jnp.full((d,), s.variance)
-        x = jax.vmap(lambda k, flat=flat: gaussian_inputs(k, 1, flat))(
-            jax.random.split(k, s.draws_per_n)
-        )
-        row_dims.append(int(x.shape[2]))
-        rows.append(jax.vmap(lambda x, flat=flat: _bounds.realised_deviation(x, jnp.diag(flat)))(x))
     return ExactIngredientsRun(
-        deviation=jnp.stack(deviations),
-        n_values=tuple(sizes),
+        deviation=jnp.stack([g for g, _ in one_dim]),
+        n_values=tuple(int(shape[0]) for _, shape in one_dim),
         variance=s.variance,
         effective_rank=jnp.stack([_bounds.effective_rank(lam) for lam in spectra]),
         d_values=tuple(int(lam.shape[0]) for lam in spectra),
-        row_deviation=jnp.stack(rows),
-        row_dims=tuple(row_dims),
+        row_deviation=jnp.stack([g for g, _ in one_row]),
+        row_dims=tuple(int(shape[1]) for _, shape in one_row),
     )
