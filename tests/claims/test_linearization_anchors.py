@@ -15,6 +15,7 @@ import ntsim.theory.linearization as lz
 from ntsim.claims import RunCache, get_claim, run_claims
 from ntsim.claims.linearization import _gap
 from ntsim.theory.linearization import _bounds
+from ntsim.theory.linearization._lipschitz import Lemma1Pair
 
 CACHE = RunCache(maxsize=4)
 
@@ -64,3 +65,70 @@ def test_thm4_containment_must_reach_its_closed_form_at_the_threshold(monkeypatc
     original = _bounds.thm4_lambda_o
     monkeypatch.setattr(_bounds, "thm4_lambda_o", lambda *a: factor * original(*a))
     assert _record("linearization.thm4.containment", cache=None).verdict == "refuted"
+
+
+def _thm7_with(**change):
+    """``thm7_bounds`` with its q read from ``q_scale``·(K + S) or its ratio from S alone."""
+    original = lz.thm7_bounds
+
+    def planted(kernel, extra, targets, ridge):
+        b, eta = original(kernel, extra, targets, ridge)
+        if "q_scale" in change:
+            top = jnp.linalg.eigvalsh(kernel + extra)[-1]
+            f = (change["q_scale"] * top + ridge) / (top + ridge)
+            b = b._replace(lower=b.lower * f, upper=b.upper * f)
+        if change.get("ratio_from_extra"):
+            risk = lz.krr_train_risk
+            ratio = jnp.sqrt(risk(extra, targets, ridge) / risk(kernel, targets, ridge))
+            b = b._replace(value=ratio)
+        return b, eta
+
+    return planted
+
+
+@pytest.mark.parametrize("change", [{"q_scale": 0.75}, {"ratio_from_extra": True}])
+def test_thm7_ratio_bound_anchors_catch_a_wrong_q_or_ratio(monkeypatch, change):
+    """Thm 7's bounds are loose by a = κ/(1 − η)² on each side, so q read from 0.75(K + S) or a
+    ratio computed from S instead of K + S keep both inequalities; the anchors (q within
+    [1, 1 + η], the ratio against a numpy solve) must not."""
+    assert _record("linearization.thm7.ratio_bound").verdict == "holds"
+    monkeypatch.setattr(lz, "thm7_bounds", _thm7_with(**change))
+    assert _record("linearization.thm7.ratio_bound", cache=None).verdict == "refuted"
+
+
+def test_thm7_step_lower_bound_without_its_one_plus_eta_is_caught(monkeypatch):
+    """At S = cK with y* along λ_max the lower bound is below R^{1/2} by a closed factor; the
+    lower bound without its 1 + η exceeds R^{1/2} there (at S = 0 the two agree)."""
+    original = lz.thm7_step_bounds
+
+    def planted(kernel, extra, targets, ridge, *, printed):
+        b = original(kernel, extra, targets, ridge, printed=printed)
+        return b._replace(lower=b.lower * (1 + lz.perturbation_size(kernel, extra)))
+
+    monkeypatch.setattr(lz, "thm7_step_bounds", planted)
+    assert _record("linearization.thm7.step_printed", cache=None).verdict == "refuted"
+
+
+def test_a_doubled_thm2_bound_is_caught_where_it_is_attained(monkeypatch):
+    """2Lip(f)r_0∫e^{−(Λt−Λs)}ds doubled still holds on every run; the linear runs attain the
+    right one at their first step."""
+    assert _record("linearization.thm2.bound_corrected").verdict == "holds"
+    original = lz.thm2_bound
+    monkeypatch.setattr(lz, "thm2_bound", lambda *a: 2.0 * original(*a))
+    assert _record("linearization.thm2.bound_corrected", cache=None).verdict == "refuted"
+
+
+def test_lemma1_with_a_wrong_jacobian_gap_is_caught_by_its_equality_case(monkeypatch):
+    """‖J_a/2 − J_b‖ for ‖J_a − J_b‖ inflates the bound on network pairs (ratios ≤ 0.35 stay
+    below 1); on rank-one pairs αM, βM the ratio must be 1."""
+    assert _record("linearization.lemma1.kernel_lipschitz").verdict == "holds"
+
+    def planted(jac_a, jac_b, param_gap=jnp.nan):
+        jac_a, jac_b = jnp.asarray(jac_a), jnp.asarray(jac_b)
+        gap = lz.spectral_norm(0.5 * jac_a - jac_b)
+        kernel_gap = lz.spectral_norm(jac_a @ jac_a.T - jac_b @ jac_b.T)
+        bound = (lz.spectral_norm(jac_a) + lz.spectral_norm(jac_b)) * gap
+        return Lemma1Pair(kernel_gap, bound, gap, jnp.asarray(param_gap))
+
+    monkeypatch.setattr(lz, "lemma1_pair", planted)
+    assert _record("linearization.lemma1.kernel_lipschitz", cache=None).verdict == "refuted"

@@ -297,3 +297,13 @@ def test_tiled_ntk_compiled_temp_memory_does_not_grow_with_examples_or_parameter
     assert jacobians - temp_bytes(64, 8, 4, "jacobian_contraction") <= 2 * kernel_bytes
     params_ratio = (16 * 256 + 256 * 256) / (16 * 64 + 64 * 64)  # ~14x the weights
     assert params_ratio > 13 and temp_bytes(256, 8, 4) < 4.5 * small
+
+
+def test_ntk_of_a_batch_of_scalar_examples():
+    """x of shape (n,): each example a scalar. f(w, x) = w₀x + w₁x², so Θ(x, x') = xx' + x²x'²."""
+    from ntsim.core import empirical_ntk_fn
+
+    x = jnp.array([0.5, -1.0, 2.0])
+    ntk = empirical_ntk_fn(lambda w, x: w[0] * x + w[1] * x**2, trace_axes=())
+    expected = np.outer(x, x) + np.outer(x**2, x**2)
+    np.testing.assert_allclose(ntk(x, None, jnp.array([0.3, -0.2])), expected, rtol=1e-6)

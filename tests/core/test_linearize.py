@@ -395,3 +395,13 @@ def test_bad_inputs_raise(x64, problem):
         taylor_expand(p["apply"], p["params0"], -1)
     with pytest.raises(ValueError, match="pytree structure"):
         linearize(p["apply"], p["params0"])({"w": 1.0}, p["x_test"][0])
+
+
+def test_linearize_reads_params_and_inputs_in_their_places():
+    """f(p, x) = p²·x with p and x of one shape (so exchanging them is not a shape error):
+    f_lin(p, x) = p0²x + 2p0x(p − p0), by hand."""
+    from ntsim.core import linearize
+
+    p0, p, x = jnp.array([1.0, 2.0]), jnp.array([1.5, 1.0]), jnp.array([3.0, -1.0])
+    f_lin = linearize(lambda p, x: p**2 * x, p0)
+    np.testing.assert_allclose(f_lin(p, x), p0**2 * x + 2 * p0 * x * (p - p0), rtol=1e-6)

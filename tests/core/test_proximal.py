@@ -138,3 +138,12 @@ def test_proximal_gd_validation_and_vmap(x64):
     batched = jax.vmap(run)(lams)
     for i, lam in enumerate([0.0, 1.0, 4.0]):
         np.testing.assert_allclose(batched[i], run(lam), rtol=1e-13)
+
+
+def test_selective_strength_applies_lambda_at_the_tie():
+    """λ_t = λ·1[⟨∇L, θ_t − θ_0⟩ ≥ 0]: at θ_t = θ_0 the inner product is 0 and λ applies."""
+    from ntsim.core import selective_strength
+
+    theta0 = jnp.array([0.5, -1.0])
+    lam, inner = selective_strength(theta0, jnp.array([2.0, 3.0]), theta0, 0.7)
+    assert float(inner) == 0.0 and float(lam) == pytest.approx(0.7)

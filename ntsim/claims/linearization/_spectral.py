@@ -302,38 +302,81 @@ def check_thm6(run: lz.LayerKernelsRun):
     )  # fmt: skip
 
 
+def _krr_risk_numpy(kernel, targets, sigma):
+    """``‖σ(K + σI)^{-1}ỹ‖²`` per instance by a numpy solve (an independent route to
+    :func:`~ntsim.theory.linearization.krr_train_risk`, which goes through ``eigh``)."""
+    kernel, targets = np.asarray(kernel), np.asarray(targets)
+    sigma = np.asarray(sigma)[:, None]
+    shifted = kernel + sigma[:, :, None] * np.eye(kernel.shape[-1])
+    return np.sum((sigma * np.linalg.solve(shifted, targets[..., None])[..., 0]) ** 2, axis=-1)
+
+
 def check_thm7(run: lz.Thm7Run):
-    """κ(K + σI) ≤ c, η < 1: q/a ≤ (R(K+S)/R(K))^{1/2} ≤ aq, a = c/(1 − η)²."""
+    """κ(K + σI) ≤ c, η < 1: q/a ≤ (R(K+S)/R(K))^{1/2} ≤ aq, a = c/(1 − η)²; the ratio by a
+    second route, and q = √(lower·upper) inside the proof's range max(1, 1 − η) ≤ q ≤ 1 + η."""
     import jax
 
     bounds, eta = jax.vmap(lz.thm7_bounds)(run.kernel, run.extra, run.y, run.sigma)
     upper, lower = _log_bounds(bounds.lower, bounds.value, bounds.upper)
+    kernel, extra = np.asarray(run.kernel), np.asarray(run.extra)
+    ratio = np.sqrt(_krr_risk_numpy(kernel + extra, run.y, run.sigma)
+                    / _krr_risk_numpy(kernel, run.y, run.sigma))  # fmt: skip
+    second_route = compare(
+        np.log(np.asarray(bounds.value)), np.log(ratio), relation="equal",
+        atol=EQUALITY_CASE.value, tolerance=EQUALITY_CASE,
+    )  # fmt: skip
+    # q/a · aq = q²: the q the bounds were built from, whatever a is
+    log_q = 0.5 * (np.log(np.asarray(bounds.lower)) + np.log(np.asarray(bounds.upper)))
+    eta = np.asarray(eta)
+    q_range = (
+        compare(log_q, np.log1p(eta), relation="upper_bound", atol=_SPECTRAL.value,
+                tolerance=_SPECTRAL),
+        compare(log_q, 0.0, relation="lower_bound", atol=_SPECTRAL.value, tolerance=_SPECTRAL),
+    )  # fmt: skip
     return all_of(
-        upper, lower,
+        upper, lower, second_route, *q_range,
         diagnostics={"max ratio/upper": float(np.max(bounds.value / bounds.upper)),
                      "min ratio/lower": float(np.min(bounds.value / bounds.lower)),
-                     "η range": [float(np.min(eta)), float(np.max(eta))]},
+                     "η range": [float(np.min(eta)), float(np.max(eta))],
+                     "q range": [float(np.exp(log_q.min())), float(np.exp(log_q.max()))],
+                     "max |log ratio − log numpy ratio|": float(
+                         np.max(np.abs(np.log(np.asarray(bounds.value)) - np.log(ratio))))},
         notes="K = ΦΦᵀ + 0.05I, S = BBᵀ (rank 3) rescaled to η ~ U[0.05, 0.95], σ log-uniform "
-        "on [0.01, 10], c = κ(K + σI); both bounds are loose by a = κ/(1 − η)².",
+        "on [0.01, 10], c = κ(K + σI); both bounds are loose by a = κ/(1 − η)². Two anchors "
+        "the loose bounds cannot give: the ratio against a numpy solve of ‖σ(K + σI)^{-1}ỹ‖², "
+        "and q = √(lower·upper) against the proof's step (Thm 6 at i = max: λ_max(K + S) ≤ "
+        "(1 + η)λ_max(K), so q ≤ 1 + η) and Weyl (S ⪰ 0, so q ≥ 1).",
     )  # fmt: skip
 
 
-def _thm7_step_equality_cases(kernel, norms, sigma):
-    """log R(θ∪θ̂)^{1/2} − log(corrected bound) at S = 0 (η = 0) with the targets along K's
-    eigenvector of λ_min (the corrected upper bound is attained) and of λ_max (the lower one
-    is), eigenvectors by numpy, ‖targets‖ = ``norms``."""
+def _thm7_step_equality_cases(kernel, norms, sigma, scales):
+    """log R(θ∪θ̂)^{1/2} − log(corrected bound) where the proof's steps are exact, eigenvectors
+    by numpy, ‖targets‖ = ``norms``:
+
+    * S = 0 (η = 0), targets along K's eigenvector of λ_min (the upper bound is attained) and
+      of λ_max (the lower one is);
+    * S = cK (η = c = ``scales``), targets along K's eigenvector of λ_max: K + S = (1 + c)K,
+      so R^{1/2} = σ‖ỹ‖/((1 + c)λ_max + σ) and the lower bound σ‖ỹ‖/((1 + c)(λ_max + σ)) sits
+      below it by exactly 1 + cσ/((1 + c)λ_max + σ), which is subtracted here.
+    """
     import jax
 
-    _, vectors = np.linalg.eigh(np.asarray(kernel))
-    no_extra = np.zeros_like(np.asarray(kernel))
-    gaps = []
-    for column, side in ((0, "upper"), (-1, "lower")):
+    kernel = np.asarray(kernel)
+    evals, vectors = np.linalg.eigh(kernel)
+    c, sigma = np.asarray(scales), np.asarray(sigma)
+
+    def gap(extra, column, side):
         targets = vectors[:, :, column] * np.asarray(norms)[:, None]
         b = jax.vmap(lambda k, s, y, sig: lz.thm7_step_bounds(k, s, y, sig, printed=False))(
-            kernel, no_extra, targets, sigma
+            kernel, extra, targets, sigma
         )
-        gaps.append(np.log(np.asarray(b.value)) - np.log(np.asarray(getattr(b, side))))
-    return np.concatenate(gaps)
+        return np.log(np.asarray(b.value)) - np.log(np.asarray(getattr(b, side)))
+
+    no_extra = np.zeros_like(kernel)
+    top = evals[:, -1]
+    factor = np.log1p(c * sigma / ((1 + c) * top + sigma))
+    return np.concatenate([gap(no_extra, 0, "upper"), gap(no_extra, -1, "lower"),
+                           gap(c[:, None, None] * kernel, -1, "lower") - factor])  # fmt: skip
 
 
 def check_thm7_step_printed(run: lz.Thm7Run):
@@ -343,7 +386,9 @@ def check_thm7_step_printed(run: lz.Thm7Run):
     The proof's steps are exact at S = 0 (η = 0): R(θ)^{1/2} = ‖σ(K + σI)^{-1}ỹ‖ equals
     σ‖ỹ‖/(λ_min(K) + σ) = σ‖ỹ‖κ(K + σI)/λ_max(K + σI) when ỹ lies along K's eigenvector of
     λ_min, and σ‖ỹ‖/λ_max(K + σI) along that of λ_max (the Thm 5 equality cases). A bound
-    that holds but has lost a term of κ or of λ_max(K + σI) is no longer attained there.
+    that holds but has lost a term of κ or of λ_max(K + σI) is no longer attained there. At
+    S = cK (η = c) the lower bound's 1 + η is tested too: there R^{1/2} over the lower bound is
+    exactly 1 + cσ/((1 + c)λ_max(K) + σ).
     """
     import jax
 
@@ -355,7 +400,8 @@ def check_thm7_step_printed(run: lz.Thm7Run):
     upper, lower = _log_bounds(step.lower, step.value, step.upper)
     upper_corr, _ = _log_bounds(corrected.lower, corrected.value, corrected.upper)
     norms = np.linalg.norm(np.asarray(run.y), axis=1)
-    equality = _thm7_step_equality_cases(run.kernel, norms, run.sigma)
+    scales = np.asarray(jax.vmap(lz.perturbation_size)(run.kernel, run.extra))
+    equality = _thm7_step_equality_cases(run.kernel, norms, run.sigma, scales)
     attained = compare(
         equality, 0.0, relation="equal", atol=EQUALITY_CASE.value, tolerance=EQUALITY_CASE,
         num_instances=norms.shape[0],
@@ -364,11 +410,14 @@ def check_thm7_step_printed(run: lz.Thm7Run):
         upper, upper_corr, lower, attained,
         diagnostics={"printed/corrected upper bound, max": float(
             np.max(step.upper / corrected.upper)),
-                     "max |log R^{1/2} − log bound| at S = 0": float(np.max(np.abs(equality)))},
+                     "max |log R^{1/2} − log bound| in the equality cases": float(
+                         np.max(np.abs(equality)))},
         notes="Same instances as thm7.ratio_bound. The slide's λ_min gives a weaker upper bound "
         "(larger by κ(K + σI)), so the printed step holds whenever the corrected one does. "
         "Last part: the corrected bounds at S = 0 with ‖ỹ‖ = ‖y*‖ along numpy's eigenvectors "
-        "of K (λ_min: upper, λ_max: lower) are attained to round-off.",
+        "of K (λ_min: upper, λ_max: lower) are attained to round-off, and at S = cK (c = each "
+        "instance's η) with ỹ along λ_max the lower bound is off by exactly its closed factor "
+        "1 + cσ/((1 + c)λ_max + σ) (so a dropped 1 + η shows).",
     )  # fmt: skip
 
 
@@ -507,7 +556,8 @@ CLAIMS = (
         id="linearization.thm7.ratio_bound",
         paper=f"{PAPER}, Thm 7",
         statement="κ(K + σI) ≤ c, η < 1, a = c/(1 − η)²: q/a ≤ (R(K+S)/R(K))^{1/2} ≤ aq with q = "
-        "λ_max(K+S+σI)/λ_max(K+σI).",
+        "λ_max(K+S+σI)/λ_max(K+σI); the ratio agrees with a second route (a numpy solve) and "
+        "1 ≤ q ≤ 1 + η (Weyl, and Thm 6 at i = max as the proof uses it).",
         kind="bound",
         reading=printed(
             "“λ_max(K + S + σI)/(aλ_max(K + σI)) ≤ (R(θ ∪ θ̂)/R(θ))^{1/2} ≤ "
@@ -522,7 +572,8 @@ CLAIMS = (
         paper=f"{PAPER}, Thm 7 proof step as printed (λ_min denominator)",
         statement="σ‖y*‖/((1+η)λ_max(K+σI)) ≤ R(θ∪θ̂)^{1/2} ≤ σ‖y*‖κ/((1−η)λ_min(K+σI)), and "
         "the same with λ_max in the last denominator; that corrected pair is attained at S = 0 "
-        "with y* along K's eigenvector of λ_min (upper) or λ_max (lower).",
+        "with y* along K's eigenvector of λ_min (upper) or λ_max (lower), and at S = cK with y* "
+        "along λ_max the lower bound is below R^{1/2} by exactly 1 + cσ/((1+c)λ_max(K)+σ).",
         kind="bound",
         reading=proof(
             "“σ‖y*‖/((1 + η)λ_max(K + σI)) ≤ R(θ ∪ θ̂)^{1/2} ≤ σ‖y*‖κ(K + σI)/((1 − "
