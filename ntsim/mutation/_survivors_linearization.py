@@ -243,7 +243,6 @@ LINEARIZATION_REASONS: tuple[SurvivorReason, ...] = (
         "bernoulli_kl", OUTSIDE,
         "feeds only the reported KL columns (the λ sweep and the MiniLM λ table), which no "
         "claim reads; its unit tests kill the mutant",
-        operator="scale_x0.5",
     ),
     SurvivorReason(
         "simulate_gd_to_flow", OUTSIDE,
@@ -262,5 +261,18 @@ LINEARIZATION_REASONS: tuple[SurvivorReason, ...] = (
         "simulate_thm1_identity", EQUIVALENT,
         "θ_0 − 0.5v/√p for θ_0 + 0.5v/√p, v ~ N(0, I): the same law",
         operator="flip_sign",
+    ),
+    SurvivorReason(
+        "simulate_thm1_identity", EQUIVALENT,
+        "the evaluation point θ_0/2 + 0.5v/√p or θ_0 + 0.25v/√p: Thm 1's identity "
+        "d/dt‖y − y*‖² = −2(y − y*)ᵀK(y − y*) − λ(y − y*)ᵀJ(θ − θ_0) holds at every θ, so these "
+        "are other points of the same check",
+        operator="scale_x0.5",
+    ),
+    SurvivorReason(
+        "simulate_selective_step", EQUIVALENT,
+        "targets with ‖y* − f_θ0‖ = 2 instead of 1: Thm 1 and its printed step are stated for "
+        "any targets, and the constructed state's residual ε(y* − f_θ0) scales with them",
+        operator="scale_x2", before="u / jnp.linalg.norm(u)",
     ),
 )  # fmt: skip

@@ -68,7 +68,8 @@ def test_thm4_containment_must_reach_its_closed_form_at_the_threshold(monkeypatc
 
 
 def _thm7_with(**change):
-    """``thm7_bounds`` with its q read from ``q_scale``·(K + S) or its ratio from S alone."""
+    """``thm7_bounds`` with its q read from ``q_scale``·(K + S) or K + ``extra_scale``·S, or
+    its ratio from S alone."""
     original = lz.thm7_bounds
 
     def planted(kernel, extra, targets, ridge):
@@ -76,6 +77,11 @@ def _thm7_with(**change):
         if "q_scale" in change:
             top = jnp.linalg.eigvalsh(kernel + extra)[-1]
             f = (change["q_scale"] * top + ridge) / (top + ridge)
+            b = b._replace(lower=b.lower * f, upper=b.upper * f)
+        if "extra_scale" in change:
+            top = jnp.linalg.eigvalsh(kernel + extra)[-1]
+            scaled = jnp.linalg.eigvalsh(kernel + change["extra_scale"] * extra)[-1]
+            f = (scaled + ridge) / (top + ridge)
             b = b._replace(lower=b.lower * f, upper=b.upper * f)
         if change.get("ratio_from_extra"):
             risk = lz.krr_train_risk
@@ -86,11 +92,14 @@ def _thm7_with(**change):
     return planted
 
 
-@pytest.mark.parametrize("change", [{"q_scale": 0.75}, {"ratio_from_extra": True}])
+@pytest.mark.parametrize(
+    "change", [{"q_scale": 0.75}, {"extra_scale": 1.5}, {"ratio_from_extra": True}]
+)
 def test_thm7_ratio_bound_anchors_catch_a_wrong_q_or_ratio(monkeypatch, change):
-    """Thm 7's bounds are loose by a = κ/(1 − η)² on each side, so q read from 0.75(K + S) or a
-    ratio computed from S instead of K + S keep both inequalities; the anchors (q within
-    [1, 1 + η], the ratio against a numpy solve) must not."""
+    """Thm 7's bounds are loose by a = κ/(1 − η)² on each side, so q read from 0.75(K + S) or
+    K + 1.5S (a q too small or too large) or a ratio computed from S instead of K + S keep
+    both inequalities; the anchors (q against numpy's eigenvalues, the ratio against a numpy
+    solve) must not."""
     assert _record("linearization.thm7.ratio_bound").verdict == "holds"
     monkeypatch.setattr(lz, "thm7_bounds", _thm7_with(**change))
     assert _record("linearization.thm7.ratio_bound", cache=None).verdict == "refuted"
@@ -132,3 +141,21 @@ def test_lemma1_with_a_wrong_jacobian_gap_is_caught_by_its_equality_case(monkeyp
 
     monkeypatch.setattr(lz, "lemma1_pair", planted)
     assert _record("linearization.lemma1.kernel_lipschitz", cache=None).verdict == "refuted"
+
+
+def test_lemma1_in_the_frobenius_norm_is_caught_by_its_equality_case(monkeypatch):
+    """Lemma 1's bound holds in any submultiplicative norm, so the network pairs stay below 1
+    in the Frobenius norm too; on full-rank pairs αM, βM only the operator norm gives 1."""
+    from ntsim.theory.linearization import _lipschitz
+
+    monkeypatch.setattr(_lipschitz, "spectral_norm", lambda m: jnp.linalg.norm(m))
+    assert _record("linearization.lemma1.kernel_lipschitz", cache=None).verdict == "refuted"
+
+
+def test_lemma1_pairs_that_do_not_differ_leave_it_undecided(monkeypatch):
+    """A simulation whose pairs coincide (J_a = J_b: 0/0, read as ratio 0) decides nothing."""
+    from ntsim.theory.linearization import _ball_simulations
+
+    original = _ball_simulations.lemma1_pair
+    monkeypatch.setattr(_ball_simulations, "lemma1_pair", lambda a, b, *r: original(a, a, *r))
+    assert _record("linearization.lemma1.kernel_lipschitz", cache=None).verdict == "inconclusive"
