@@ -81,6 +81,13 @@ LINEAR_TEACHERS_REASONS: tuple[SurvivorReason, ...] = (
         )
     ),
     SurvivorReason(
+        "simulate_relu_fine_tuning", OUTSIDE,
+        "the weight movement ‖W_FT − W_S‖_F (weight_distance) is reported beside the risks "
+        "and read by no claim: Thm 6.1 and Cor 6.3 state the test risk of the fitted network; "
+        "that the weights stay near W_S is a step of the proof, not a statement",
+        operator="scale_x2", before="run.params['w'] - pre.params['w']",
+    ),
+    SurvivorReason(
         "_fit_steps_rate", OUTSIDE,
         "a step size half as large: Thm 6.1 and Cor 6.3 hold for the "
         "fitted network however the fit is reached, and the step only sets how long it takes",

@@ -44,10 +44,6 @@ PENDING_TOPICS: dict[str, str] = {
     "2 busy cores and was stopped), no round 2; 51 killed, 28 survived (0.646 [0.54, 0.74], "
     "0.494 by verdicts; 0.883 under rule 1): finish with `ntsim mutate --topic linearization "
     "--jobs 2 --resume`",
-    "linear_teachers": "session 26 (2026-11-30) gave fig1.crossing a premise that the curves "
-    "are Fig. 1's and added fig1.deterministic_equivalent and thm4_2.exact_ingredients, on "
-    "the path of 7 of its blind spots; exporting the new simulation re-dated every claim of "
-    "the topic: remake with `ntsim mutate --topic linear_teachers --jobs 2` (≈ 33 min)",
 }
 
 #: Topics below the floor, with the rate they are at (the test fails if a topic drops
@@ -55,7 +51,9 @@ PENDING_TOPICS: dict[str, str] = {
 PENDING_KILL_RATE: dict[str, float] = {
     # Remade twice on 2026-11-27: 0.764 at the first strengthened claims, then 0.80 (52 killed,
     # 13 survived) after the blind-spot anchors and premises, which killed all five of the
-    # survivors they were made for. (Linearization left this table on 2026-11-30: 0.883.)
+    # survivors they were made for. (Linearization left this table on 2026-11-30: 0.883;
+    # linear_teachers in session 27: 0.917 [0.83, 0.96], 66 killed, 6 survived, all with a
+    # reason, after the Fig. 1 and Thm 4.2 anchors of session 26.)
     "early_stopping": 0.80,
     # Remade under rule 2 on 2026-11-30 (session 24): 70 killed, 18 survived (0.795); then
     # (session 25) thm4_7.misalignment_threshold decided only where its run brackets 2 and
@@ -69,12 +67,6 @@ PENDING_KILL_RATE: dict[str, float] = {
     # survived (0.807; 0.602 counting only kills by a verdict), 13 of the 17 killed by the unit
     # tests; loo_cell's 1/(n − 1) is the one survivor without a reason.
     "stability": 0.806,
-    # Remade under rule 2 on 2026-11-30 (session 25; 0.885 under rule 1): 56 killed, 18
-    # survived (0.757 [0.65, 0.84], 0.581 by verdicts), 15 of them killed by the unit tests.
-    # Two equivalents whose calls were not observable (deep_linear's and two_layer_relu's
-    # transposes, inside returned closures) were reclassified as survivors by the revised
-    # rule from the recorded counts. 15 survivors have no reason yet (PENDING_BLIND_SPOTS).
-    "linear_teachers": 0.756,
 }
 
 #: Claims of a checked kind that kill no mutant yet, with why.
@@ -83,12 +75,11 @@ PENDING_SILENT_CLAIMS: dict[str, str] = {
     "units stay exactly 0); 6 mutants moved its numbers, none its verdict, round 2 included",
     "overtraining.thm4_1.factor_alignment_printed": "remade under rule 2 (2026-11-30): a "
     "refuted printed statement; its 2 kills were by raising only (9 mutants moved its numbers)",
-    "linear_teachers.fig1.crossing": "remade under rule 2 (2026-11-30): a trend whose 6 "
-    "path mutants (the two-level spectrum, κ, the deterministic-equivalent crossing and risk, "
-    "nested_prefix_risks, the alignment sweep's d + 1) moved its numbers or the functions' "
-    "outputs without reversing the crossing; session 26 gave it the curves-as-defined premise "
-    "and added fig1.deterministic_equivalent (R_DE against the curves, the exact order change "
-    "of the two R_DE curves at n_×, windows next to it), whose path holds all 6: remake",
+    "linear_teachers.cor6_2.bound": "remade in session 27 (2026-11-30): its one kill is by "
+    "raising (the input check); _hinf's arccos ×½ moved its numbers, not its verdict (Cor "
+    "6.2's bound holds with room on these draws), and its path's other mutants were killed "
+    "first by the two-input closed form and Thm 6.1's claims (a mutant runs only on claims "
+    "that have killed nothing yet); the session-25 matrix had one kill by its verdict",
     "linearization.thm1.identity": "an identity whose path mutants were all equivalent or "
     "killed by other claims first",
     "linearization.thm1.flow_monotone": "remade 2026-11-30 (session 21): its path's two "
@@ -122,16 +113,6 @@ PENDING_BLIND_SPOTS: dict[str, int] = {
     # loo_cell call loo_head_tuning (with w_0 and the implementation as parameters), then
     # re-record the figure claims at full scale (≈ 90 min) and remake the stability matrix.
     "stability": 1,
-    # The rule-2 remake (2026-11-30, session 25): 15 survivors without a reason, the fig1
-    # crossing's path (6), Thm 4.2's bound and effective rank (3), random_projection_bounds'
-    # 1 + eps, _tasks' noise sign, simulate_relu_fine_tuning's residuals (2), and the two
-    # uncompared transposes; not examined yet.
-    # Session 26: 8 of the 15 now have a reason (the uncompared transposes act on 1-D
-    # arrays, _tasks' noise sign, κ's bracket, the relu training losses no claim reads, a
-    # looser Thm 4.2 term, a tighter (1 + ε)²); the remaining 7 sit on the strengthened
-    # Fig. 1 claims' path (5) and on thm4_2.exact_ingredients' (ĝ's n − 1, r_0 ×2), added
-    # this session: the remake should kill them.
-    "linear_teachers": 7,
     # The rule-2 partial remake (session 26): 25 survivors without a reason (24 after
     # linearize's commutative f0 + df), not examined
     # yet; several are swaps inside returned closures (linearize, subset_model, mlp) and
@@ -142,17 +123,6 @@ PENDING_BLIND_SPOTS: dict[str, int] = {
 
 #: Theory functions with a blind spot and no kill by a claim (see PENDING_BLIND_SPOTS).
 PENDING_UNPINNED: dict[str, str] = {
-    **{
-        f"ntsim.theory.linear_teachers.{name}": "its survivors in the rule-2 remake "
-        "(2026-11-30) are pending blind spots (above)"
-        for name in (
-            "_alignment.deterministic_equivalent_crossing",
-            "_alignment.deterministic_equivalent_risk",
-            "_alignment.nested_prefix_risks",
-            "_bounds.effective_rank",
-            "_covariance_alignment.simulate_covariance_alignment",
-        )
-    },
     "ntsim.theory.stability._synthetic.loo_cell": "its one mutant in the rule-2 remake is the "
     "pending blind spot above (the full-data weights' n − 1)",
     **{
