@@ -39,11 +39,13 @@ _RULE_2 = (
 PENDING_TOPICS: dict[str, str] = {
     "early_stopping": "remade from scratch in session 23 (2026-11-30) to a partial checkpoint "
     "(140 of 164 first-round mutants, 0.877 under rule 1); " + _RULE_2,
-    "linearization": "remade under rule 2 (session 26, 2026-11-30) to a partial checkpoint: "
-    "150 of 151 first-round mutants (the last, dense_apply's dropped term, ran 40 minutes on "
-    "2 busy cores and was stopped), no round 2; 51 killed, 28 survived (0.646 [0.54, 0.74], "
-    "0.494 by verdicts; 0.883 under rule 1): finish with `ntsim mutate --topic linearization "
-    "--jobs 2 --resume`",
+    "linearization": "remade under rule 2 (sessions 26–27, 2026-11-30) to a partial "
+    "checkpoint after session 27's anchors (Thm 2's attainment, Thm 7's q and ratio, the proof "
+    "step at S = ηK, Lemma 1's equality case) re-dated 15 claims: 144 of 151 first-round "
+    "mutants, no round 2; 54 killed, 21 survived (0.72 [0.61, 0.81], 0.56 by verdicts; "
+    "0.646 before); the 7 left include dense_apply's dropped term (30 min) and the MiniLM "
+    "ones: finish with `ntsim mutate --topic linearization --jobs 2 --resume` on idle cores "
+    "(never under taskset to one core: XLA's CPU runtime deadlocked there)",
 }
 
 #: Topics below the floor, with the rate they are at (the test fails if a topic drops
@@ -113,11 +115,14 @@ PENDING_BLIND_SPOTS: dict[str, int] = {
     # loo_cell call loo_head_tuning (with w_0 and the implementation as parameters), then
     # re-record the figure claims at full scale (≈ 90 min) and remake the stability matrix.
     "stability": 1,
-    # The rule-2 partial remake (session 26): 25 survivors without a reason (24 after
-    # linearize's commutative f0 + df), not examined
-    # yet; several are swaps inside returned closures (linearize, subset_model, mlp) and
-    # reported quantities no claim reads (bernoulli_kl, _kl64, linearity_vs_lambda).
-    "linearization": 24,
+    # The rule-2 partial remake (sessions 26–27): of 24 survivors without a reason, session 27
+    # gave 17 a reason (referee 57), killed 5 with anchors (referee 58 then hardened them) and
+    # left 2 blind spots, both on the MiniLM λ table's path: the gap ‖f + f̄‖ for ‖f − f̄‖
+    # (gap_shrinks only asks the gap to fall with λ) and the label coding {−1, 0} (`_signed`).
+    # Fix: re-record minilm_lambda with --keep-units (≈ 2 h), then add a check-only anchor
+    # (gap ratio ≤ distance ratio, the gap being second order) and a premise (train loss at
+    # λ = 0 below that at the largest λ).
+    "linearization": 2,
 }
 
 
@@ -126,27 +131,9 @@ PENDING_UNPINNED: dict[str, str] = {
     "ntsim.theory.stability._synthetic.loo_cell": "its one mutant in the rule-2 remake is the "
     "pending blind spot above (the full-data weights' n − 1)",
     **{
-        f"ntsim.theory.linearization.{name}": "its survivors in the partial rule-2 remake "
-        "(session 26) are pending blind spots (above)"
-        for name in (
-            "_ball_simulations.simulate_linearity_table",
-            "_bounds.thm2_bound",
-            "_bounds.thm2_bound_constant",
-            "_kernel_simulations.simulate_layer_kernels",
-            "_kernel_simulations.simulate_thm5",
-            "_kernel_simulations.simulate_thm7",
-            "_lipschitz.estimate_lipschitz",
-            "_minilm_lambda._kl64",
-            "_minilm_lambda.simulate_minilm_lambda",
-            "_minilm_training._signed",
-            "_peft.bernoulli_kl",
-            "_peft.subset_model",
-            "_simulations.simulate_split_step",
-            "_simulations.simulate_thm1_identity",
-            "_spectral.thm7_bounds",
-            "_spectral.thm7_step_bounds",
-            "_sweeps.linearity_vs_lambda",
-        )
+        f"ntsim.theory.linearization.{name}": "its survivor in the partial rule-2 remake "
+        "(session 27) is a pending blind spot (above)"
+        for name in ("_minilm_lambda.simulate_minilm_lambda", "_minilm_training._signed")
     },
 }
 
