@@ -113,6 +113,19 @@ def _thm67_instance(params, *, eta_below_one: bool):
             "sigma": jnp.exp(2.0 * params["log_sigma"][0])}  # fmt: skip
 
 
+#: Thms 6–7 need K ≻ 0 (η = ‖K^{-1/2}SK^{-1/2}‖). In float64 an eigenvalue carries an error
+#: ~1e-16·λ_max(K), so the ratios of per-index bounds are decided to the spaces' round-off
+#: tolerance (1e-10) only while κ(K) ≤ 1e5 (error ≤ 2e-11 relative to λ_min); a search that
+#: drives K towards singular (it did, to κ ≈ 5e13, where the ratio is round-off over round-off)
+#: leaves the hypothesis as float64 can check it.
+MAX_KERNEL_CONDITION = 1e5
+
+
+def _kernel_well_conditioned(instance):
+    evals = jnp.linalg.eigvalsh(instance["kernel"])
+    return evals[-1] <= MAX_KERNEL_CONDITION * evals[0]
+
+
 def _thm67_space(claim_id, part, sides, description, *, eta_below_one, tolerance):
     return SearchSpace(
         claim_id=claim_id,
@@ -121,6 +134,7 @@ def _thm67_space(claim_id, part, sides, description, *, eta_below_one, tolerance
         to_instance=lambda p: _thm67_instance(p, eta_below_one=eta_below_one),
         sides=sides,
         description=description,
+        feasible=_kernel_well_conditioned,
         tolerance=tolerance,
     )
 
@@ -295,7 +309,7 @@ def _linear_space(claim_id, to_instance, sides, description, *, radius=False, pa
 # ------------------------------------------------------------------------------ the spaces
 
 _K = f"K = AAᵀ/n ∈ R^{{{_N}×{_N}}}, σ = e^z"
-_KS = f"{_K}, S = BBᵀ/n"
+_KS = f"{_K} with κ(K) ≤ 1e5, S = BBᵀ/n"
 _LIN = (
     f"f = Φθ, Φ ∈ R^{{{_LIN_N}×{_LIN_P}}}, θ_0, y* free, {_LIN_STEPS} split steps, "
     "η = sigmoid·min(1/λ_max(ΦΦᵀ), 1/λ)"
