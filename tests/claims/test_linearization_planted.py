@@ -222,6 +222,26 @@ def test_a_state_outside_thm1s_branch_leaves_its_claims_undecided(monkeypatch):
         assert record.verdict == "inconclusive"
 
 
+@pytest.mark.parametrize("factor", [2.0, 0.5])
+def test_a_wrong_gradient_step_in_the_printed_scheme_leaves_it_undecided(monkeypatch, factor):
+    """θ̃ = θ − 2η∇R̃ᵀ (or ½): the refutation's window [λη/ε − 2, λη/ε] cannot see the
+    gradient part (‖I − 2ηK‖ ≤ 1 either way), so without its closed-form premise the printed
+    claim stays 'refuted' on another scheme; with it the step is not the printed one and the
+    claim decides nothing."""
+    from ntsim.theory.linearization import _simulations
+
+    def planted(theta, theta0, grad, eta, lam):
+        return original(theta, theta0, factor * grad, eta, lam)
+
+    original = _simulations.selective_step
+    assert _record("linearization.thm1.selective_step_printed", cache=RunCache()).verdict == (
+        "refuted"
+    )
+    monkeypatch.setattr(_simulations, "selective_step", planted)
+    record = _record("linearization.thm1.selective_step_printed", cache=RunCache())
+    assert record.verdict == "inconclusive", record.per_seed[0].result.diagnostics
+
+
 @pytest.mark.parametrize("term", ["curvature", "proximal"])
 def test_the_onset_of_the_quadratic_gap_pins_beta(monkeypatch, term):
     """β = (8/3)a² + (4/3)cρ + (5/6)λ with its cρ or λ term dropped: the gap's onset at the

@@ -346,7 +346,9 @@ class SelectiveStepRun(NamedTuple):
     """``(I,)`` each: ``before`` ``‖y − y*‖`` (= ε), ``after`` ``‖y' − y*‖`` after one step of
     the printed scheme, ``inner`` ``∇R̃(θ)(θ − θ_0)`` (> 0: ``λ_t = λ``), ``lam_eta`` ``λη``,
     ``flow_rate`` ``½ d/dt‖y − y*‖²`` along ``θ̇ = −∇R̃ᵀ − λ(θ − θ_0)`` at the state (a JVP),
-    ``kernel_term`` ``2(y − y*)ᵀK(y − y*)``."""
+    ``kernel_term`` ``2(y − y*)ᵀK(y − y*)``, ``eta`` ``η``; and the ingredients of the step's
+    closed form in output space: ``kernel`` ``K = ΦΦᵀ`` ``(I, n, n)``, ``residual``
+    ``y − y*`` and ``init_gap`` ``y* − f_θ0`` ``(I, n)`` each."""
 
     before: Array
     after: Array
@@ -354,6 +356,10 @@ class SelectiveStepRun(NamedTuple):
     lam_eta: Array
     flow_rate: Array
     kernel_term: Array
+    eta: Array
+    kernel: Array
+    residual: Array
+    init_gap: Array
 
 
 def simulate_selective_step(key: PRNGKey, setting: SelectiveStepSetting) -> SelectiveStepRun:
@@ -390,7 +396,8 @@ def simulate_selective_step(key: PRNGKey, setting: SelectiveStepSetting) -> Sele
         _, dy = jax.jvp(lambda t: phi @ t, (theta,), (velocity,))
         return SelectiveStepRun(
             jnp.linalg.norm(residual), jnp.linalg.norm(phi @ new - y), inner, lam * eta,
-            residual @ dy, 2 * residual @ kernel @ residual,
+            residual @ dy, 2 * residual @ kernel @ residual, eta, kernel, residual,
+            y - phi @ theta0,
         )  # fmt: skip
 
     return _instances(one, key, s.instances)
