@@ -12,6 +12,14 @@ __all__ = ["EARLY_STOPPING_REASONS"]
 
 EARLY_STOPPING_REASONS: tuple[SurvivorReason, ...] = (
     SurvivorReason(
+        "record_predictions", EQUIVALENT,
+        "vmap(apply)(x, params) for (params, x): the swap's guard (same shape and dtype) never "
+        "fires on the claim's calls, where params is a parameter pytree (a dict) and x an "
+        "array, so the recorder runs the original call; its results count as moved only "
+        "because record_predictions returns a closure, which cannot be compared",
+        operator="swap_args", before="jax.vmap(apply, in_axes=(None, 0))(params, x)",
+    ),
+    SurvivorReason(
         "sobolev_benchmark", OUTSIDE,
         "the oracle's path over steps 0..max_steps − 1 instead of 0..max_steps: only the "
         "diagnostic path_end (the last step's error, which no claim reads) moves; the oracle "

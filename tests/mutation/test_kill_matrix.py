@@ -39,6 +39,12 @@ _RULE_2 = (
 PENDING_TOPICS: dict[str, str] = {
     "early_stopping": "remade from scratch in session 23 (2026-11-30) to a partial checkpoint "
     "(140 of 164 first-round mutants, 0.877 under rule 1); " + _RULE_2,
+    "linearization": "remade under rule 2 (sessions 26–28, finished 2026-11-30: 0.674, "
+    "PENDING_KILL_RATE); session 28 then gave the printed selective step a closed-form premise "
+    "(thm1.selective_step_printed, made for the doubled gradient step that survived), which "
+    "re-dates the entry (its theory module hashes into 29 claims): remake with `ntsim mutate "
+    "--topic linearization --jobs 2 --resume` on idle cores (≈ 75 min; never under taskset to "
+    "one core: XLA's CPU runtime deadlocked there)",
 }
 
 #: Topics below the floor, with the rate they are at (the test fails if a topic drops
@@ -46,9 +52,8 @@ PENDING_TOPICS: dict[str, str] = {
 PENDING_KILL_RATE: dict[str, float] = {
     # Remade twice on 2026-11-27: 0.764 at the first strengthened claims, then 0.80 (52 killed,
     # 13 survived) after the blind-spot anchors and premises, which killed all five of the
-    # survivors they were made for. (Linearization left this table on 2026-11-30: 0.883;
-    # linear_teachers in session 27: 0.917 [0.83, 0.96], 66 killed, 6 survived, all with a
-    # reason, after the Fig. 1 and Thm 4.2 anchors of session 26.)
+    # survivors they were made for. (Linear_teachers left it in session 27: 0.917 [0.83,
+    # 0.96], 66 killed, 6 survived, all with a reason, after session 26's anchors.)
     "early_stopping": 0.80,
     # Remade under rule 2 on 2026-11-30 (session 24): 70 killed, 18 survived (0.795); then
     # (session 25) thm4_7.misalignment_threshold decided only where its run brackets 2 and
