@@ -134,14 +134,15 @@ PENDING_BLIND_SPOTS: dict[str, int] = {
     "stability": 1,
     # The rule-2 remake (sessions 26–28): of 24 survivors without a reason, session 27 gave 17 a
     # reason (referee 57), killed 5 with anchors (referee 58 then hardened them); the finished
-    # remake (session 28) leaves 5 blind spots: four on the MiniLM λ table's path (the gaps
-    # ‖f + f̄‖ for ‖f − f̄‖ on train and test, ½f − f̄ on train; gap_shrinks only asks the gap to
-    # fall with λ) and the label coding {−1, 0} (`_signed`), and the printed selective step's
-    # gradient step doubled (the printed claim's counterexample window [λη/ε − 2, λη/ε] does not
-    # see the gradient part). Fix for the MiniLM ones: re-record minilm_lambda with
-    # --keep-units (≈ 2 h), then a check-only anchor (gap ratio ≤ distance ratio, the gap being
-    # second order) and a premise (train loss at λ = 0 below that at the largest λ). The
-    # selective step got its closed-form anchor in session 28 (kills it once remade).
+    # remake (session 28) leaves 5 blind spots: four on the MiniLM λ table's path (three gaps:
+    # ‖f + f̄‖ for ‖f − f̄‖ on train and on test, ½f − f̄ on train, where gap_shrinks only asks
+    # the gap to fall with λ; and the label coding {−1, 0} of `_signed`), and the printed
+    # selective step's gradient step doubled (the printed claim's counterexample window
+    # [λη/ε − 2, λη/ε] does not see the gradient part). Fix for the MiniLM ones: re-record
+    # minilm_lambda with --keep-units (≈ 2 h), then a check-only anchor (gap ratio ≤ distance
+    # ratio, the gap being second order) and a premise (train loss at λ = 0 below that at the
+    # largest λ). The selective step got its closed-form premise in session 28 (it kills the
+    # mutant once the entry is remade).
     "linearization": 5,
 }
 
