@@ -37,7 +37,7 @@ PENDING_TOPICS: dict[str, str] = {
     "linearization": "remade under rule 2 (sessions 26–28, finished 2026-11-30: 0.674, "
     "PENDING_KILL_RATE); session 28 then gave the printed selective step a closed-form premise "
     "(thm1.selective_step_printed, made for the doubled gradient step that survived), which "
-    "re-dates the entry (its theory module hashes into 29 claims): remake with `ntsim mutate "
+    "re-dates the entry (its theory module hashes into 33 claims): remake with `ntsim mutate "
     "--topic linearization --jobs 2 --resume` on idle cores (≈ 75 min; never under taskset to "
     "one core: XLA's CPU runtime deadlocked there)",
 }
