@@ -60,7 +60,13 @@ def _direct_dependencies(module_name: str) -> frozenset[str]:
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names if a.name.split(".")[0] == "ntsim")
+            for alias in node.names:
+                if alias.name.split(".")[0] != "ntsim":
+                    continue
+                if alias.asname is None:  # ``import ntsim.x.y`` binds ``ntsim``: keep it coarse
+                    found.add(alias.name)
+                else:
+                    found.update(_package_uses(tree, alias.asname, alias.name))
         elif isinstance(node, ast.ImportFrom):
             source = _resolve(node.module or "", package, node.level)
             if source.split(".")[0] != "ntsim":
@@ -69,12 +75,76 @@ def _direct_dependencies(module_name: str) -> frozenset[str]:
             for alias in node.names:
                 obj = getattr(source_module, alias.name, None)
                 if isinstance(obj, types.ModuleType):
-                    found.add(obj.__name__)
+                    found.update(_package_uses(tree, alias.asname or alias.name, obj.__name__))
                     continue
-                defined_in = getattr(obj, "__module__", None)
-                found.add(defined_in if str(defined_in).startswith("ntsim") else source)
+                found.add(_defining_module(obj, source))
     found.discard(module_name)
     return frozenset(found)
+
+
+def _defining_module(obj, source: str, name: str | None = None) -> str:
+    """The ``ntsim`` module that defines ``obj``: a function's or class's ``__module__``;
+    for a constant (no ``__module__``) named ``name``, the module that assigns it, found by
+    following ``from … import name`` from ``source`` (:func:`_assigning_module`); else
+    ``source``, the module it was taken from."""
+    defined_in = getattr(obj, "__module__", None)
+    if str(defined_in).startswith("ntsim"):
+        return defined_in
+    return _assigning_module(source, name) if name else source
+
+
+@functools.cache
+def _assigning_module(module_name: str, name: str, depth: int = 0) -> str:
+    """The module whose top level assigns ``name``, following ``from … import name``
+    re-exports from ``module_name`` (a package's ``__init__``); ``module_name`` itself when
+    it assigns the name, or when the trail is lost (a star import, a dynamic binding)."""
+    module = importlib.import_module(module_name)
+    path = getattr(module, "__file__", None)
+    if path is None or depth > 8:
+        return module_name
+    tree = ast.parse(pathlib.Path(path).read_text(encoding="utf-8"))
+    package = module.__package__ or module_name.rpartition(".")[0]
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and any(
+            (a.asname or a.name) == name and a.name == name for a in node.names
+        ):
+            source = _resolve(node.module or "", package, node.level)
+            if source.split(".")[0] == "ntsim":
+                return _assigning_module(source, name, depth + 1)
+    return module_name
+
+
+def _package_uses(tree: ast.AST, bound: str, package_name: str) -> set[str]:
+    """What a module bound to the name ``bound`` contributes: for a *package* that the code
+    reads only as ``bound.attr``, the modules defining each ``attr`` read (so a claims
+    module that imports ``ntsim.theory.overtraining as ot`` depends on the modules of the
+    ``ot.*`` it uses, not on every module the package re-exports; an ``attr`` with no
+    defining module, a constant, falls back to the whole package); for a plain module, or a
+    package the code uses any other way, the module itself (all it imports)."""
+    target = importlib.import_module(package_name)
+    if not hasattr(target, "__path__"):
+        return {package_name}
+    attributes: set[str] = set()
+    attribute_nodes: set[int] = set()
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == bound
+        ):
+            attributes.add(node.attr)
+            attribute_nodes.add(id(node.value))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == bound and id(node) not in attribute_nodes:
+            return {package_name}  # passed around or rebound: anything in it may be read
+    uses: set[str] = set()
+    for attr in attributes:
+        obj = getattr(target, attr, None)
+        if isinstance(obj, types.ModuleType):
+            uses.add(obj.__name__)
+        else:
+            uses.add(_defining_module(obj, package_name, attr))
+    return uses
 
 
 def source_modules(roots: Iterable[str]) -> tuple[str, ...]:

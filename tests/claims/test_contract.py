@@ -404,6 +404,34 @@ def test_source_modules_follow_names_to_their_defining_modules():
     assert "ntsim.core._spectra" in source_modules(["ntsim.claims.early_stopping._width_scaling"])
 
 
+def test_a_package_read_by_attribute_contributes_only_the_modules_it_reads():
+    """``from ntsim.theory import overtraining as ot`` then ``ot.simulate_x``: the module
+    depends on simulate_x's defining module, not on every module the package re-exports
+    (an edit elsewhere in the topic leaves its records current); a package used any other
+    way (passed around, read by getattr) still counts whole."""
+    import ast
+
+    from ntsim.claims._provenance import _package_uses, source_modules
+
+    by_attribute = ast.parse(
+        "from ntsim.theory import overtraining as ot\n"
+        "def f(s):\n    return ot.simulate_misalignment_threshold(s)\n"
+    )
+    uses = _package_uses(by_attribute, "ot", "ntsim.theory.overtraining")
+    assert uses == {"ntsim.theory.overtraining._post_finetuning_runs"}
+    for other in ("def g():\n    return getattr(ot, 'x')\n", "h = ot\n"):
+        tree = ast.parse(ast.unparse(by_attribute) + "\n" + other)
+        assert _package_uses(tree, "ot", "ntsim.theory.overtraining") == {
+            "ntsim.theory.overtraining"
+        }
+    # a plain module stays itself; the real claims module of the threshold claim leaves out
+    # the budget sweep's decoder, which its claims never read
+    assert _package_uses(by_attribute, "ot", "ntsim.core._spectra") == {"ntsim.core._spectra"}
+    modules = source_modules(["ntsim.claims.overtraining._post_finetuning"])
+    assert "ntsim.theory.overtraining._post_finetuning_runs" in modules
+    assert "ntsim.theory.overtraining._budget" not in modules
+
+
 def test_code_hash_ignores_docstrings_and_comments_but_not_code():
     """Three versions of one function: a docstring or comment edit leaves the code the
     provenance hashes unchanged, `+ 1 → + 2` does not."""
