@@ -20,6 +20,13 @@ EARLY_STOPPING_REASONS: tuple[SurvivorReason, ...] = (
         operator="swap_args", before="jax.vmap(apply, in_axes=(None, 0))(params, x)",
     ),
     SurvivorReason(
+        "pretrain_attention_for", EQUIVALENT,
+        "hasattr(name, setting) for hasattr(setting, name): the swap's guard (same shape and "
+        "dtype) never fires on the claims' calls, where setting is a dataclass and name a "
+        "string, so the input check runs as written",
+        operator="swap_args", before="hasattr(setting, name)",
+    ),
+    SurvivorReason(
         "sobolev_benchmark", OUTSIDE,
         "the oracle's path over steps 0..max_steps − 1 instead of 0..max_steps: only the "
         "diagnostic path_end (the last step's error, which no claim reads) moves; the oracle "
@@ -243,5 +250,13 @@ EARLY_STOPPING_REASONS: tuple[SurvivorReason, ...] = (
         "halved, and both decay fits regress log(λ_k/λ_1) on log k (eq. (32)), which no "
         "positive factor moves; no statement fixes the NTK's scale",
         operator="drop_term", before="kernel + kernel.T",
+    ),
+    SurvivorReason(
+        "width_scaling_run", OUTSIDE,
+        "min|S_h| for max|S_h| at θ_0 moves only the run's max_logit_init field, which no "
+        "claim reads: the logits' scale at init is decided on simulate_init_logits "
+        "(lemma2.logit_scaling, eq3.logit_moment_small_widths), whose max|S_h| is computed "
+        "there; the field is a diagnostic of the width runs",
+        operator="min_max", before="jnp.max(jnp.abs(logits))",
     ),
 )  # fmt: skip
