@@ -23,6 +23,7 @@ from ntsim.theory.early_stopping import (
     _stopping,
     _stopping_checks,
     _task_vectors,
+    _taylor_remainder,
     _trained_task_vectors,
     _width_scaling,
 )
@@ -126,6 +127,59 @@ def test_kernel_drift_bound_catches_an_unnormalised_drift(monkeypatch):
     )
     planted = _record("early_stopping.thm5.kernel_drift_bound")
     assert planted.verdict != "holds" and not planted.as_expected
+
+
+@pytest.mark.slow  # ≥ 20 s on 2 cores: make test-full (the kill matrix covers CI)
+def test_taylor_remainder_catches_a_flipped_linear_term(monkeypatch):
+    """f_PT − J_PT Δθ in place of f_PT + J_PT Δθ: the remainder at the network's own θ_τ is
+    2 J_PT Δθ = O(1), so eq. (14)'s bound is refuted; the separately trained linear model
+    runs the mirrored path to the same predictions, so the gap claim cannot see it."""
+    real = _width_scaling.linearize
+
+    def mirrored(apply, params0):
+        apply_lin = real(apply, params0)
+        return lambda p, x: apply_lin(jax.tree.map(lambda a, b: 2 * b - a, p, params0), x)
+
+    remainder, gap = (get_claim(f"early_stopping.lemma1.{name}")
+                      for name in ("taylor_remainder_bound", "linearisation_bound"))  # fmt: skip
+    assert _record(remainder.id).as_expected
+    for module in (_taylor_remainder, _width_scaling):
+        monkeypatch.setattr(module, "linearize", mirrored)
+    planted = run_claims([remainder, gap], scale="quick", seeds=(0,))
+    assert [r.verdict for r in planted] == ["refuted", "holds"]
+
+
+@pytest.mark.slow  # ≥ 20 s on 2 cores: make test-full (the kill matrix covers CI)
+@pytest.mark.parametrize("plant", ["expanded at θ_0", "barely fine-tuned"])
+def test_taylor_remainder_decides_only_fine_tuned_runs_expanded_at_the_pretrained_point(
+    monkeypatch, plant
+):
+    """The expansion taken at the random init θ_0, or a fine-tuning step 100× too small
+    (the loss barely moves): the remainder may still shrink with n, but the premises fail,
+    so the claim is inconclusive, not "holds"."""
+    if plant == "expanded at θ_0":
+        real_pretrain, real_linearize, init = (
+            _taylor_remainder.pretrain_source, _taylor_remainder.linearize, {}
+        )  # fmt: skip
+
+        def pretrain(key, width, setting):
+            out = real_pretrain(key, width, setting)
+            init["params"] = out[2]
+            return out
+
+        monkeypatch.setattr(_taylor_remainder, "pretrain_source", pretrain)
+        monkeypatch.setattr(
+            _taylor_remainder, "linearize", lambda apply, p: real_linearize(apply, init["params"])
+        )
+    else:
+        real_gd = _taylor_remainder.gradient_descent
+        monkeypatch.setattr(
+            _taylor_remainder,
+            "gradient_descent",
+            lambda *a, learning_rate, **kw: real_gd(*a, learning_rate=learning_rate / 100, **kw),
+        )
+    planted = _record("early_stopping.lemma1.taylor_remainder_bound")
+    assert planted.verdict == "inconclusive"
 
 
 @pytest.mark.slow  # ≥ 20 s on 2 cores: make test-full (the kill matrix covers CI)

@@ -29,11 +29,13 @@ KILL_RATE_FLOOR = 0.85
 
 #: Topics the committed matrix does not hold yet (or holds partially), with why.
 PENDING_TOPICS: dict[str, str] = {
-    "early_stopping": "remade under rule 2 in session 28 (2026-11-30) to a partial checkpoint: "
-    "140 of 164 first-round mutants, 46 killed, 13 survived (0.780 [0.66, 0.87], 0.627 by "
-    "verdicts); stopped for CI's time at a MiniLM NTK mutant (~20 min each on a shared core). "
-    "Finish with `ntsim mutate --topic early_stopping --jobs 2 --resume` on idle cores (copy "
-    "figures/MUTATION.json into --out first)",
+    "early_stopping": "remade under rule 2 in sessions 28–29 to a partial checkpoint: 160 of "
+    "164 first-round mutants, 57 killed, 18 survived (0.760 [0.65, 0.84], 0.573 by verdicts); "
+    "stopped for CI's time. Session 29 then added lemma1.taylor_remainder_bound, which "
+    "re-dates the outcomes of the 23 functions on its path (10 recorded mutants, ≈ 8 min of "
+    "worker time, plus the new module's own). Finish with `ntsim mutate --topic "
+    "early_stopping --jobs 2 --resume` on idle cores (copy figures/MUTATION.json into --out "
+    "first): the last 4 first-round mutants, the re-dated ones, then round 2",
     "linearization": "remade under rule 2 (sessions 26–28, finished 2026-11-30: 0.674, "
     "PENDING_KILL_RATE); session 28 then gave the printed selective step a closed-form premise "
     "(thm1.selective_step_printed, made for the doubled gradient step that survived), which "
@@ -120,12 +122,15 @@ PENDING_SILENT_CLAIMS: dict[str, str] = {
 
 #: Survivors without a reason (blind spots) per topic: at most this many.
 PENDING_BLIND_SPOTS: dict[str, int] = {
-    # The partial rule-2 remake (session 28, 140 of 164): three survivors not yet looked at.
-    # linearize's θ − θ_0 swapped to θ_0 − θ (in `_delta` and at its call) flips the sign of
-    # the linear term of f_lin, yet Lemma 1's linearisation claims (bound, slope ½) kept their
-    # verdicts: find out why (the gap may be read where the linear term is small) and anchor
-    # it; width_scaling_run's max|logits| → min|logits| moved only outputs.
-    "early_stopping": 3,
+    # The partial rule-2 remake (session 28, 140 of 164): linearize's θ − θ_0 swapped to
+    # θ_0 − θ (in `_delta` and at its call) flips the sign of f_lin's linear term, and Lemma
+    # 1's linearisation claims (bound, slope ½) kept their verdicts: they compare the network
+    # with a separately trained linear model, and GD on f_PT − JΔθ runs the mirrored path to
+    # the same predictions. Session 29 added lemma1.taylor_remainder_bound (eq. (14)'s first
+    # line, f_lin evaluated at the network's own θ_τ), which refutes the planted flip
+    # (tests/claims/test_early_stopping_planted.py); the two survivors go when the entry is
+    # remade at the new claim. (width_scaling_run's max → min |logits| got a reason.)
+    "early_stopping": 2,
     # The rule-2 remake (2026-11-30): loo_cell's full-data weights 1/(n − 1) for 1/n moved the
     # figure claims' numbers (fig2/6/7/8/9) and no verdict. It is a blind spot: loo_cell builds
     # the S and S^i weights itself, a second copy of loo_head_tuning's (which the closed-form
@@ -150,8 +155,6 @@ PENDING_BLIND_SPOTS: dict[str, int] = {
 
 #: Theory functions with a blind spot and no kill by a claim (see PENDING_BLIND_SPOTS).
 PENDING_UNPINNED: dict[str, str] = {
-    "ntsim.theory.early_stopping._width_scaling.width_scaling_run": "its survivor in the "
-    "partial rule-2 remake (session 28) is a pending blind spot (above)",
     "ntsim.theory.stability._synthetic.loo_cell": "its one mutant in the rule-2 remake is the "
     "pending blind spot above (the full-data weights' n − 1)",
     **{

@@ -129,6 +129,31 @@ def test_width_run_orders_of_the_taylor_remainder(key):
         assert float(run.pretrain_distance) > 0 and float(run.max_logit_init) > 0
 
 
+@pytest.mark.slow  # > 20 s at quick sizes (compilation); runs in make test-full
+def test_taylor_remainder_is_second_order_in_the_step(key, x64):
+    """Eq. (14)'s remainder ``f(θ_τ) − f_PT − J_PT Δθ`` is second order in ``Δθ ∝ η_0`` (its
+    ratio at η_0 and η_0/2 → 4, with an O(η_0) correction; a wrong sign or scale of the
+    linear term leaves a first-order error, ratio 2), the linear term and the displacement
+    are first order (ratio 2)."""
+    base = dict(
+        pretrain_steps=3, finetune_steps=6, record_every=3, num_source=4, num_target=4, num_test=4
+    )
+    runs = [
+        es.taylor_remainder_run(key, 8, es.WidthScalingSetting(eta0=eta, **base))
+        for eta in (0.005, 0.0025)
+    ]
+    ratio = {
+        f: float(getattr(runs[0], f)) / float(getattr(runs[1], f))
+        for f in ("remainder", "linear_term", "displacement")
+    }
+    assert ratio["remainder"] == pytest.approx(4.0, rel=0.1)  # seen 3.84
+    assert ratio["linear_term"] == pytest.approx(2.0, rel=0.05)
+    assert ratio["displacement"] == pytest.approx(2.0, rel=0.05)
+    for run in runs:  # the path starts at θ_PT, where the expansion is taken
+        assert float(run.remainder_at_start) <= 1e-12 * float(run.linear_term)
+        assert float(run.target_loss_end) < float(run.target_loss_start)
+
+
 # --- sweeps and rates -----------------------------------------------------------------------
 
 

@@ -4,7 +4,8 @@
 and bias/variance (:mod:`._kernel_gd`), the stopping rule and its rates (:mod:`._stopping_rule`),
 the early stopping ↔ ridge correspondence (:mod:`._ridge`), hold-out early stopping vs T̂
 (:mod:`._holdout`), task vectors and the mixed-init NTK blocks (:mod:`._task_vectors`),
-the width scaling of the attention model (:mod:`._width_scaling`) and its logits' second
+the width scaling of the attention model (:mod:`._width_scaling`), Lemma 1's first-order
+remainder along the network's own path (:mod:`._taylor_remainder`), the logits' second
 moment at small widths (:mod:`._logit_moments`), and the attention model's
 trained task vectors, Lemma 5's random-init expansion and learning-curve rate
 (:mod:`._finite_width`), and Sec 7 on a real checkpoint, MiniLM (:mod:`._minilm`; task
@@ -23,6 +24,7 @@ from ntsim.claims.early_stopping import (
     _ridge,
     _stopping_rule,
     _task_vectors,
+    _taylor_remainder,
     _width_scaling,
 )
 
@@ -35,6 +37,7 @@ CLAIMS = (
     *_holdout.CLAIMS,
     *_task_vectors.CLAIMS,
     *_width_scaling.CLAIMS,
+    *_taylor_remainder.CLAIMS,
     *_logit_moments.CLAIMS,
     *_finite_width.CLAIMS,
     *_minilm.CLAIMS,

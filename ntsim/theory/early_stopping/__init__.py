@@ -11,8 +11,9 @@ ridge correspondence (Sec 6.2) is in :mod:`._ridge`, the Sobolev benchmark in
 :mod:`._sobolev`. Task vectors in the linearised model (Cors 1–2) are in
 :mod:`._task_vectors`, the trained attention model's task vectors against that prediction
 (Cor 2 at finite width) in :mod:`._trained_task_vectors`; the attention model's width
-scaling (Thms 3, 5; Lemmas 1, 2, 5) in :mod:`._width_scaling`, Lemma 5's random-init
-expansion (eq. (97)) in :mod:`._mixed_init`; the synthetic tasks of the Sec 7 analogues
+scaling (Thms 3, 5; Lemmas 1, 2, 5) in :mod:`._width_scaling`, Lemma 1's first-order
+remainder along the network's own fine-tuning path in :mod:`._taylor_remainder`, Lemma 5's
+random-init expansion (eq. (97)) in :mod:`._mixed_init`; the synthetic tasks of the Sec 7 analogues
 (NTK eigen-decay, learning curves, task vectors) in :mod:`._synthetic_tasks`, one seed of
 the hold-out learning curves (Thm 1's rate, Fig. 2) in :mod:`._learning_curves`.
 
@@ -173,6 +174,12 @@ from ntsim.theory.early_stopping._task_vectors import (
     task_vector_coefficients,
     task_vector_cosine,
 )
+from ntsim.theory.early_stopping._taylor_remainder import (
+    TaylorRemainderRun,
+    TaylorRemainderSweep,
+    simulate_taylor_remainder,
+    taylor_remainder_run,
+)
 from ntsim.theory.early_stopping._trained_task_vectors import (
     NUM_TASKS,
     TRAINED_TASK_VECTOR_SETTINGS,
@@ -270,6 +277,10 @@ __all__ = [
     "simulate_init_logits",
     "simulate_width_scaling",
     "TaskData",
+    "TaylorRemainderRun",
+    "TaylorRemainderSweep",
+    "simulate_taylor_remainder",
+    "taylor_remainder_run",
     "WidthScalingRun",
     "WidthScalingSetting",
     "WidthScalingSweep",
