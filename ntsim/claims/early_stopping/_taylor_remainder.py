@@ -17,11 +17,11 @@ The rate is decided as the width claims are (mean over seeds of the per-seed log
 95% Student-t CI over seeds, ``slope ≤ −1/2 + EFFECT``; EFFECT was chosen for the width
 claims before this claim existed). Seen: quick, seeds 0, 1: −1.11, −0.89; full, seeds 0–2:
 −0.785 [−0.98, −0.59], −1.03 [−1.16, −0.90], −1.05 [−1.25, −0.85] (premises: largest loss
-ratio 0.136, largest e_0 / linear term 5e-7). Two premises, measured on every run, make it decide only fine-tuned
-networks expanded where eq. (14) expands them: the fine-tuning loss falls to at most half
-its start (a run that does not fine-tune has nothing to linearise), and the remainder
-vanishes at the path's start ``θ_PT`` to round-off (an expansion at another point, such as
-the random init ``θ_0``, leaves a remainder there).
+ratio 0.136, largest e_0 / linear term 5e-7). Two premises, measured on every run, make it
+decide only fine-tuned networks expanded where eq. (14) expands them: the fine-tuning loss
+falls to at most half its start (a run that does not fine-tune has nothing to linearise),
+and the remainder vanishes at the path's start ``θ_PT`` to round-off (an expansion at
+another point, such as the random init ``θ_0``, leaves a remainder there).
 """
 
 from __future__ import annotations
