@@ -252,9 +252,15 @@ class _LineTracer:
 
     ``probes`` (``[module, line, key, name, name]`` each, the ``swap_args`` mutants planned)
     are read at each line event of their line: whether the two names' kinds would let the
-    mutant's guard (:func:`~ntsim.mutation._operators.same_kind`) exchange them. A probe is
-    ``"never"`` when every reading found both names and different kinds, ``"may"`` when some
-    reading found the same kind or could not find a name (:meth:`never_swapped`)."""
+    mutant's guard (:func:`~ntsim.mutation._operators.same_kind`) exchange them. A reading
+    that cannot find one of the names is left out: the call cannot be evaluated in that
+    frame while the name is unbound there, so the frame is an enclosing scope's (the line
+    ``return lambda params, step: apply(params, x)`` runs first in the function that returns
+    the lambda, where ``params`` is no name at all) or the name is bound later on the line,
+    where a later line event reads it. A probe is ``"never"`` when some reading found both
+    names and every such reading found different kinds, ``"may"`` when one found the same
+    kind or a kind could not be read; a probe no reading completed stays unknown, which
+    counts as ``"may"`` (:meth:`never_swapped`)."""
 
     def __init__(self, probes: list | None = None):
         from ntsim.mutation._operators import same_kind
@@ -277,7 +283,9 @@ class _LineTracer:
             return
         try:
             (found_a, a), (found_b, b) = (_resolve(frame, name) for name in names)
-            never = found_a and found_b and not self._same_kind(a, b)
+            if not (found_a and found_b):
+                return  # not the frame (or not yet the moment) that evaluates the call
+            never = not self._same_kind(a, b)
         except Exception:  # a value whose kind cannot be read: the guard may fire
             never = False
         if never:  # one way: a "may" another thread wrote meanwhile is never overwritten

@@ -336,6 +336,41 @@ def test_the_swap_probes_read_whether_each_guard_can_fire():
     assert mutated[("log_x", "log_y")] != pytest.approx(slope)  # the slope of x on y
 
 
+def test_a_swap_inside_a_lambda_is_read_in_the_lambda_s_own_frame():
+    """``record_predictions`` returns ``lambda params, step: vmap(apply)(params, x)``: the
+    line runs first in the enclosing function, where ``params`` is no name (that reading is
+    left out), then in the lambda, where params is a dict and x an array (the guard cannot
+    fire). A swap of two arrays on such a line is read ``"may"``; a probe never completed
+    (its function not called) is not listed as ``"never"``."""
+    import jax.numpy as jnp
+
+    from ntsim.core import _train
+    from ntsim.mutation._matrix import probe_key, swap_probe
+    from ntsim.mutation._worker import _LineTracer
+
+    module = "ntsim.core._train"
+    (swap,) = [s for s in function_sites(inspect.getsource(_train), "record_predictions")
+               if s.operator == "swap_args"]  # fmt: skip
+    assert swap.names == ("params", "x")
+
+    def apply(params, row):
+        return params["w"] @ row
+
+    def apply_array(params, row):
+        return jnp.sum(params) * row
+
+    key = probe_key(module, swap)
+    x = jnp.ones((3, 2))
+    cases = ((apply, {"w": jnp.ones(2)}, True), (apply_array, jnp.ones((3, 2)), False))
+    for model, params, never in cases:
+        with _LineTracer([swap_probe(module, swap)]) as tracer:
+            _train.record_predictions(model, x)(params, 0)
+        assert (key in tracer.never_swapped()) is never
+    with _LineTracer([swap_probe(module, swap)]) as tracer:
+        _train.record_predictions(apply, x)  # the lambda is made, never called
+    assert key not in tracer.never_swapped()
+
+
 def test_a_probe_that_cannot_find_a_name_says_the_guard_may_fire():
     from ntsim.mutation._worker import _resolve
 
