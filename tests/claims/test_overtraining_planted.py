@@ -222,6 +222,30 @@ def test_an_off_by_one_inflection_breaks_the_regularisation_pair(monkeypatch):
     assert printed.verdict == "refuted" and not printed.as_expected
 
 
+def test_a_step_beyond_assumption_a8_leaves_the_regularisation_pair_undecided(monkeypatch):
+    """The sweep's one η set for its smallest λ instead of its largest (max ↔ min): at λ = 4,
+    4η(λ + 2)Γ = 0.8·6/2 = 2.4, outside A.8, and neither claim decides (the printed twin's
+    refutation included: a counterexample must meet the hypotheses)."""
+    import ntsim.theory.overtraining._post_finetuning_runs as post
+
+    def planted(pre, ft, u, v, regs, steps):
+        gamma = jnp.maximum(pre[0], ft[0])
+        eta = post.A8_FRACTION / (4 * (jnp.min(jnp.asarray(regs)) + 2) * gamma)
+
+        def at(reg):
+            _, pre_loss, id_loss = post.finetune_ideal_checkpoints(
+                pre, ft, u, v, learning_rate=eta, reg=reg, num_steps=steps
+            )
+            return pre_loss, id_loss
+
+        return jax.vmap(at)(jnp.asarray(regs)), eta
+
+    monkeypatch.setattr(post, "_curves", planted)
+    for claim_id in ("overtraining.thm4_7.regularisation_delays_inflection",
+                     "overtraining.thm4_7.regularisation_printed"):  # fmt: skip
+        assert _outcome(claim_id).verdict == "inconclusive"
+
+
 @pytest.mark.parametrize("factor", [0.5, 2.0])
 def test_scaled_printed_fixed_point_no_longer_matches_its_counterexample(monkeypatch, factor):
     """The printed Lemma A.11 limit off by a factor: still refuted, but the deviation is no

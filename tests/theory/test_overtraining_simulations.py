@@ -214,6 +214,9 @@ def test_regularisation_and_converged_model_simulations_start_from_nothing_learn
     pre = np.asarray(run.pre)
     # checkpoint 0 is θ = 0, which GD keeps at 0: L_pre(0) = Σ σ_pre² for every λ
     np.testing.assert_allclose(run.pre_loss[:, :, 0], np.sum(pre**2, axis=1)[:, None] * np.ones(5))
+    # one η for every λ: Assumption A.8 at the largest λ (4) with 20% margin, Γ of eq. (12)
+    gamma = np.maximum(pre[:, 0], np.asarray(run.ft).max(axis=1))
+    np.testing.assert_allclose(run.learning_rate, 0.8 / (4 * (4.0 + 2) * gamma), rtol=1e-12)
     conv = ot.simulate_converged_model(key, ot.ConvergedModelSetting(d=2, instances=2, points=60))
     np.testing.assert_array_equal(conv.ideal[:, 0], 0.0)
     assert conv.steps > 0 and conv.ideal.shape == (2, 3)

@@ -199,6 +199,7 @@ class RegularisationRun(NamedTuple):
     regs: Array  # (λ,)
     pre_loss: Array  # (instances, λ, d + 1): post-FT L_pre(n)
     id_loss: Array  # (instances, λ): ‖θ^d(K) − A^ft‖²/Γ²
+    learning_rate: Array  # (instances,): the one η of every λ (A.8's at the largest λ)
 
 
 def simulate_regularisation(key: PRNGKey, setting: RegularisationSetting) -> RegularisationRun:
@@ -216,11 +217,11 @@ def simulate_regularisation(key: PRNGKey, setting: RegularisationSetting) -> Reg
             k_fr, minval=0.85, maxval=0.97
         ) ** jnp.arange(d)
         u, v = haar_pair(k_uv, d)
-        (pre_loss, id_loss), _ = _curves(pre, ft, u, v, setting.regs, setting.steps)
-        return pre, ft, pre_loss, id_loss[:, -1] / jnp.maximum(pre[0], ft[0]) ** 2
+        (pre_loss, id_loss), eta = _curves(pre, ft, u, v, setting.regs, setting.steps)
+        return pre, ft, pre_loss, id_loss[:, -1] / jnp.maximum(pre[0], ft[0]) ** 2, eta
 
-    pre, ft, pre_loss, id_loss = jax.vmap(one)(jax.random.split(key, setting.instances))
-    return RegularisationRun(pre, ft, jnp.asarray(setting.regs), pre_loss, id_loss)
+    pre, ft, pre_loss, id_loss, eta = jax.vmap(one)(jax.random.split(key, setting.instances))
+    return RegularisationRun(pre, ft, jnp.asarray(setting.regs), pre_loss, id_loss, eta)
 
 
 @dataclass(frozen=True)
