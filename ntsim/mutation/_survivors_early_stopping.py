@@ -222,6 +222,22 @@ EARLY_STOPPING_REASONS: tuple[SurvivorReason, ...] = (
         operator="transpose", before="jax.random.normal(key, (num, seq_len, b.shape[0])) @ b",
     ),
     SurvivorReason(
+        "_teacher", EQUIVALENT,
+        "the teacher's first-layer matrix u transposed (it only applies when input_dim = "
+        "hidden, so u is square): its entries are i.i.d. N(0, 1/d) either way, so the target "
+        "is another draw of the same teacher family",
+        operator="transpose", before="x @ u",
+    ),
+    SurvivorReason(
+        "_random_jacobians", EQUIVALENT,
+        "task 2 shares shared + 1 of task 1's directions instead of shared (shared ~ U{1, …, "
+        "p/2 − 1}, so 2 to p/2 of them): another overlap of the non-orthogonal family; the Cor 1 "
+        "and Cor 2 claims on this run (the negation gap, cos(τ_1, τ_2) = c_1ᵀG_12c_2/…) are "
+        "statements of the linearised model for any pair of Jacobians, checked on whatever "
+        "overlap was drawn",
+        operator="compare", before="idx < shared",
+    ),
+    SurvivorReason(
         "simulate_init_logits", OUTSIDE,
         "1/(n − 1) for 1/n in the closed-form E[S² | h] of the eq. (3) moment anchor (or in its "
         "1/d scale): a factor n/(n − 1) ≤ 1.016 on the mean square over widths 64–512, below "

@@ -29,13 +29,10 @@ KILL_RATE_FLOOR = 0.85
 
 #: Topics the committed matrix does not hold yet (or holds partially), with why.
 PENDING_TOPICS: dict[str, str] = {
-    "early_stopping": "remade under rule 2 in sessions 28–29 to a partial checkpoint: 160 of "
-    "164 first-round mutants, 57 killed, 18 survived (0.760 [0.65, 0.84], 0.573 by verdicts); "
-    "stopped for CI's time. Session 29 then added lemma1.taylor_remainder_bound, which "
-    "re-dates the outcomes of the 23 functions on its path (10 recorded mutants, ≈ 8 min of "
-    "worker time, plus the new module's own). Finish with `ntsim mutate --topic "
-    "early_stopping --jobs 2 --resume` on idle cores (copy figures/MUTATION.json into --out "
-    "first): the last 4 first-round mutants, the re-dated ones, then round 2",
+    "overtraining": "remade under rule 2 (2026-11-30: 0.807, PENDING_KILL_RATE); session 30 "
+    "gave the λ sweep's two claims Assumption A.8 as a premise (RegularisationRun records η), "
+    "which re-dates the entry: remake with `ntsim mutate --topic overtraining --jobs 2 "
+    "--resume` (copy figures/MUTATION.json into --out first)",
     "linearization": "remade under rule 2 (sessions 26–28, finished 2026-11-30: 0.674, "
     "PENDING_KILL_RATE); session 28 then gave the printed selective step a closed-form premise "
     "(thm1.selective_step_printed, made for the doubled gradient step that survived), which "
@@ -47,11 +44,13 @@ PENDING_TOPICS: dict[str, str] = {
 #: Topics below the floor, with the rate they are at (the test fails if a topic drops
 #: below it, or rises above the floor while still listed).
 PENDING_KILL_RATE: dict[str, float] = {
-    # Remade twice on 2026-11-27: 0.764 at the first strengthened claims, then 0.80 (52 killed,
-    # 13 survived) after the blind-spot anchors and premises, which killed all five of the
-    # survivors they were made for. (Linear_teachers left it in session 27: 0.917 [0.83,
-    # 0.96], 66 killed, 6 survived, all with a reason, after session 26's anchors.)
-    "early_stopping": 0.80,
+    # Remade under rule 2 (sessions 28–30, finished 2026-12-01): 82 killed, 19 survived
+    # (0.812), every survivor with a reason. Session 29's lemma1.taylor_remainder_bound killed
+    # the linearize sign flips; session 30's swap probes (a reading in an enclosing frame is
+    # left out) made three never-firing swaps equivalent. The 19 are draws of the same
+    # families (transposed or sign-flipped Gaussians, another target or overlap), positive
+    # factors a slope or decay fit cannot see, and diagnostics no verdict reads.
+    "early_stopping": 0.81,
     # Remade under rule 2 on 2026-11-30 (session 24): 70 killed, 18 survived (0.795); then
     # (session 25) thm4_7.misalignment_threshold decided only where its run brackets 2 and
     # Lemma A.28's contraction bound only at the edge of its step condition (design checks,
@@ -112,25 +111,30 @@ PENDING_SILENT_CLAIMS: dict[str, str] = {
     "(the SVM margin does not grow when a point is left out); its 3 kills are by raising only, "
     "and the 8 mutants that moved its numbers changed the KKT diagnostics or the data's "
     "dimension, which leave the margins' order as it is",
+    "early_stopping.minilm.beta_above_half": "remade under rule 2 (2026-12-01): a bound on "
+    "the fitted decay exponent β of MiniLM's NTK; its 3 kills are by raising; the mutants "
+    "that move β (eigen_decay_exponent's −slope/2 doubled, _weighted_slope's n − 1) were "
+    "killed first by its sibling beta_above_half_intercept, and its round-2 mutants (the NTK's "
+    "symmetrisation scaled) multiply every eigenvalue by a positive factor β cannot see",
+    **{
+        f"early_stopping.minilm.{name}": "not recorded yet at full scale (issue 22's MiniLM "
+        "task vectors): at quick scale its baseline is a smoke run, so the mutants that moved "
+        "its numbers (vector_cosines, _task_vector_seed, _gd_program) were not judged; 5 "
+        "kills by raising"
+        for name in ("cosine_matches_kernel", "cosine_order_matches_kernel")
+    },
+    "early_stopping.thm1.learning_curve_tail_rate": "remade under rule 2 (2026-12-01): a "
+    "refuted derived reading (the error of the kernel stopping rule flattens at an "
+    "approximation floor for a target outside the NTK's span); 16 mutants moved its numbers "
+    "and none lifted the floor, and its 4 kills are by raising; its twin "
+    "thm1.learning_curve_rate kills by its verdict",
     "early_stopping.cor1.negation_gap_printed": "remade 2026-11-27: a refuted printed "
     "statement that killed none of this sample's mutants; not investigated yet (its twin, "
     "cor1.negation_gap_corrected, kills)",
-    "early_stopping.sec6_2.ridge_sandwich_printed": "no mutant on its path moved its numbers "
-    "(the drawn ones were equivalent or, for the corrected rule, killed by its twin); its "
-    "counterexample saturates (violation → 1 as τ grows for any ridge rule that grows with τ)",
 }
 
 #: Survivors without a reason (blind spots) per topic: at most this many.
 PENDING_BLIND_SPOTS: dict[str, int] = {
-    # The partial rule-2 remake (session 28, 140 of 164): linearize's θ − θ_0 swapped to
-    # θ_0 − θ (in `_delta` and at its call) flips the sign of f_lin's linear term, and Lemma
-    # 1's linearisation claims (bound, slope ½) kept their verdicts: they compare the network
-    # with a separately trained linear model, and GD on f_PT − JΔθ runs the mirrored path to
-    # the same predictions. Session 29 added lemma1.taylor_remainder_bound (eq. (14)'s first
-    # line, f_lin evaluated at the network's own θ_τ), which refutes the planted flip
-    # (tests/claims/test_early_stopping_planted.py); the two survivors go when the entry is
-    # remade at the new claim. (width_scaling_run's max → min |logits| got a reason.)
-    "early_stopping": 2,
     # The rule-2 remake (2026-11-30): loo_cell's full-data weights 1/(n − 1) for 1/n moved the
     # figure claims' numbers (fig2/6/7/8/9) and no verdict. It is a blind spot: loo_cell builds
     # the S and S^i weights itself, a second copy of loo_head_tuning's (which the closed-form
