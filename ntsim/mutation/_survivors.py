@@ -90,15 +90,6 @@ REASONS: tuple[SurvivorReason, ...] = (
         operator="scale_x0.5", before="num_steps + 1",
     ),
     SurvivorReason(
-        "_curves", OUTSIDE,
-        "the sweep's step set from its smallest λ instead of its largest: at the largest λ it "
-        "exceeds Assumption A.8's η ≤ 1/(4(λ + 2)Γ), yet the runs still converge within their "
-        "steps and no claim's number moves (the claims read where the converged post-FT losses "
-        "inflect); A.8 is a sufficient condition, and no statement says the conclusions fail "
-        "without it",
-        operator="min_max", before="jnp.max(jnp.asarray(regs))",
-    ),
-    SurvivorReason(
         "causal_decoder", OUTSIDE, _BUDGET + "the decoder's embedding scale",
         operator="scale_x0.5", before="params['embed'][tokens] + params['position']",
     ),

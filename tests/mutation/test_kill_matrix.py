@@ -29,10 +29,6 @@ KILL_RATE_FLOOR = 0.85
 
 #: Topics the committed matrix does not hold yet (or holds partially), with why.
 PENDING_TOPICS: dict[str, str] = {
-    "overtraining": "remade under rule 2 (2026-11-30: 0.807, PENDING_KILL_RATE); session 30 "
-    "gave the λ sweep's two claims Assumption A.8 as a premise (RegularisationRun records η), "
-    "which re-dates the entry: remake with `ntsim mutate --topic overtraining --jobs 2 "
-    "--resume` (copy figures/MUTATION.json into --out first)",
     "linearization": "remade under rule 2 (sessions 26–28, finished 2026-11-30: 0.674, "
     "PENDING_KILL_RATE); session 28 then gave the printed selective step a closed-form premise "
     "(thm1.selective_step_printed, made for the doubled gradient step that survived), which "
@@ -58,7 +54,9 @@ PENDING_KILL_RATE: dict[str, float] = {
     # killed, 17 survived (0.807, 0.682 by verdicts). Every survivor has a reason; 6 are
     # draws of simulate_misalignment_threshold's ratios that still bracket 2 (round 2 gives
     # the claim, silent in round 1, its extra mutants there) and 5 the budget sweep's.
-    "overtraining": 0.806,
+    # Session 30 (2026-12-01): Assumption A.8 as a premise of the λ sweep's two claims killed
+    # _curves' max → min step; remade with --resume: 72 killed, 16 survived (0.818).
+    "overtraining": 0.818,
     # Remade under rule 2 (sessions 24–25, finished with --resume on 2026-11-30): 71 killed, 17
     # survived (0.807; 0.602 counting only kills by a verdict), 13 of the 17 killed by the unit
     # tests; loo_cell's 1/(n − 1) is the one survivor without a reason.
