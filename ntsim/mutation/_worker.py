@@ -257,7 +257,10 @@ class _LineTracer:
     frame while the name is unbound there, so the frame is an enclosing scope's (the line
     ``return lambda params, step: apply(params, x)`` runs first in the function that returns
     the lambda, where ``params`` is no name at all) or the name is bound later on the line,
-    where a later line event reads it. A probe is ``"never"`` when some reading found both
+    where a later line event reads it — except in a generator whose own local is unbound:
+    its line events read each loop value one item late, and a generator closed early
+    (``any``, ``next``, ``break``) never reads the last value its call used, so that reading
+    counts as ``"may"`` (found by referee 60). A probe is ``"never"`` when some reading found both
     names and every such reading found different kinds, ``"may"`` when one found the same
     kind or a kind could not be read; a probe no reading completed stays unknown, which
     counts as ``"may"`` (:meth:`never_swapped`)."""
@@ -284,6 +287,12 @@ class _LineTracer:
         try:
             (found_a, a), (found_b, b) = (_resolve(frame, name) for name in names)
             if not (found_a and found_b):
+                code = frame.f_code
+                own = {*code.co_varnames, *code.co_cellvars}
+                if code.co_flags & inspect.CO_GENERATOR and own.intersection(names):
+                    # A generator's line events lag its loop variable by one item, and it may
+                    # be closed (any, next, break) before the event that would read the last.
+                    self.guards[key] = "may"
                 return  # not the frame (or not yet the moment) that evaluates the call
             never = not self._same_kind(a, b)
         except Exception:  # a value whose kind cannot be read: the guard may fire

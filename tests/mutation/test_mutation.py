@@ -371,6 +371,60 @@ def test_a_swap_inside_a_lambda_is_read_in_the_lambda_s_own_frame():
     assert key not in tracer.never_swapped()
 
 
+_GENERATOR_CASES = """
+import numpy as np
+
+b = "label"  # a module global named like a generator's loop variable
+
+
+def f(p, q):
+    return np.shape(q) == (3,)
+
+
+def first_true(a, bs):
+    return any(f(a, c) for c in bs)
+
+
+def first(a, bs):
+    return next(f(a, b) for b in bs)
+
+
+def every(a, bs):
+    return [f(a, c) for c in bs]
+"""
+
+
+def test_a_swap_in_a_generator_closed_early_may_fire(tmp_path, monkeypatch):
+    """A generator's line events read its loop variable one item late, and one closed
+    early (``any``, ``next``) never reads the value its last call used: there the first,
+    incomplete reading says "may" (referee 60's counterexamples, where the guard does fire
+    on the last item). A list comprehension runs to its end, and its readings decide."""
+    import os
+
+    from ntsim.mutation._worker import _LineTracer
+
+    (tmp_path / "probe_cases.py").write_text(_GENERATOR_CASES)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import probe_cases
+
+    lines = _GENERATOR_CASES.splitlines()
+
+    def never(text: str, names: tuple[str, str], call) -> bool:
+        line = next(i + 1 for i, source in enumerate(lines) if text in source)
+        tracer = _LineTracer()
+        tracer._roots = (str(tmp_path) + os.sep,)
+        tracer._probes = {(probe_cases.__file__, line): [("case", names)]}
+        with tracer:
+            call()
+        return "case" in tracer.never_swapped()
+
+    a, other, same = np.ones(3), np.ones(4), np.ones(3)
+    assert not never("any(f(a, c)", ("a", "c"), lambda: probe_cases.first_true(a, [other, same]))
+    assert not never("next(f(a, b)", ("a", "b"), lambda: probe_cases.first(a, [same]))
+    assert never("[f(a, c)", ("a", "c"), lambda: probe_cases.every(a, [other, np.ones(5)]))
+    assert not never("[f(a, c)", ("a", "c"), lambda: probe_cases.every(a, [other, same]))
+
+
 def test_a_probe_that_cannot_find_a_name_says_the_guard_may_fire():
     from ntsim.mutation._worker import _resolve
 
