@@ -21,14 +21,15 @@ class SurvivorReason:
       category: ``"equivalent in effect"`` or ``"outside the claims"`` (the module doc of
         :mod:`ntsim.mutation._survivors`).
       why: one sentence a referee can check.
-      operator: only mutants of this operator (``"scale_x2"``…); None for any.
+      operator: only mutants of this operator (``"scale_x2"``…) or of these operators (a
+        tuple); None for any.
       before: only mutants whose original expression contains this text; None for any.
     """
 
     function: str
     category: Category
     why: str
-    operator: str | None = None
+    operator: str | tuple[str, ...] | None = None
     before: str | None = None
 
     def __post_init__(self):
@@ -41,7 +42,11 @@ class SurvivorReason:
         """Whether this reason covers the recorded mutant ``outcome``."""
         return (
             outcome["function"] == self.function
-            and (self.operator is None or outcome["operator"] == self.operator)
+            and (
+                self.operator is None
+                or outcome["operator"]
+                in ((self.operator,) if isinstance(self.operator, str) else self.operator)
+            )
             and (self.before is None or self.before in outcome["before"])
         )
 

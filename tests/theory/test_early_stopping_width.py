@@ -46,6 +46,22 @@ def test_backbone_features_feed_the_linear_head(x64, key):
     assert np.all(np.abs(features) > 0)
 
 
+def test_source_target_data_labels_are_the_teachers_of_their_inputs(key):
+    """Equal sample sizes (where inputs of the two tasks could be exchanged unnoticed): each
+    label is its teacher at its own input, y_src = f_src(x_src), y_tgt = f_src(x_tgt) +
+    Δ(x_tgt)/2, with the teachers drawn from the 4th and 5th of five split keys."""
+    from ntsim.theory.early_stopping._width_scaling import _teacher
+
+    setting = es.WidthScalingSetting(num_source=16, num_target=16, num_test=2)
+    data = es.source_target_data(key, setting)
+    keys = jax.random.split(key, 5)
+    source, delta = (lambda x: _teacher(keys[3], x)), (lambda x: _teacher(keys[4], x))
+    np.testing.assert_allclose(data.y_source, source(data.x_source), rtol=1e-6)
+    expected = source(data.x_target) + 0.5 * delta(data.x_target)
+    np.testing.assert_allclose(data.y_target, expected, rtol=1e-6, atol=1e-7)
+    assert not np.allclose(data.y_source, source(data.x_target))  # the pairing matters
+
+
 @pytest.mark.slow  # > 20 s at quick sizes (compilation); runs in make test-full
 def test_lemma5_blocks_match_autodiff(x64, key):
     width, n = 6, 4
