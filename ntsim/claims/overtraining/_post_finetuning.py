@@ -207,25 +207,30 @@ def check_regularisation_delays_inflection(run: ot.RegularisationRun):
         diagnostics={"instances whose inflection moves later": np.mean(np.any(later > 0, 1)),
                      "min ID-loss increment/Γ²": costs.min()},
         notes="r(λ_(j+1)) − r(λ_j) ≥ 0 (Def 4.2 on the GD post-FT L_pre(n)), ID loss increasing "
-        "in λ, and r equal to the converged closed form's, min{n : σ^ft_n > (2 + λ)σ^pre_n} − 1.",
+        "in λ, and r equal to the converged closed form's, min{n : σ^ft_n > (2 + λ)σ^pre_n} − 1 "
+        "(this part checks the convergence that A.21's step count, far beyond these runs, is "
+        "there to ensure).",
     ), _a8_premise(run))  # fmt: skip
 
 
 def check_regularisation_printed(run: ot.RegularisationRun):
     """Thm A.25 / Lemma A.27 as printed: ``λ1 > λ2 ⇒ r_{λ1} ≤ r_{λ2}`` (earlier inflection);
     part 1 pins the inflections that violate it to the converged closed form's. Under
-    Assumption A.8 at every λ (:func:`_a8_premise`), or no counterexample."""
+    Assumption A.8 at every λ (:func:`_a8_premise`), or no counterexample; the pairs are
+    those of the sweep's λ > 0, as A.25/A.27 assume ``λ1 > λ2 > 0``."""
     inflection, closed = _inflections(run)
-    later = np.diff(inflection, axis=1)
+    later = np.diff(inflection[:, np.asarray(run.regs) > 0], axis=1)
     mismatch = np.abs(inflection - closed).max(keepdims=True)
     return given(all_of(
         compare(later, 0.0, relation="upper_bound", num_instances=inflection.shape[0]),
         compare(mismatch, 0.0, relation="upper_bound"),
         diagnostics={"(instance, λ step) pairs moving later": np.mean(later > 0),
                      "max |r − r(closed form)|": mismatch.max()},
-        notes="part 0: r(λ_(j+1)) − r(λ_j) ≤ 0 demanded (the proof of A.27 shows the opposite "
-        "order); part 1: the inflections are min{n : σ^ft_n > (2 + λ)σ^pre_n} − 1, the "
-        "converged closed form's, worst instance.",
+        notes="part 0: r(λ_(j+1)) − r(λ_j) ≤ 0 demanded over the sweep's λ > 0 (the proof of "
+        "A.27 shows the opposite order); part 1: the inflections are min{n : σ^ft_n > (2 + "
+        "λ)σ^pre_n} − 1, the converged closed form's, worst instance. A.21's step count "
+        "(A.10's K ≥ log(100Γ/ε)/(η min σ)) is far beyond these runs; part 1 checks the "
+        "convergence it is there to ensure.",
     ), _a8_premise(run))  # fmt: skip
 
 
@@ -349,16 +354,17 @@ CLAIMS: tuple[Claim, ...] = (
     Claim(
         id="overtraining.thm4_7.regularisation_printed",
         paper=f"{PAPER}, Thm A.25 part 2 / Lemma A.27 (as printed)",
-        statement="λ1 > λ2 ⇒ r_λ1 ≤ r_λ2 (larger λ gives an earlier or equal inflection)",
+        statement="λ1 > λ2 > 0 ⇒ r_λ1 ≤ r_λ2 (larger λ gives an earlier or equal inflection)",
         kind="ordering",
-        reading=printed("Thm A.25 part 2 / Lemma A.27: for λ1 > λ2, r_λ1 ≤ r_λ2"),
+        reading=printed("Thm A.25 part 2 / Lemma A.27: for λ1 > λ2 > 0, r_λ1 ≤ r_λ2"),
         uses=REGULARISATION,
         check=check_regularisation_printed,
         expect="refuted",
         # Mechanism: a larger λ pulls each learned mode toward σ^pre, so the increment
         # (a − σ^pre_n)² − (σ^pre_n)² shrinks and the inflection moves later, never earlier;
         # it moves only when the threshold crosses a checkpoint, so a minority of the
-        # (instance, λ step) pairs move (≥ 2%: at least one of 160 pairs); a move is a whole
+        # (instance, λ step) pairs move (≥ 2%: at least one of 120 pairs, the 3 steps between
+        # the sweep's 4 positive λ on 40 instances); a move is a whole
         # number of checkpoints, ≥ 1 and ≤ d. Part 1 (the inflections are the converged
         # closed form's) must hold for the counterexample to match.
         counterexample=MechanismViolation(
