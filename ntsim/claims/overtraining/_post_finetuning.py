@@ -362,13 +362,16 @@ CLAIMS: tuple[Claim, ...] = (
         expect="refuted",
         # Mechanism: a larger λ pulls each learned mode toward σ^pre, so the increment
         # (a − σ^pre_n)² − (σ^pre_n)² shrinks and the inflection moves later, never earlier;
-        # it moves only when the threshold crosses a checkpoint, so a minority of the
-        # (instance, λ step) pairs move (≥ 2%: at least one of 120 pairs, the 3 steps between
-        # the sweep's 4 positive λ on 40 instances); a move is a whole
-        # number of checkpoints, ≥ 1 and ≤ d. Part 1 (the inflections are the converged
-        # closed form's) must hold for the counterexample to match.
+        # it moves only when the threshold (2 + λ)σ^pre crosses a checkpoint between two
+        # consecutive λ. σ^ft_n/σ^pre_n grows ×1.3–2.1 per checkpoint and the thresholds are
+        # ×1.2–1.5 apart, so about half the (instance, λ step) pairs move at full scale
+        # (seen 54–57%, seeds 0–2) and a fifth at quick scale (18–28%). The window is chosen:
+        # ≥ 2% (one of the 120 pairs at 40 instances) and ≤ 90% (only a rule that moves
+        # nearly every pair falls outside). A move is a whole number of checkpoints, ≥ 1 and
+        # ≤ d. Part 1 (the inflections are the converged closed form's) must hold for the
+        # counterexample to match.
         counterexample=MechanismViolation(
-            between=(0.02, 0.6), min_violation=1.0, max_violation=5.0, part=0
+            between=(0.02, 0.9), min_violation=1.0, max_violation=5.0, part=0
         ),  # fmt: skip
         twin="overtraining.thm4_7.regularisation_delays_inflection",
         min_instances=40,
