@@ -29,12 +29,12 @@ KILL_RATE_FLOOR = 0.85
 
 #: Topics the committed matrix does not hold yet (or holds partially), with why.
 PENDING_TOPICS: dict[str, str] = {
-    "linearization": "remade under rule 2 (sessions 26–28, finished 2026-11-30: 0.674, "
-    "PENDING_KILL_RATE); session 28 then gave the printed selective step a closed-form premise "
-    "(thm1.selective_step_printed, made for the doubled gradient step that survived), which "
-    "re-dates the entry (its theory module hashes into 33 claims): remake with `ntsim mutate "
-    "--topic linearization --jobs 2 --resume` on idle cores (≈ 75 min; never under taskset to "
-    "one core: XLA's CPU runtime deadlocked there)",
+    "linearization": "remade under rule 2 (sessions 26–28: 0.674); the --resume remake at "
+    "thm1.selective_step_printed's premise and the session-30 swap probes (2026-12-01) "
+    "checkpointed 146 of 151 first-round mutants: 53 killed, 20 survived, 0.726 (partial), "
+    "stopped for CI's time. Finish with `ntsim mutate --topic linearization --jobs 2 "
+    "--resume` on idle cores (copy figures/MUTATION.json into --out first; the 5 left are "
+    "MiniLM mutants of ~15 min each, then round 2; never under taskset to one core)",
 }
 
 #: Topics below the floor, with the rate they are at (the test fails if a topic drops
@@ -64,7 +64,8 @@ PENDING_KILL_RATE: dict[str, float] = {
     # Remade under rule 2 (sessions 26–28, finished 2026-11-30): 62 killed, 30 survived
     # (0.674 [0.57, 0.76], 0.489 by verdicts). Round 2 (36 mutants of the nine silent claims'
     # own functions) killed 5 and left 9 survivors, most of them other draws of the same checks
-    # (equivalent in effect); ~15 kills short of the floor.
+    # (equivalent in effect); ~15 kills short of the floor. The session-30 partial remake
+    # stands at 0.726 (53 killed, 20 survived, 146 of 151 first-round mutants).
     "linearization": 0.673,
 }
 
@@ -150,7 +151,9 @@ PENDING_BLIND_SPOTS: dict[str, int] = {
     # minilm_lambda with --keep-units (≈ 2 h), then a check-only anchor (gap ratio ≤ distance
     # ratio, the gap being second order) and a premise (train loss at λ = 0 below that at the
     # largest λ). The selective step got its closed-form premise in session 28 (it kills the
-    # mutant once the entry is remade).
+    # mutant once the entry is remade). The partial remake of session 30 (146 of 151) shows 2
+    # of the MiniLM ones so far (the ½f − f̄ gap and `_signed`); its other new survivor,
+    # simulate_thm1_identity with θ_0 dropped from the evaluation point, got a reason.
     "linearization": 5,
 }
 
