@@ -11,12 +11,14 @@ from ntsim.claims.early_stopping import _minilm as claims
 from ntsim.theory.early_stopping import minilm
 
 
-def _decay(beta_origin, beta_intercept=None) -> minilm.MiniLMDecay:
+def _decay(beta_origin, beta_intercept=None, trace_factor=1.0) -> minilm.MiniLMDecay:
     beta = np.asarray(beta_origin, float)
     k = np.arange(1.0, 21.0)
     spectra = k ** (-2 * beta[..., None])
     intercept = beta - 0.15 if beta_intercept is None else np.asarray(beta_intercept, float)
-    return minilm.MiniLMDecay(spectra, beta, intercept, 1000)
+    # the gradient route's trace, written down from the spectrum's own definition (Σλ)
+    gradient_trace = spectra.sum(axis=-1) * trace_factor
+    return minilm.MiniLMDecay(spectra, beta, intercept, 1000, gradient_trace)
 
 
 @pytest.mark.parametrize(
@@ -44,6 +46,23 @@ def test_the_two_fits_are_decided_separately_and_the_intercept_twins_counterexam
     assert result.outcome == "refuted" and twin.counterexample.matches(result)[0]
     fine = _decay([[0.6, 0.61, 0.62], [0.6, 0.61, 0.62]], [[0.6, 0.61, 0.62], [0.6, 0.61, 0.62]])
     assert twin.check(fine).outcome == "holds"  # the twin can hold: it reads its own fit
+
+
+@pytest.mark.parametrize(
+    ("trace_factor", "outcome"),
+    [(1.0, "holds"), (1.0 + 5e-5, "holds"), (1.0 + 5e-4, "refuted"), (2.0 / 3.0, "refuted")],
+)
+def test_trace_identity_holds_within_its_tolerance_and_fails_outside(trace_factor, outcome):
+    """Σλ against Σ‖∇f‖²/N: equal within a relative 1e-4; a spectrum 1.5 times the NTK's (a
+    symmetrisation (2K + Kᵀ)/2) is refuted, as is a gap five times the tolerance."""
+    run = _decay([[0.60, 0.61, 0.62], [0.63, 0.62, 0.64]], trace_factor=trace_factor)
+    assert claims.check_ntk_trace_matches_gradients(run).outcome == outcome
+
+
+def test_rule_check_rejects_a_run_whose_step_grid_is_not_its_curves_grid():
+    run = _stopping([[1, 2], [0, 3], [2, 1]], [[10, 20], [10, 0], [20, 10]])
+    with pytest.raises(ValueError, match="step grid"):
+        claims.check_rule_stops_early(run._replace(evaluated_steps=np.array([0])))
 
 
 def _stopping(rule, best) -> minilm.MiniLMStopping:

@@ -29,6 +29,10 @@ KILL_RATE_FLOOR = 0.85
 
 #: Topics the committed matrix does not hold yet (or holds partially), with why.
 PENDING_TOPICS: dict[str, str] = {
+    "early_stopping": "session 31 (2026-12-01) added early_stopping.minilm."
+    "ntk_trace_matches_gradients (the NTK's trace by per-sentence gradients) and a grid check "
+    "in rule_stops_early; the matrix entry is at the code before them: remake with "
+    "`ntsim mutate --topic early_stopping --jobs 2 --resume` after the full-scale records",
     "linearization": "remade under rule 2 (sessions 26–28: 0.674); the --resume remake at "
     "thm1.selective_step_printed's premise and the session-30 swap probes (2026-12-01) "
     "checkpointed 146 of 151 first-round mutants: 53 killed, 20 survived, 0.726 (partial), "

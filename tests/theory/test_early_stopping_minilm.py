@@ -149,6 +149,25 @@ def test_gd_finetune_on_a_linear_model_equals_the_kernel_closed_form():
     np.testing.assert_allclose(curve, closed, rtol=1e-4)
 
 
+def test_squared_gradient_norms_of_a_two_leaf_model_are_the_ntk_diagonal():
+    """f(θ, x) = tanh(x·w)·v (a hand-made score over "input_ids" rows): ∇_w = (1 − t²)v·x,
+    ∇_v = t, so ‖∇f‖² = (1 − t²)²v²‖x‖² + t², written out here (the oracle)."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(5, 6)).astype(np.float32)
+    w = rng.normal(size=6).astype(np.float32) / 3
+    v = np.float32(1.7)
+
+    def score(params, batch):
+        hidden = jnp.tanh(batch["input_ids"] @ params["w"])
+        return hidden * params["v"] * batch["attention_mask"][:, 0]
+
+    model = minilm.MiniLMScalarModel({"w": jnp.asarray(w), "v": jnp.asarray(v)}, score, None, 7)
+    batch = {"input_ids": jnp.asarray(x), "attention_mask": jnp.ones((5, 1), jnp.float32)}
+    t = np.tanh(x.astype(float) @ w.astype(float))
+    expected = (1 - t**2) ** 2 * float(v) ** 2 * (x.astype(float) ** 2).sum(1) + t**2
+    np.testing.assert_allclose(minilm.squared_gradient_norms(model, batch), expected, rtol=1e-5)
+
+
 def test_settings_reject_bad_values():
     with pytest.raises(ValueError, match="checkpoint"):
         minilm.MiniLMDecaySetting(checkpoint="bert-base")

@@ -39,6 +39,7 @@ __all__ = [
     "MiniLMScalarModel",
     "draw_task_splits",
     "minilm_scalar_model",
+    "squared_gradient_norms",
     "task_corpus",
 ]
 
@@ -174,3 +175,30 @@ def minilm_scalar_model(checkpoint: str, key: PRNGKey, *, ntk_batch: int = 16) -
     params = {"encoder": encoder, "head": init_heads(key, config.hidden_size, 1)}
     score, ntk = _compiled_functions(checkpoint, ntk_batch)
     return MiniLMScalarModel(params, score, ntk, count_params(params))
+
+
+@functools.lru_cache(maxsize=4)
+def _gradient_program(score: Callable[[Params, dict], Array]) -> Callable:
+    def sentence_score(params: Params, ids: Array, mask: Array) -> Array:
+        return score(params, {"input_ids": ids[None], "attention_mask": mask[None]})[0]
+
+    return jax.jit(jax.grad(sentence_score))
+
+
+def squared_gradient_norms(model: MiniLMScalarModel, batch: dict) -> np.ndarray:
+    """``‖∇_θ f(θ_PT, x_i)‖²`` over ALL parameters, one sentence at a time: ``(n,)`` float64.
+
+    ``Θ_ii = ‖∇_θ f(x_i)‖²`` (``Θ = JJᵀ``, eq. (5)), so ``Σ_i`` of these is ``tr Θ``. They
+    come from plain reverse-mode gradients of ``model.score`` on a batch of one sentence, a
+    route that shares nothing with ``model.ntk`` (the structured, tiled NTK rule) but the
+    network itself; the decay claims use it to check the spectrum they fit. The squares are
+    summed in float64 outside XLA: a jitted float32 ``vdot`` over a 590k-entry weight is
+    rewritten into one running sum and loses about 1% (seen on MiniLM-L3).
+    """
+    gradient = _gradient_program(model.score)
+    ids, mask = np.asarray(batch["input_ids"]), np.asarray(batch["attention_mask"])
+    out = []
+    for i in range(ids.shape[0]):
+        leaves = jax.tree.leaves(gradient(model.params, ids[i], mask[i]))
+        out.append(sum(float(np.sum(np.square(np.asarray(g, np.float64)))) for g in leaves))
+    return np.asarray(out)

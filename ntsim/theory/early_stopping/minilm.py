@@ -51,6 +51,7 @@ from ntsim.theory.early_stopping._minilm_model import (
     MiniLMScalarModel,
     draw_task_splits,
     minilm_scalar_model,
+    squared_gradient_norms,
     task_corpus,
 )
 from ntsim.theory.early_stopping._real_kernel import (
@@ -70,6 +71,7 @@ __all__ = [
     "kernel_predicted_cosines",
     "minilm_scalar_model",
     "plug_in_stopping_time",
+    "squared_gradient_norms",
     "task_corpus",
     "vector_cosines",
     "PAPER_BETA_TABLE",
@@ -153,12 +155,15 @@ class MiniLMDecay(NamedTuple):
       beta_origin: ``(D, draws)``: eq. (32) through the origin.
       beta_intercept: ``(D, draws)``: with an intercept (the paper does not say which).
       num_params: parameters the NTK is taken over.
+      gradient_trace: ``(D, draws)``: ``Σ_i ‖∇_θ f(θ_PT, x_i)‖²/N`` from per-sentence
+        gradients (:func:`squared_gradient_norms`), which equals ``tr(Θ/N) = Σ_k λ_k``.
     """
 
     eigenvalues: np.ndarray
     beta_origin: np.ndarray
     beta_intercept: np.ndarray
     num_params: int
+    gradient_trace: np.ndarray
 
 
 def simulate_minilm_ntk_decay(
@@ -171,30 +176,39 @@ def simulate_minilm_ntk_decay(
     """
     check_setting_type("simulate_minilm_ntk_decay", setting, MiniLMDecaySetting)
     check_key("simulate_minilm_ntk_decay", key)
-    spectra, num_params = [], 0
+    spectra, traces, num_params = [], [], 0
     for d, dataset in enumerate(setting.datasets):
-        rows = []
+        rows, row_traces = [], []
         for draw in range(setting.draws):
             k_data, k_head = jax.random.split(jax.random.fold_in(jax.random.fold_in(key, d), draw))
 
-            def compute(dataset=dataset, k_data=k_data, k_head=k_head):
+            def sentences(dataset=dataset, k_data=k_data, k_head=k_head):
                 model = minilm_scalar_model(setting.checkpoint, k_head, ntk_batch=setting.ntk_batch)
-                (batch,) = draw_task_splits(
-                    k_data, dataset, (setting.num_points,), setting.max_length
-                )
+                batch = draw_task_splits(k_data, dataset, (setting.num_points,), setting.max_length)
+                return model, batch[0]
+
+            def compute(sentences=sentences):
+                model, batch = sentences()
                 kernel = np.asarray(model.ntk(model.params, batch), np.float64)
                 lam = np.linalg.eigvalsh((kernel + kernel.T) / 2)[::-1] / setting.num_points
                 return {"eigenvalues": lam.tolist(), "num_params": model.num_params}
 
+            def trace(sentences=sentences):  # a separate unit: kept spectra stay valid
+                model, batch = sentences()
+                norms = squared_gradient_norms(model, batch)
+                return {"gradient_trace": float(norms.sum()) / setting.num_points}
+
             unit = memo(f"{dataset}_draw{draw}", compute)
             rows.append(unit["eigenvalues"])
             num_params = unit["num_params"]
+            row_traces.append(memo(f"{dataset}_draw{draw}_gradients", trace)["gradient_trace"])
         spectra.append(rows)
+        traces.append(row_traces)
     lam = np.asarray(spectra)
     fit = lambda intercept: np.asarray(  # noqa: E731
         jax.vmap(jax.vmap(lambda v: eigen_decay_exponent(v, fit_intercept=intercept)))(lam)
     )
-    return MiniLMDecay(lam, fit(False), fit(True), num_params)
+    return MiniLMDecay(lam, fit(False), fit(True), num_params, np.asarray(traces))
 
 
 @functools.lru_cache(maxsize=8)
