@@ -29,6 +29,10 @@ KILL_RATE_FLOOR = 0.85
 
 #: Topics the committed matrix does not hold yet (or holds partially), with why.
 PENDING_TOPICS: dict[str, str] = {
+    "stability": "session 31 (2026-12-01) added the attained cases stability.thm2_2."
+    "bound_corrected_attained and stability.lemma_a5_1.attained (a new simulation, "
+    "ntsim.theory.stability.descent_attained); the matrix entry is at the code before them: "
+    "remake with `ntsim mutate --topic stability --jobs 2 --resume` after their records",
     "early_stopping": "session 31 (2026-12-01) added early_stopping.minilm."
     "ntk_trace_matches_gradients (the NTK's trace by per-sentence gradients) and a grid check "
     "in rule_stops_early; the matrix entry is at the code before them: remake with "
