@@ -42,7 +42,10 @@ PENDING_TOPICS: dict[str, str] = {
     "checkpointed 146 of 151 first-round mutants: 53 killed, 20 survived, 0.726 (partial), "
     "stopped for CI's time. Finish with `ntsim mutate --topic linearization --jobs 2 "
     "--resume` on idle cores (copy figures/MUTATION.json into --out first; the 5 left are "
-    "MiniLM mutants of ~15 min each, then round 2; never under taskset to one core)",
+    "MiniLM mutants of ~15 min each, then round 2; never under taskset to one core). "
+    "Session 31 added linearization.minilm_lambda.gap_second_order and .kl_within_logit_bound "
+    "(not recorded yet: ≈ 75 min at full scale, seeds 0–2, with --keep-units), so the entry "
+    "needs one more --resume after their records",
 }
 
 #: Topics below the floor, with the rate they are at (the test fails if a topic drops

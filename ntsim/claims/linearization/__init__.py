@@ -7,8 +7,9 @@ regularised dynamics (:mod:`._dynamics`: split step, Lemma 3, Thm 1), distances 
 :mod:`._quadratic_gap`: Thm 3 on a quadratic model where its
 constant is attained), the KRR reduction and spectral bounds (:mod:`._spectral`:
 Thms 5–7), kernel structure (:mod:`._kernels`: NTK additivity, LoRA NTK at init), the
-condition-number experiment (:mod:`._kappa`), the λ table on MiniLM (:mod:`._minilm`) and the
-condition-number experiment on MiniLM (:mod:`._minilm_kappa`). The
+condition-number experiment (:mod:`._kappa`), the λ table on MiniLM (:mod:`._minilm`, its
+absolute anchors in :mod:`._minilm_anchors`) and the condition-number experiment on MiniLM
+(:mod:`._minilm_kappa`). The
 simulations they read are ``simulate_*`` functions of :mod:`ntsim.theory.linearization`.
 """
 
@@ -21,6 +22,7 @@ from ntsim.claims.linearization import (
     _kappa,
     _kernels,
     _minilm,
+    _minilm_anchors,
     _minilm_kappa,
     _quadratic_gap,
     _spectral,
@@ -42,5 +44,6 @@ CLAIMS = (
     *_kernels.CLAIMS,
     *_kappa.CLAIMS,
     *_minilm.CLAIMS,
+    *_minilm_anchors.CLAIMS,
     *_minilm_kappa.CLAIMS,
 )
