@@ -38,8 +38,12 @@ def _run(*, gap_sign=-1.0, kl=bernoulli_kl, n=12, seeds=3) -> lz.MiniLMLambdaRun
 
 
 def test_second_order_gap_holds_and_a_sum_for_the_difference_is_refuted():
-    assert anchors.check_gap_second_order(_run()).outcome == "holds"
+    run = _run()
+    assert anchors.check_gap_second_order(run).outcome == "holds"
     assert anchors.check_gap_second_order(_run(gap_sign=1.0)).outcome == "refuted"
+    summed = _run(gap_sign=1.0)  # the sum on the test sentences only
+    only_test = run._replace(gap_test=summed.gap_test)
+    assert anchors.check_gap_second_order(only_test).outcome == "refuted"
 
 
 def test_a_gap_that_falls_only_like_the_square_root_of_the_distance_is_refuted():
