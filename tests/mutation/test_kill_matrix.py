@@ -37,15 +37,12 @@ PENDING_TOPICS: dict[str, str] = {
     "ntk_trace_matches_gradients (the NTK's trace by per-sentence gradients) and a grid check "
     "in rule_stops_early; the matrix entry is at the code before them: remake with "
     "`ntsim mutate --topic early_stopping --jobs 2 --resume` after the full-scale records",
-    "linearization": "remade under rule 2 (sessions 26–28: 0.674); the --resume remake at "
-    "thm1.selective_step_printed's premise and the session-30 swap probes (2026-12-01) "
-    "checkpointed 146 of 151 first-round mutants: 53 killed, 20 survived, 0.726 (partial), "
-    "stopped for CI's time. Finish with `ntsim mutate --topic linearization --jobs 2 "
-    "--resume` on idle cores (copy figures/MUTATION.json into --out first; the 5 left are "
-    "MiniLM mutants of ~15 min each, then round 2; never under taskset to one core). "
-    "Session 31 added linearization.minilm_lambda.gap_second_order and .kl_within_logit_bound "
-    "(not recorded yet: ≈ 75 min at full scale, seeds 0–2, with --keep-units), so the entry "
-    "needs one more --resume after their records",
+    "linearization": "remade under rule 2 and finished with --resume on 2026-12-01 (session "
+    "31: 64 killed, 27 survived, 0.703, all 151 first-round mutants and 36 in round 2); then "
+    "session 31 added linearization.minilm_lambda.gap_second_order and .kl_within_logit_bound "
+    "(not recorded yet: ≈ 75 min at full scale, seeds 0–2, with --keep-units), so the entry is "
+    "stale: record them, then `ntsim mutate --topic linearization --jobs 2 --resume` (copy "
+    "figures/MUTATION.json into --out first; never under taskset to one core)",
 }
 
 #: Topics below the floor, with the rate they are at (the test fails if a topic drops
@@ -72,12 +69,12 @@ PENDING_KILL_RATE: dict[str, float] = {
     # survived (0.807; 0.602 counting only kills by a verdict), 13 of the 17 killed by the unit
     # tests; loo_cell's 1/(n − 1) is the one survivor without a reason.
     "stability": 0.806,
-    # Remade under rule 2 (sessions 26–28, finished 2026-11-30): 62 killed, 30 survived
-    # (0.674 [0.57, 0.76], 0.489 by verdicts). Round 2 (36 mutants of the nine silent claims'
-    # own functions) killed 5 and left 9 survivors, most of them other draws of the same checks
-    # (equivalent in effect); ~15 kills short of the floor. The session-30 partial remake
-    # stands at 0.726 (53 killed, 20 survived, 146 of 151 first-round mutants).
-    "linearization": 0.673,
+    # Remade under rule 2 (sessions 26–28): 62 killed, 30 survived (0.674); finished with
+    # --resume on 2026-12-01 (session 31) at the selective-step premise and the swap probes:
+    # 64 killed, 27 survived (0.703). Round 2 (36 mutants of the nine silent claims' own
+    # functions) adds survivors that are other draws of the same checks. Four blind spots
+    # remain (the MiniLM λ table's, below), which session 31's anchors address once recorded.
+    "linearization": 0.703,
 }
 
 #: Claims of a checked kind that kill no mutant yet, with why.
@@ -152,20 +149,14 @@ PENDING_BLIND_SPOTS: dict[str, int] = {
     # loo_cell call loo_head_tuning (with w_0 and the implementation as parameters), then
     # re-record the figure claims at full scale (≈ 90 min) and remake the stability matrix.
     "stability": 1,
-    # The rule-2 remake (sessions 26–28): of 24 survivors without a reason, session 27 gave 17 a
-    # reason (referee 57), killed 5 with anchors (referee 58 then hardened them); the finished
-    # remake (session 28) leaves 5 blind spots: four on the MiniLM λ table's path (three gaps:
-    # ‖f + f̄‖ for ‖f − f̄‖ on train and on test, ½f − f̄ on train, where gap_shrinks only asks
-    # the gap to fall with λ; and the label coding {−1, 0} of `_signed`), and the printed
-    # selective step's gradient step doubled (the printed claim's counterexample window
-    # [λη/ε − 2, λη/ε] does not see the gradient part). Fix for the MiniLM ones: re-record
-    # minilm_lambda with --keep-units (≈ 2 h), then a check-only anchor (gap ratio ≤ distance
-    # ratio, the gap being second order) and a premise (train loss at λ = 0 below that at the
-    # largest λ). The selective step got its closed-form premise in session 28 (it kills the
-    # mutant once the entry is remade). The partial remake of session 30 (146 of 151) shows 2
-    # of the MiniLM ones so far (the ½f − f̄ gap and `_signed`); its other new survivor,
-    # simulate_thm1_identity with θ_0 dropped from the evaluation point, got a reason.
-    "linearization": 5,
+    # The finished remake (session 31, 2026-12-01) leaves 4 blind spots, all on the MiniLM λ
+    # table's path: three gaps (‖f + f̄‖ for ‖f − f̄‖ on train and on test, ½f − f̄ on train,
+    # where gap_shrinks only asks the gap to fall with λ) and the label coding {−1, 0} of
+    # `_signed` (the training loss no claim reads). Session 31 added the anchors
+    # linearization.minilm_lambda.gap_second_order (both gaps at least as fast as the
+    # distance) and .kl_within_logit_bound; they kill the gap mutants once recorded
+    # (≈ 75 min, --keep-units) and the entry remade with --resume.
+    "linearization": 4,
 }
 
 
