@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 from ntsim.claims import REGISTRY
@@ -32,6 +33,10 @@ def test_thm2_2_corrected_bound_is_attained_and_a_doubled_bound_is_refuted(grid_
     assert claims.check_bound_corrected_attained(doubled).outcome == "refuted"
     halved_step = grid_run._replace(sup_distance=0.5 * grid_run.sup_distance)
     assert claims.check_bound_corrected_attained(halved_step).outcome == "refuted"
+    # √(2L/β) for √(2LR/β): right at R = 1 only, which the claim's grid goes beyond
+    radius = np.asarray(grid_run.radius)[:, None]
+    no_radius = grid_run._replace(bound_corrected=grid_run.bound_corrected / np.sqrt(radius))
+    assert claims.check_bound_corrected_attained(no_radius).outcome == "refuted"
 
 
 def _looser_descent_sides(loss, w, learning_rate):
