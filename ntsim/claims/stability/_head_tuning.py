@@ -17,17 +17,28 @@ metric, as the synthetic suite computes it, against closed-form values.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ntsim.claims._contract import (
     Claim,
+    EstimateIn,
     Simulation,
     ViolationFraction,
     derived,
     printed,
     proof,
 )
-from ntsim.claims._decisions import AtLeast, AtMost, Tolerance, all_of, compare, estimate_in
+from ntsim.claims._decisions import (
+    AtLeast,
+    AtMost,
+    Interval,
+    Tolerance,
+    all_of,
+    compare,
+    estimate_in,
+)
 from ntsim.claims._premises import given
 from ntsim.claims.stability._head_tuning_svm import CLAIMS as SVM_CLAIMS
 from ntsim.claims.stability._head_tuning_svm import PAPER, ROUND_OFF, SVM_SLACK, _kkt
@@ -119,18 +130,28 @@ def check_direction_converges(run: ht.SoudryRun):
 
 
 def check_paper_svm_direction(run: ht.SoudryRun):
+    """Per dataset ``e_paper(T) ≤ e_aug(T)`` (part 0), and on average over the datasets where
+    the two SVMs differ, ``mean(e_paper − e_aug) ≤ 0`` on its 95% normal CI (part 1): the
+    statement implies both; the counterexample reads part 1, so a refutation must come from
+    GD ending farther from the paper's SVM, not from noise in either direction."""
     kkt = _kkt(run)
     e_aug, e_paper, gap = (np.asarray(a) for a in (run.e_aug[:, -1], run.e_paper[:, -1],
                                                     run.svm_gap))  # fmt: skip
-    return compare(
-        e_paper, e_aug, relation="upper_bound", atol=SVM_SLACK.value, tolerance=SVM_SLACK,
-        diagnostics={"fraction with differing SVMs (gap > 1e-6)": float((gap > 1e-6).mean()),
-                     "median gap where they differ": float(np.median(gap[gap > 1e-6]))
-                     if (gap > 1e-6).any() else 0.0,
+    differ = gap > 1e-6
+    if differ.sum() < 2:
+        raise ValueError(f"only {int(differ.sum())} datasets where the two SVMs differ")
+    mean, ci = mean_ci((e_paper - e_aug)[differ], distribution="normal")
+    return all_of(
+        compare(e_paper, e_aug, relation="upper_bound", atol=SVM_SLACK.value,
+                tolerance=SVM_SLACK),
+        estimate_in(float(mean), ci, AtMost(0.0), num_instances=int(differ.sum())),
+        diagnostics={"fraction with differing SVMs (gap > 1e-6)": float(differ.mean()),
+                     "median gap where they differ": float(np.median(gap[differ])),
                      "mean e_aug(T)": float(e_aug.mean()), "mean e_paper(T)": float(e_paper.mean()),
                      "KKT": kkt},
         notes="GD on wᵀ[x; −1] converges to the SVM with b penalised (Soudry et al. 2018), "
-        "not to eq. (13); where the two SVMs differ GD ends strictly closer to the augmented one.",
+        "not to eq. (13); where the two SVMs differ GD ends farther from eq. (13)'s on average "
+        "(part 1, a 95% normal CI of mean e_paper − e_aug over those datasets).",
     )  # fmt: skip
 
 
@@ -332,7 +353,15 @@ CLAIMS: tuple[Claim, ...] = (
         check=check_paper_svm_direction,
         expect="refuted",
         twin="stability.soudry.direction_converges",
-        counterexample=ViolationFraction(between=(0.1, 0.9), min_violation=0.05),
+        # two-sided: the swapped run (e_aug for e_paper) also violated part 0 on a fraction
+        # of datasets at quick scale (GD not yet converged); the mean over the datasets where
+        # the SVMs differ tells the directions apart (+0.07 [+0.03, +0.12] at quick scale)
+        counterexample=EstimateIn(
+            Interval(0.0, math.inf),
+            part=1,
+            why="where the two SVMs differ, GD ends farther from eq. (13)'s SVM than from the "
+            "augmented one on average: mean e_paper − e_aug has its CI above 0",
+        ),
         min_instances=50,
     ),
     Claim(
