@@ -29,6 +29,9 @@ KILL_RATE_FLOOR = 0.85
 
 #: Topics the committed matrix does not hold yet (or holds partially), with why.
 PENDING_TOPICS: dict[str, str] = {
+    "stability": "session 31 (2026-12-01) gave stability.soudry.paper_svm_direction a "
+    "two-sided counterexample after the entry was remade (0.789); the entry is at the code "
+    "before it: remake with `ntsim mutate --topic stability --jobs 2 --resume` (≈ 20 min)",
     "early_stopping": "session 31 (2026-12-01) added early_stopping.minilm."
     "ntk_trace_matches_gradients (the NTK's trace by per-sentence gradients) and a grid check "
     "in rule_stops_early; the matrix entry is at the code before them: remake with "
