@@ -40,13 +40,11 @@ def check_gap_second_order(run: lz.MiniLMLambdaRun):
     (largest λ over λ = 0) is at most the distance's ratio."""
     distance = np.asarray(run.distance)  # (D, L, S)
     distance_ratio = (distance[:, -1] / distance[:, 0]).ravel()
-    parts, diagnostics = (
-        [],
-        {
-            "λ": np.asarray(run.lambdas),
-            "distance ratio (largest λ / λ = 0)": np.round(distance_ratio, 5),
-        },
-    )
+    parts = []
+    diagnostics = {
+        "λ": np.asarray(run.lambdas),
+        "distance ratio (largest λ / λ = 0)": np.round(distance_ratio, 5),
+    }
     for name in ("gap_train", "gap_test"):
         gap = np.asarray(getattr(run, name))
         ratio = (gap[:, -1] / gap[:, 0]).ravel()
