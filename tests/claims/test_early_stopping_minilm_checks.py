@@ -11,14 +11,16 @@ from ntsim.claims.early_stopping import _minilm as claims
 from ntsim.theory.early_stopping import minilm
 
 
-def _decay(beta_origin, beta_intercept=None, trace_factor=1.0) -> minilm.MiniLMDecay:
+def _decay(beta_origin, beta_intercept=None, trace_factor=1.0, top_factor=1.0):
     beta = np.asarray(beta_origin, float)
     k = np.arange(1.0, 21.0)
     spectra = k ** (-2 * beta[..., None])
     intercept = beta - 0.15 if beta_intercept is None else np.asarray(beta_intercept, float)
     # the gradient route's trace, written down from the spectrum's own definition (Σλ)
     gradient_trace = spectra.sum(axis=-1) * trace_factor
-    return minilm.MiniLMDecay(spectra, beta, intercept, 1000, gradient_trace)
+    power = spectra[..., 0] * top_factor  # likewise the power route's λ_1 (the largest λ)
+    residual = np.full(beta.shape, 1e-7)
+    return minilm.MiniLMDecay(spectra, beta, intercept, 1000, gradient_trace, power, residual)
 
 
 @pytest.mark.parametrize(
@@ -49,14 +51,24 @@ def test_the_two_fits_are_decided_separately_and_the_intercept_twins_counterexam
 
 
 @pytest.mark.parametrize(
-    ("trace_factor", "outcome"),
-    [(1.0, "holds"), (1.0 + 5e-5, "holds"), (1.0 + 5e-4, "refuted"), (2.0 / 3.0, "refuted")],
+    ("trace_factor", "top_factor", "outcome"),
+    [
+        (1.0, 1.0, "holds"),
+        (1.0 + 5e-5, 1.0 - 5e-5, "holds"),
+        (1.0 + 5e-4, 1.0, "refuted"),  # a gap five times the tolerance, on the trace
+        (2.0 / 3.0, 1.0, "refuted"),  # a spectrum 1.5 times the NTK's: (2K + Kᵀ)/2
+        (1.0, 1.0 + 5e-4, "refuted"),  # the trace right, the top eigenvalue off
+        (1.0, 0.9, "refuted"),
+    ],
 )
-def test_trace_identity_holds_within_its_tolerance_and_fails_outside(trace_factor, outcome):
-    """Σλ against Σ‖∇f‖²/N: equal within a relative 1e-4; a spectrum 1.5 times the NTK's (a
-    symmetrisation (2K + Kᵀ)/2) is refuted, as is a gap five times the tolerance."""
-    run = _decay([[0.60, 0.61, 0.62], [0.63, 0.62, 0.64]], trace_factor=trace_factor)
-    assert claims.check_ntk_trace_matches_gradients(run).outcome == outcome
+def test_gradient_routes_hold_within_their_tolerance_and_fail_outside(
+    trace_factor, top_factor, outcome
+):
+    """Σλ against Σ‖∇f‖²/N and λ_1 against power iteration: equal within a relative 1e-4;
+    either one off is refuted (an error off the diagonal can leave the trace right)."""
+    run = _decay([[0.60, 0.61, 0.62], [0.63, 0.62, 0.64]], trace_factor=trace_factor,
+                 top_factor=top_factor)  # fmt: skip
+    assert claims.check_ntk_matches_gradient_routes(run).outcome == outcome
 
 
 def test_rule_check_rejects_a_run_whose_step_grid_is_not_its_curves_grid():

@@ -149,10 +149,9 @@ def test_gd_finetune_on_a_linear_model_equals_the_kernel_closed_form():
     np.testing.assert_allclose(curve, closed, rtol=1e-4)
 
 
-def test_squared_gradient_norms_of_a_two_leaf_model_are_the_ntk_diagonal():
+def _two_leaf_model(rng):
     """f(θ, x) = tanh(x·w)·v (a hand-made score over "input_ids" rows): ∇_w = (1 − t²)v·x,
-    ∇_v = t, so ‖∇f‖² = (1 − t²)²v²‖x‖² + t², written out here (the oracle)."""
-    rng = np.random.default_rng(0)
+    ∇_v = t, written out by hand in the tests (the oracle)."""
     x = rng.normal(size=(5, 6)).astype(np.float32)
     w = rng.normal(size=6).astype(np.float32) / 3
     v = np.float32(1.7)
@@ -164,8 +163,30 @@ def test_squared_gradient_norms_of_a_two_leaf_model_are_the_ntk_diagonal():
     model = minilm.MiniLMScalarModel({"w": jnp.asarray(w), "v": jnp.asarray(v)}, score, None, 7)
     batch = {"input_ids": jnp.asarray(x), "attention_mask": jnp.ones((5, 1), jnp.float32)}
     t = np.tanh(x.astype(float) @ w.astype(float))
-    expected = (1 - t**2) ** 2 * float(v) ** 2 * (x.astype(float) ** 2).sum(1) + t**2
+    jacobian = np.concatenate([((1 - t**2) * float(v))[:, None] * x, t[:, None]], axis=1)
+    return model, batch, jacobian
+
+
+def test_squared_gradient_norms_of_a_two_leaf_model_are_the_ntk_diagonal():
+    model, batch, jacobian = _two_leaf_model(np.random.default_rng(0))
+    expected = (jacobian**2).sum(axis=1)  # (1 − t²)²v²‖x‖² + t²
     np.testing.assert_allclose(minilm.squared_gradient_norms(model, batch), expected, rtol=1e-5)
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 5])
+def test_power_iteration_finds_the_top_eigenvalue_of_the_hand_written_ntk(chunk):
+    """λ_1(JJᵀ) with J written by hand; chunks that do not divide n (2 of 5) included."""
+    model, batch, jacobian = _two_leaf_model(np.random.default_rng(1))
+    expected = np.linalg.eigvalsh(jacobian @ jacobian.T)[-1]
+    top = minilm.top_ntk_eigenvalue(model, batch, chunk=chunk, relative_residual=1e-6)
+    assert top.residual <= 1e-6 and top.iterations < 200
+    np.testing.assert_allclose(top.eigenvalue, expected, rtol=1e-5)
+
+
+def test_power_iteration_rejects_bad_arguments():
+    model, batch, _ = _two_leaf_model(np.random.default_rng(2))
+    with pytest.raises(ValueError, match="chunk"):
+        minilm.top_ntk_eigenvalue(model, batch, chunk=0)
 
 
 def test_settings_reject_bad_values():

@@ -49,10 +49,12 @@ from ntsim.core import Record, eigen_decay_exponent, gradient_descent
 from ntsim.theory.early_stopping._minilm_model import (
     MINILM_TASKS,
     MiniLMScalarModel,
+    PowerIteration,
     draw_task_splits,
     minilm_scalar_model,
     squared_gradient_norms,
     task_corpus,
+    top_ntk_eigenvalue,
 )
 from ntsim.theory.early_stopping._real_kernel import (
     PlugInStoppingRule,
@@ -71,8 +73,10 @@ __all__ = [
     "kernel_predicted_cosines",
     "minilm_scalar_model",
     "plug_in_stopping_time",
+    "PowerIteration",
     "squared_gradient_norms",
     "task_corpus",
+    "top_ntk_eigenvalue",
     "vector_cosines",
     "PAPER_BETA_TABLE",
     "MiniLMDecay",
@@ -157,6 +161,10 @@ class MiniLMDecay(NamedTuple):
       num_params: parameters the NTK is taken over.
       gradient_trace: ``(D, draws)``: ``Σ_i ‖∇_θ f(θ_PT, x_i)‖²/N`` from per-sentence
         gradients (:func:`squared_gradient_norms`), which equals ``tr(Θ/N) = Σ_k λ_k``.
+      power_top_eigenvalue: ``(D, draws)``: ``λ_1(Θ/N)`` by power iteration on Jacobian
+        products (:func:`top_ntk_eigenvalue`), which equals ``eigenvalues[..., 0]``.
+      power_residual: ``(D, draws)``: its relative residual ``‖Θu − λu‖/λ`` (an eigenvalue of
+        ``Θ`` lies that close, relatively, to ``power_top_eigenvalue``).
     """
 
     eigenvalues: np.ndarray
@@ -164,6 +172,8 @@ class MiniLMDecay(NamedTuple):
     beta_intercept: np.ndarray
     num_params: int
     gradient_trace: np.ndarray
+    power_top_eigenvalue: np.ndarray
+    power_residual: np.ndarray
 
 
 def simulate_minilm_ntk_decay(
@@ -176,9 +186,9 @@ def simulate_minilm_ntk_decay(
     """
     check_setting_type("simulate_minilm_ntk_decay", setting, MiniLMDecaySetting)
     check_key("simulate_minilm_ntk_decay", key)
-    spectra, traces, num_params = [], [], 0
+    spectra, traces, powers, num_params = [], [], [], 0
     for d, dataset in enumerate(setting.datasets):
-        rows, row_traces = [], []
+        rows, row_traces, row_powers = [], [], []
         for draw in range(setting.draws):
             k_data, k_head = jax.random.split(jax.random.fold_in(jax.random.fold_in(key, d), draw))
 
@@ -198,17 +208,28 @@ def simulate_minilm_ntk_decay(
                 norms = squared_gradient_norms(model, batch)
                 return {"gradient_trace": float(norms.sum()) / setting.num_points}
 
+            def power(sentences=sentences):  # a third unit, for the same reason
+                model, batch = sentences()
+                top = top_ntk_eigenvalue(model, batch, chunk=setting.ntk_batch)
+                return {"top_eigenvalue": top.eigenvalue / setting.num_points,
+                        "residual": top.residual, "iterations": top.iterations}  # fmt: skip
+
             unit = memo(f"{dataset}_draw{draw}", compute)
             rows.append(unit["eigenvalues"])
             num_params = unit["num_params"]
             row_traces.append(memo(f"{dataset}_draw{draw}_gradients", trace)["gradient_trace"])
+            top = memo(f"{dataset}_draw{draw}_top_eigenvalue", power)
+            row_powers.append((top["top_eigenvalue"], top["residual"]))
         spectra.append(rows)
         traces.append(row_traces)
+        powers.append(row_powers)
     lam = np.asarray(spectra)
     fit = lambda intercept: np.asarray(  # noqa: E731
         jax.vmap(jax.vmap(lambda v: eigen_decay_exponent(v, fit_intercept=intercept)))(lam)
     )
-    return MiniLMDecay(lam, fit(False), fit(True), num_params, np.asarray(traces))
+    powers = np.asarray(powers)  # (D, draws, 2)
+    return MiniLMDecay(lam, fit(False), fit(True), num_params, np.asarray(traces),
+                       powers[..., 0], powers[..., 1])  # fmt: skip
 
 
 @functools.lru_cache(maxsize=8)
