@@ -6,7 +6,9 @@ cross-entropy with the proximal term (λ/2)‖θ − θ_0‖² for every λ of t
 (one stacked run per dataset), then per (dataset, λ, seed): ‖θ_T − θ_0‖, the gap between the
 fine-tuned logits and their first-order Taylor expansion at θ_0 (train and test sentences),
 the mean KL between the two predictive distributions on the test sentences, and test
-accuracy.
+accuracy. The gaps are also taken at θ_0 + s(θ_T − θ_0) for s = ½, ¼
+(``gap_train_scaled``, ``gap_test_scaled``): a correct linearisation leaves a second-order
+remainder, so each halving of s quarters the gap (the halving exponent, printed, is 2).
 
 What is plotted: the four rows of the slides' table against λ (mean ± std over seeds, one
 line per dataset), and the slides' CoLA / SST-2 numbers (RoBERTa-base + LoRA) beside ours as
@@ -66,6 +68,10 @@ def run(config: Config, key) -> dict:
         defined = [v for v in per_run if v is not None]
         mean = float(np.mean(defined)) if defined else None
         spearman_vs_lambda[metric] = {"per_dataset_seed": per_run, "mean": mean}
+    for split in ("train", "test"):  # log₂(R(½)/R(¼)) per λ: 2 for a second-order remainder
+        scaled = np.asarray(getattr(sim, f"gap_{split}_scaled"))
+        exponent = np.log2(scaled[..., 0] / scaled[..., 1]).mean(axis=(0, 2))
+        print(f"{split} gap halving exponent per λ: {np.round(exponent, 3).tolist()}", flush=True)
     paper_spearman = {name: {row: _rho(PAPER_LAMBDAS, values) for row, values in table.items()}
                       for name, table in PAPER_TABLE.items()}  # fmt: skip
     return {
@@ -75,7 +81,10 @@ def run(config: Config, key) -> dict:
         "lambdas": lambdas,
         "train_size": config.train_size,
         "seeds": config.seeds,
-        **{m: np.asarray(getattr(sim, m)).tolist() for m in (*METRICS, "train_loss")},
+        **{
+            m: np.asarray(getattr(sim, m)).tolist()
+            for m in (*METRICS, "train_loss", "gap_train_scaled", "gap_test_scaled")
+        },
         "spearman_vs_lambda": spearman_vs_lambda,
         "paper": {"lambdas": list(PAPER_LAMBDAS), **PAPER_TABLE},
         "paper_spearman_vs_lambda": paper_spearman,

@@ -1,7 +1,8 @@
 """The λ table's absolute anchors decide runs built by hand: logits f and their
-linearisation f̄ = f − c·d²·u (a second-order remainder at distance d), with the KL column
-from the library's bernoulli_kl. The two planted columns that survived the λ table's
-orderings (a gap ‖f + f̄‖, a KL with its log q₁ halved) are refuted."""
+linearisation f̄ = f − r(s) along the trained step (r a second-order remainder a·s²(1 + b·s)
+per sentence), with the KL column from the library's bernoulli_kl. The planted columns
+that survived the λ table's orderings (a gap ‖f + f̄‖, a KL with its log q₁ halved) and a
+linearisation with a wrong first-order term are refuted."""
 
 from __future__ import annotations
 
@@ -23,33 +24,57 @@ def _half_log_q_kl(p, q):
     return jnp.mean(jnp.exp(log_p1) * (log_p1 - 0.5 * log_q1) + jnp.exp(log_p0) * (log_p0 - log_q0))
 
 
-def _run(*, gap_sign=-1.0, kl=bernoulli_kl, n=12, seeds=3) -> lz.MiniLMLambdaRun:
+def _run(*, gap_sign=-1.0, kl=bernoulli_kl, n=12, seeds=3, first_order=0.0, cubic=0.3):
+    """Remainders a·s²(1 + cubic·s) + first_order·s per sentence (first_order ≠ 0: a
+    linearisation whose gradient term is off), at s = 1, ½, ¼."""
     rng = np.random.default_rng(0)
     distance = np.array([0.09, 0.066, 0.024])[None, :, None] * (1 + 0.1 * rng.random((1, 1, seeds)))
     f = rng.normal(scale=0.3, size=(1, 3, seeds, 2 * n))
-    remainder = 0.2 * distance[..., None] ** 2 * rng.normal(size=(1, 1, seeds, 2 * n))
-    f_lin = f - remainder
+    direction = rng.normal(size=(1, 1, seeds, 2 * n))
+
+    def remainder(fraction):
+        step = fraction * distance[..., None]
+        return (0.2 * step**2 * (1 + cubic * fraction) + first_order * step) * direction
+
+    f_lin = f - remainder(1.0)
     with jax.enable_x64(True):
         kl_test = np.asarray(jax.vmap(jax.vmap(jax.vmap(kl)))(f[..., n:], f_lin[..., n:]))
-    gap = lambda part: np.linalg.norm(part(f) + gap_sign * part(f_lin), axis=-1)  # noqa: E731
+
+    def gaps(fraction, part):
+        f_s = f + (remainder(fraction) - remainder(1.0))  # f moves; f̄'s constant stays
+        f_lin_s = f_s - remainder(fraction)
+        return np.linalg.norm(part(f_s) + gap_sign * part(f_lin_s), axis=-1)
+
+    train, test = (lambda a: a[..., :n]), (lambda a: a[..., n:])
+    scaled = lambda part: np.stack([gaps(c, part) for c in (0.5, 0.25)], axis=-1)  # noqa: E731
     zeros = np.zeros_like(distance)
-    return lz.MiniLMLambdaRun(distance, gap(lambda a: a[..., :n]), gap(lambda a: a[..., n:]),
-                              kl_test, zeros, zeros, LAMBDAS)  # fmt: skip
+    return lz.MiniLMLambdaRun(distance, gaps(1.0, train), gaps(1.0, test), kl_test, zeros, zeros,
+                              scaled(train), scaled(test), LAMBDAS, n, n)  # fmt: skip
 
 
 def test_second_order_gap_holds_and_a_sum_for_the_difference_is_refuted():
     run = _run()
     assert anchors.check_gap_second_order(run).outcome == "holds"
-    assert anchors.check_gap_second_order(_run(gap_sign=1.0)).outcome == "refuted"
-    summed = _run(gap_sign=1.0)  # the sum on the test sentences only
-    only_test = run._replace(gap_test=summed.gap_test)
+    summed = _run(gap_sign=1.0)
+    assert anchors.check_gap_second_order(summed).outcome == "refuted"
+    only_test = run._replace(gap_test=summed.gap_test, gap_test_scaled=summed.gap_test_scaled)
     assert anchors.check_gap_second_order(only_test).outcome == "refuted"
 
 
-def test_a_gap_that_falls_only_like_the_square_root_of_the_distance_is_refuted():
+@pytest.mark.parametrize(("first_order", "outcome"), [(0.0, "holds"), (0.05, "refuted")])
+def test_a_linearisation_with_a_first_order_error_is_refuted(first_order, outcome):
+    """f̄ off by 0.05·‖Δ‖ along the step: the remainder's exponent tends to 1."""
+    run = _run(first_order=first_order)
+    assert anchors.check_gap_second_order(run).outcome == outcome
+
+
+def test_a_gap_below_the_round_off_floor_everywhere_is_an_error_not_a_verdict():
     run = _run()
-    slow = run.gap_train[:, :1] * np.sqrt(run.distance / run.distance[:, :1])
-    assert anchors.check_gap_second_order(run._replace(gap_train=slow)).outcome == "refuted"
+    tiny = run._replace(
+        gap_train=run.gap_train * 1e-9, gap_train_scaled=run.gap_train_scaled * 1e-9
+    )
+    with pytest.raises(ValueError, match="floor"):
+        anchors.check_gap_second_order(tiny)
 
 
 @pytest.mark.parametrize(("kl", "outcome"), [(bernoulli_kl, "holds"), (_half_log_q_kl, "refuted")])
@@ -57,9 +82,11 @@ def test_kl_column_lies_between_zero_and_the_squared_gap_over_eight(kl, outcome)
     assert anchors.check_kl_within_logit_bound(_run(kl=kl)).outcome == outcome
 
 
-def test_a_kl_column_nine_times_too_large_breaks_the_upper_bound_on_one_sentence():
-    run = _run(n=1)  # one test sentence: mean (f − f̄)²/8 is the bound itself
-    assert anchors.check_kl_within_logit_bound(run).outcome == "holds"
-    assert anchors.check_kl_within_logit_bound(run._replace(kl_test=9 * run.kl_test)).outcome == (
-        "refuted"
-    )
+@pytest.mark.parametrize(("factor", "outcome"), [(1.0, "holds"), (2.0, "refuted")])
+def test_a_kl_column_twice_too_large_breaks_the_mean_bound(factor, outcome):
+    """Logits near 0 (p ≈ ½, where A'' = 1/4): the KL is nearly (f − f̄)²/8 per sentence, so
+    the mean bound ‖f − f̄‖²/(8n) is nearly attained and a doubled KL breaks it."""
+    run = _run()
+    assert anchors.check_kl_within_logit_bound(
+        run._replace(kl_test=factor * run.kl_test)
+    ).outcome == (outcome)

@@ -199,6 +199,10 @@ def test_lambda_units_fill_rows_l_times_seeds_plus_j(synthetic_sentiment, key):
                        for m, name in enumerate(("distance", "gap_train", "gap_test", "kl_test",
                                                  "accuracy", "train_loss"))}
              for d, dataset in enumerate(setting.datasets)}  # fmt: skip
+    for d, dataset in enumerate(setting.datasets):  # (rows, 2): s = ½ then ¼
+        units[dataset]["gap_test_scaled"] = np.stack([rows + 100 * d + 0.5, rows + 100 * d + 0.25],
+                                                     axis=1).tolist()  # fmt: skip
+        units[dataset]["gap_train_scaled"] = units[dataset]["gap_test_scaled"]
     memo, asked = _replay(units)
     run = lz.simulate_minilm_lambda(key, setting, memo=memo)
     assert asked == list(setting.datasets)
@@ -207,6 +211,10 @@ def test_lambda_units_fill_rows_l_times_seeds_plus_j(synthetic_sentiment, key):
             for j in range(2):
                 assert float(run.distance[d, lam, j]) == lam * 2 + j + 100 * d
                 assert float(run.gap_test[d, lam, j]) == lam * 2 + j + 100 * d + 2000
+                for k, fraction in enumerate((0.5, 0.25)):
+                    assert (
+                        float(run.gap_test_scaled[d, lam, j, k]) == lam * 2 + j + 100 * d + fraction
+                    )
 
 
 def test_kappa_units_fill_rows_seed_times_configs_plus_c(synthetic_sentiment, key):

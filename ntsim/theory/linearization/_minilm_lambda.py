@@ -15,6 +15,9 @@ loss scale; the slides do not give theirs), every λ and seed stacked in one run
   sentences, ``f̄`` the first-order Taylor expansion of the logit at ``θ_0`` in the trainable
   parameters (one ``jax.jvp``; :func:`linearization_gap`) — at LoRA's ``B = 0`` it misses
   the bilinear ``ΔA·ΔB`` term and everything of higher order;
+* ``gap_train_scaled``, ``gap_test_scaled`` — the same gaps at ``θ_0 + s(θ_T − θ_0)`` for
+  ``s = ½, ¼`` (:data:`TAYLOR_SCALES`): along each trained direction a correct
+  linearisation leaves a remainder of second order in ``s`` (halving ``s`` quarters it);
 * ``kl_test`` — mean ``KL(Ber σ(f) ‖ Ber σ(f̄))`` over the test sentences;
 * ``accuracy`` — test accuracy of ``f(θ_T)``.
 
@@ -43,10 +46,14 @@ from ntsim.theory.linearization._peft import bernoulli_kl
 
 __all__ = [
     "MINILM_LAMBDA_SCALES",
+    "TAYLOR_SCALES",
     "MiniLMLambdaRun",
     "MiniLMLambdaSetting",
     "simulate_minilm_lambda",
 ]
+
+#: The fractions ``s`` of the trained step ``θ_T − θ_0`` at which the gaps are also taken.
+TAYLOR_SCALES = (0.5, 0.25)
 
 #: The issue's grid (the slides' grid is {50, 10, 5, 2, 1, 0.5, 0.1, 0}).
 MINILM_LAMBDAS = (0.0, 0.01, 0.1, 1.0, 10.0, 50.0)
@@ -81,7 +88,10 @@ class MiniLMLambdaRun(NamedTuple):
     Attributes:
       distance, gap_train, gap_test, kl_test, accuracy: ``(D, L, S)``.
       train_loss: ``(D, L, S)`` final training cross-entropy (full set, dropout off).
+      gap_train_scaled, gap_test_scaled: ``(D, L, S, 2)``: the gaps at
+        ``θ_0 + s(θ_T − θ_0)``, ``s`` in :data:`TAYLOR_SCALES`.
       lambdas: ``(L,)``.
+      train_size, test_size: the sentences the train and test gaps are norms over.
     """
 
     distance: Array
@@ -90,7 +100,11 @@ class MiniLMLambdaRun(NamedTuple):
     kl_test: Array
     accuracy: Array
     train_loss: Array
+    gap_train_scaled: Array
+    gap_test_scaled: Array
     lambdas: Array
+    train_size: int
+    test_size: int
 
 
 def _kl64(f: np.ndarray, f_lin: np.ndarray) -> np.ndarray:
@@ -155,6 +169,16 @@ def simulate_minilm_lambda(
         result = evaluate(fit.params, adapters0, selection, encoder0, both)
         f, f_lin, distance = (np.asarray(v) for v in result)
         n = s.train_size
+        scaled = []  # (rows, 2 splits, scales): the gaps along each trained step
+        for fraction in TAYLOR_SCALES:
+            params = jax.tree.map(lambda p, p0, c=fraction: p0 + c * (p - p0), fit.params,
+                                  adapters0)  # fmt: skip
+            f_s, f_lin_s, _ = (np.asarray(v) for v in
+                               evaluate(params, adapters0, selection, encoder0, both))  # fmt: skip
+            gap_s = f_s - f_lin_s
+            scaled.append(np.stack([np.linalg.norm(gap_s[:, :n], axis=1),
+                                    np.linalg.norm(gap_s[:, n:], axis=1)], axis=1))  # fmt: skip
+        scaled = np.stack(scaled, axis=-1)
         signed = 2.0 * np.asarray(train["label"]) - 1.0
         y_test = np.asarray(test["label"]) > 0.5
         values = {
@@ -164,12 +188,14 @@ def simulate_minilm_lambda(
             "kl_test": _kl64(f[:, n:], f_lin[:, n:]),
             "accuracy": np.mean((f[:, n:] > 0) == y_test, axis=1),
             "train_loss": np.mean(np.logaddexp(0.0, -signed * f[:, :n]), axis=1),
+            "gap_train_scaled": scaled[:, 0],
+            "gap_test_scaled": scaled[:, 1],
         }
         return {name: np.asarray(value, np.float64).tolist() for name, value in values.items()}
 
     memo = memo or (lambda name, compute: compute())
     shape = (len(s.datasets), len(s.lambdas), s.seeds)
-    out = {name: np.zeros(shape) for name in MiniLMLambdaRun._fields if name != "lambdas"}
+    out = {}
     for d, dataset in enumerate(s.datasets):
         train, test = binary_sentiment_split(dataset, jax.random.fold_in(key, d),
                                              train_size=s.train_size, test_size=s.test_size,
@@ -177,9 +203,12 @@ def simulate_minilm_lambda(
         data_key = jax.random.fold_in(key, 2000 + d)
         unit = memo(dataset, lambda t=train, u=test, k=data_key: dataset_unit(t, u, k))
         for name, value in unit.items():
-            out[name][d] = np.asarray(value).reshape(len(s.lambdas), s.seeds)
+            value = np.asarray(value)
+            out.setdefault(name, np.zeros(shape + value.shape[1:]))
+            out[name][d] = value.reshape(shape[1:] + value.shape[1:])
     return MiniLMLambdaRun(**{k: jnp.asarray(v) for k, v in out.items()},
-                           lambdas=jnp.asarray(s.lambdas))  # fmt: skip
+                           lambdas=jnp.asarray(s.lambdas), train_size=s.train_size,
+                           test_size=s.test_size)  # fmt: skip
 
 
 #: Quick: L3, 8 sentences, three λ, 2 seeds, 2 epochs (a smoke test, ≤ 60 s cold). Full: L6,
