@@ -27,6 +27,7 @@ import numpy as np
 from ntsim.claims._contract import Claim, Simulation, derived, printed
 from ntsim.claims._decisions import Tolerance, compare
 from ntsim.claims._premises import given
+from ntsim.claims.overtraining._assumptions import assumption_a8_margin, eq12_gamma
 from ntsim.claims.overtraining._finetuning import RECURSION
 from ntsim.theory import overtraining as ot
 
@@ -51,30 +52,6 @@ STRONG_MISALIGNMENT = Simulation(
 # bound is attained at k = 0, where UᵀθV = diag(σ^pre) up to the round-off of building θ
 # from Haar U, V and rotating back (~d·eps ≈ 1e-15 relative); 1e-12 keeps 1e3 over that.
 _ROUND_OFF = Tolerance("round-off", 1e-12, "relative; float64 d × d products and SVD (~1e-15)")
-
-
-def eq12_gamma(sigma_pre, sigma_ft) -> np.ndarray:
-    """``Γ = max{σ^pre_1, max_i σ^ft_i}`` (eq. 12), per instance (last axis: modes).
-
-    Written from the definition, independent of the simulations' own ``Γ``: the largest
-    entry of both spectra, whatever their order.
-
-    Examples:
-      >>> float(eq12_gamma(np.array([2.0, 1.0]), np.array([0.5, 3.0])))
-      3.0
-    """
-    pre, ft = np.asarray(sigma_pre, np.float64), np.asarray(sigma_ft, np.float64)
-    return np.maximum(pre.max(axis=-1), ft.max(axis=-1))
-
-
-def assumption_a8_margin(learning_rate, reg, gamma) -> np.ndarray:
-    """``4η(λ + 2)Γ``, which Assumption A.8 asks to be below 1.
-
-    Examples:
-      >>> float(assumption_a8_margin(0.8 / 24, 1.0, 2.0))
-      0.8
-    """
-    return 4 * np.asarray(learning_rate) * (np.asarray(reg) + 2) * np.asarray(gamma)
 
 
 def check_lemma_a9_bounded(run: ot.RecursionRun):

@@ -21,6 +21,7 @@ from ntsim.claims._decisions import Tolerance, all_of, compare
 from ntsim.claims._design import sharply_tested
 from ntsim.claims._mechanism import MechanismViolation
 from ntsim.claims._premises import given
+from ntsim.claims.overtraining._assumptions import assumption_a8_margin, eq12_gamma
 from ntsim.theory import overtraining as ot
 
 __all__ = ["CLAIMS"]
@@ -188,10 +189,10 @@ def _inflections(run: ot.RegularisationRun):
 def _a8_premise(run: ot.RegularisationRun) -> dict[str, np.ndarray]:
     """Assumption A.8, ``4η(λ + 2)Γ < 1``, at every λ of the sweep (one η for all of them),
     per instance, with ``Γ = max{σ^pre_1, max σ^ft}`` (eq. 12) taken from the run's spectra."""
-    pre, ft = np.asarray(run.pre), np.asarray(run.ft)
-    gamma = np.maximum(pre[:, 0], ft.max(axis=1))[:, None]
+    gamma = eq12_gamma(run.pre, run.ft)[:, None]
     eta = np.asarray(run.learning_rate)[:, None]
-    return {"4η(λ + 2)Γ < 1 at every λ (A.8)": 4 * eta * (np.asarray(run.regs) + 2) * gamma < 1}
+    margin = assumption_a8_margin(eta, np.asarray(run.regs), gamma)
+    return {"4η(λ + 2)Γ < 1 at every λ (A.8)": margin < 1}
 
 
 def check_regularisation_delays_inflection(run: ot.RegularisationRun):
@@ -239,13 +240,13 @@ def _a21_premises(pre, ft, reg, reg0, eta, eps, steps) -> tuple[np.ndarray, dict
     instance: (1) ``0 ≤ λ < λ0``; (2) ``4η(λ0 + 2)Γ < 1``; ε below its limit
     ``min_n|σ^pre_n − σ^ft_n|²/(4000d(λ0+1)²Γ²)``; (3) ``K`` at least A.10's
     ``log(100Γ/ε)/(η min_i min{σ^pre_i, σ^ft_i})``. ``Γ = max{σ^pre_1, max σ^ft}`` (eq. 12)."""
-    gamma = np.maximum(pre[:, 0], ft.max(axis=1))
+    gamma = eq12_gamma(pre, ft)
     d = pre.shape[1]
     gap2 = np.min(np.abs(pre - ft) ** 2, axis=1)
     need = np.log(100 * gamma / eps) / (eta * np.min(np.minimum(pre, ft), axis=1))
     return gamma, {
         "0 ≤ λ < λ0 (A.21(1))": (reg >= 0) & (reg < reg0),
-        "4η(λ0 + 2)Γ < 1 (A.21(2))": 4 * eta * (reg0 + 2) * gamma < 1,
+        "4η(λ0 + 2)Γ < 1 (A.21(2))": assumption_a8_margin(eta, reg0, gamma) < 1,
         "ε < min|σ^pre − σ^ft|²/(4000d(λ0+1)²Γ²)": eps * 4000 * d * (reg0 + 1) ** 2 * gamma**2
         < gap2,
         "K ≥ log(100Γ/ε)/(η min σ) (A.10)": steps >= need,
