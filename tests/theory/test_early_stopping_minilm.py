@@ -178,7 +178,8 @@ def test_power_iteration_finds_the_top_eigenvalue_of_the_hand_written_ntk(chunk)
     """λ_1(JJᵀ) with J written by hand; chunks that do not divide n (2 of 5) included."""
     model, batch, jacobian = _two_leaf_model(np.random.default_rng(1))
     expected = np.linalg.eigvalsh(jacobian @ jacobian.T)[-1]
-    top = minilm.top_ntk_eigenvalue(model, batch, chunk=chunk, relative_residual=1e-6)
+    top = minilm.top_ntk_eigenvalue(model, batch, key=jax.random.PRNGKey(chunk), chunk=chunk,
+                                    relative_residual=1e-6)  # fmt: skip
     assert top.residual <= 1e-6 and top.iterations < 200
     np.testing.assert_allclose(top.eigenvalue, expected, rtol=1e-5)
 
@@ -186,7 +187,20 @@ def test_power_iteration_finds_the_top_eigenvalue_of_the_hand_written_ntk(chunk)
 def test_power_iteration_rejects_bad_arguments():
     model, batch, _ = _two_leaf_model(np.random.default_rng(2))
     with pytest.raises(ValueError, match="chunk"):
-        minilm.top_ntk_eigenvalue(model, batch, chunk=0)
+        minilm.top_ntk_eigenvalue(model, batch, key=jax.random.PRNGKey(0), chunk=0)
+
+
+def test_power_iteration_finds_a_top_eigenvector_orthogonal_to_the_constant():
+    """f(θ, x) = θ·x on inputs whose Gram matrix XXᵀ has its top eigenvector ⟂ 1 (a referee's
+    case: a start u ∝ 1 converged to the second eigenvalue)."""
+    x = np.array([[3.0, 0.0], [-3.0, 0.0], [0.0, 1.0], [0.0, 1.0]], np.float32)
+    model = minilm.MiniLMScalarModel({"w": jnp.zeros(2)},
+                                     lambda p, b: b["input_ids"] @ p["w"], None, 2)  # fmt: skip
+    batch = {"input_ids": jnp.asarray(x), "attention_mask": jnp.ones((4, 1), jnp.float32)}
+    gram = x.astype(float) @ x.T.astype(float)
+    expected = np.linalg.eigvalsh(gram)[-1]  # 18, along (1, −1, 0, 0)
+    top = minilm.top_ntk_eigenvalue(model, batch, key=jax.random.PRNGKey(0), chunk=3)
+    np.testing.assert_allclose(top.eigenvalue, expected, rtol=1e-5)
 
 
 def test_settings_reject_bad_values():

@@ -117,21 +117,36 @@ check_beta_above_half_intercept = _beta_check("intercept")
 #: Chosen.
 TRACE_ROUND_OFF = Tolerance(
     "chosen",
-    1e-4,
+    1e-5,
     "relative: the structured, tiled NTK accumulates JJᵀ in float32, the gradient routes sum "
-    "their squares in float64 (power iteration stops at a relative residual of 1e-6, which "
-    "bounds its own error); a planted factor in the spectrum moves the ratio by tens of %",
+    "their squares in float64 (power iteration must reach a relative residual of 1e-6, "
+    "POWER_RESIDUAL, which bounds its own error); one 25 × 25 tile of Θ transposed moved λ_1 by "
+    "4e-5 in a referee's stand-in (1e-4 let it pass)",
     observed="worst relative gap 1e-7 at quick scale (MiniLM-L3, 2 × 3 draws of 20 sentences, "
-    "master seeds 0 and 1) and 2e-7 on 4 sentences; a jitted float32 squared norm of the "
-    "gradients was 1% off, which is why the gradient route sums in float64. λ_1 by power "
-    "iteration on one L3 draw of 20 sentences: 6e-8 off, in 6 iterations",
+    "master seeds 0 and 1) and 2e-7 on 4 sentences; 9e-8 for the trace at full scale (L6, 100 "
+    "sentences, seeds 0–2); a jitted float32 squared norm of the gradients was 1% off, which "
+    "is why the gradient routes sum in float64. λ_1 by power iteration at quick scale: ≤ 6e-8",
 )
+
+#: The power iteration's relative residual ``‖Θu − λu‖/λ`` it must reach before its λ_1 is
+#: compared (it stops there; a run that hit its iteration cap is rejected).
+POWER_RESIDUAL = 1e-6
 
 
 def check_ntk_matches_gradient_routes(run: minilm.MiniLMDecay):
     """Per dataset and draw, the spectrum against two routes through plain derivatives of f:
     ``Σ_k λ_k(Θ/N) = Σ_i ‖∇_θ f(θ_PT, x_i)‖²/N`` (part 0, the diagonal) and
-    ``λ_1(Θ/N) = max_{‖u‖=1} ‖Jᵀu‖²/N`` by power iteration (part 1, off the diagonal too)."""
+    ``λ_1(Θ/N) = max_{‖u‖=1} ‖Jᵀu‖²/N`` by power iteration (part 1, off the diagonal too).
+
+    Raises:
+      ValueError: the power iteration did not reach :data:`POWER_RESIDUAL`.
+    """
+    residual = np.asarray(run.power_residual)
+    if not np.all(residual <= POWER_RESIDUAL):
+        raise ValueError(
+            f"check_ntk_matches_gradient_routes: power iteration stopped at a relative residual "
+            f"{residual.max():.1e} > {POWER_RESIDUAL:.0e}: its λ_1 is not converged."
+        )
     spectrum = np.asarray(run.eigenvalues)
     trace, gradients = spectrum.sum(axis=-1), np.asarray(run.gradient_trace)  # (D, draws)
     top, power = spectrum[..., 0], np.asarray(run.power_top_eigenvalue)
@@ -253,16 +268,18 @@ CLAIMS = (
     ),
     Claim(
         id="early_stopping.minilm.ntk_trace_matches_gradients",
-        paper=f"{_PAPER}, Sec 3.3, eq. (5); Sec 7.1, App. A.3, eq. (32)",
-        statement="(Sanity: the spectrum the β claims fit is that of MiniLM's NTK Θ = JJᵀ at "
-        "θ_PT, computed by routes that share no code with the NTK.) On every dataset and draw, "
-        "Σ_k λ_k(Θ/N) equals Σ_i ‖∇_θ f(θ_PT, x_i)‖²/N from per-sentence gradients of all "
-        "parameters, and λ_1(Θ/N) equals the top eigenvalue found by power iteration "
-        "u ← J(Jᵀu), both to a relative 1e-4.",
+        paper=f"{_PAPER}, Sec 3.4, eqs. (6)–(7); Sec 7.1, App. A.3, eq. (32)",
+        statement="(Sanity: two quantities of the spectrum the β claims fit, its sum and its "
+        "largest value, recomputed by routes that share no code with the NTK.) On every "
+        "dataset and draw of MiniLM at θ_PT, Σ_k λ_k(Θ/N) equals Σ_i ‖∇_θ f(θ_PT, x_i)‖²/N "
+        "from per-sentence gradients of all parameters, and λ_1(Θ/N) equals the top "
+        "eigenvalue found by power iteration u ← J(Jᵀu) from a Gaussian start, both to a "
+        "relative 1e-5.",
         kind="sanity",
         reading=derived(
-            "eq. (5) defines the kernel as 𝕂 = JJᵀ, whose diagonal is the squared gradient "
-            "norms, and Sec 7.1 fits β to its eigenvalues normalised by the top one (App. A.3, "
+            "eqs. (6)–(7) define the NTK as ⟨∇f(x), ∇f(x')⟩ and its matrix as JJᵀ/N, whose "
+            "diagonal is the squared gradient norms over N, and Sec 7.1 fits β to its "
+            "eigenvalues normalised by the top one (App. A.3, "
             "eq. (32): log(λ_k/λ_1)); tr 𝕂 = Σ_i ‖∇f(x_i)‖² checks the computed spectrum's "
             "scale (which β cannot see) on the diagonal, and λ_1 = max ‖Jᵀu‖² checks it off "
             "the diagonal. A check of the project's code, not of the paper: it holds for any "

@@ -213,8 +213,9 @@ class PowerIteration(NamedTuple):
       eigenvalue: the Rayleigh quotient ``‖Jᵀu‖²`` at the last unit vector ``u`` (of ``Θ``,
         not ``Θ/N``).
       residual: ``‖Θu − λu‖/λ``. For a symmetric ``Θ`` some eigenvalue lies within
-        ``residual·λ`` of ``λ`` (Bauer–Fike), and power iteration from a positive start
-        finds the top one.
+        ``residual·λ`` of ``λ`` (Bauer–Fike; the Rayleigh quotient is even within
+        ``residual²λ²/gap``), and power iteration from a start with a component along the
+        top eigenvector (almost surely, for a Gaussian start) finds the top one.
       iterations: the products taken (each one VJP and one JVP over the sentences).
     """
 
@@ -238,6 +239,7 @@ def top_ntk_eigenvalue(
     model: MiniLMScalarModel,
     batch: dict,
     *,
+    key: PRNGKey,
     chunk: int = 10,
     relative_residual: float = 1e-6,
     max_iterations: int = 200,
@@ -249,7 +251,9 @@ def top_ntk_eigenvalue(
     so the top eigenvalue the decay fits normalise by (eq. (32): ``log(λ_k/λ_1)``) is checked
     off the diagonal, which the trace (:func:`squared_gradient_norms`) cannot see. ``Jᵀu`` is
     summed over slices and squared in float64 outside XLA (see :func:`squared_gradient_norms`).
-    The start is ``u ∝ 1``; iteration stops at ``‖Θu − λu‖ ≤ relative_residual·λ``.
+    The start is a standard Gaussian vector drawn from ``key`` (a fixed start such as ``u ∝ 1``
+    can be orthogonal to the top eigenvector, and then converges to another eigenvalue);
+    iteration stops at ``‖Θu − λu‖ ≤ relative_residual·λ``.
 
     Raises:
       ValueError: ``chunk`` or ``max_iterations`` below 1, or ``relative_residual`` ≤ 0.
@@ -265,10 +269,12 @@ def top_ntk_eigenvalue(
         {k: v[start : start + chunk] for k, v in batch.items()} for start in range(0, n, chunk)
     ]
 
+    score_dtype = jax.eval_shape(model.score, model.params, slices[0]).dtype
+
     def jt(u: np.ndarray) -> list[np.ndarray]:
         total = None
         for start, piece in zip(range(0, n, chunk), slices, strict=True):
-            u_piece = jnp.asarray(u[start : start + chunk], jnp.float32)
+            u_piece = jnp.asarray(u[start : start + chunk], score_dtype)
             gradient = transpose_product(model.params, piece, u_piece)
             leaves = [np.asarray(g, np.float64) for g in jax.tree.leaves(gradient)]
             total = leaves if total is None else [a + b for a, b in zip(total, leaves, strict=True)]
@@ -282,7 +288,8 @@ def top_ntk_eigenvalue(
         return np.concatenate([np.asarray(product(model.params, piece, tangent), np.float64)
                                for piece in slices])  # fmt: skip
 
-    u = np.full(n, 1.0 / np.sqrt(n))
+    u = np.array(jax.random.normal(key, (n,)), np.float64)
+    u = u / np.linalg.norm(u)
     eigenvalue, residual, iterations = 0.0, np.inf, 0
     while iterations < max_iterations:
         iterations += 1

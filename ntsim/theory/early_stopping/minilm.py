@@ -208,9 +208,10 @@ def simulate_minilm_ntk_decay(
                 norms = squared_gradient_norms(model, batch)
                 return {"gradient_trace": float(norms.sum()) / setting.num_points}
 
-            def power(sentences=sentences):  # a third unit, for the same reason
+            def power(sentences=sentences, k_data=k_data):  # a third unit, for the same reason
                 model, batch = sentences()
-                top = top_ntk_eigenvalue(model, batch, chunk=setting.ntk_batch)
+                start = jax.random.fold_in(k_data, 1)  # the power iteration's start
+                top = top_ntk_eigenvalue(model, batch, key=start, chunk=setting.ntk_batch)
                 return {"top_eigenvalue": top.eigenvalue / setting.num_points,
                         "residual": top.residual, "iterations": top.iterations}  # fmt: skip
 
