@@ -61,10 +61,35 @@ def test_second_order_gap_holds_and_a_sum_for_the_difference_is_refuted():
     assert anchors.check_gap_second_order(only_test).outcome == "refuted"
 
 
-@pytest.mark.parametrize(("first_order", "outcome"), [(0.0, "holds"), (0.05, "refuted")])
+@pytest.mark.parametrize(
+    ("first_order", "outcome"), [(0.0, "holds"), (0.002, "refuted"), (0.05, "refuted")]
+)
 def test_a_linearisation_with_a_first_order_error_is_refuted(first_order, outcome):
-    """f̄ off by 0.05·‖Δ‖ along the step: the remainder's exponent tends to 1."""
+    """f̄ off by c·‖Δ‖ along the step: the remainder's exponent tends to 1. At c = 0.002 (a
+    tenth to a half of the second-order term at s = ¼) it passed before the allowance was
+    capped (a referee's case)."""
     run = _run(first_order=first_order)
+    assert anchors.check_gap_second_order(run).outcome == outcome
+
+
+def test_a_linearisation_expanded_at_the_trained_point_is_refuted():
+    """f̄ expanded at θ_T instead of θ_0: R(s) ∝ (1 − s)², R(1) ≈ 0, e_1 ≈ −11 (a referee's
+    case: an uncapped allowance 2|e_1 − e_2| let it pass)."""
+    run = _run()
+    for split in ("train", "test"):
+        scaled = getattr(run, f"gap_{split}_scaled")
+        at_one = scaled[..., 0] * 4.0  # a second-order curve's R(1), as the unplanted run has
+        expanded_at_end = at_one[..., None] * np.array([0.25, 0.5625])  # (1 − s)² at s = ½, ¼
+        run = run._replace(**{f"gap_{split}": 1e-6 * at_one,
+                              f"gap_{split}_scaled": expanded_at_end})  # fmt: skip
+    assert anchors.check_gap_second_order(run).outcome == "refuted"
+
+
+@pytest.mark.parametrize(("factor", "outcome"), [(1.0, "holds"), (3.0, "refuted")])
+def test_the_tables_own_gap_column_must_continue_the_curve(factor, outcome):
+    """R(1) alone ×3 (the table's column wrong, the extra points right): e_1 = 2 + log₂ 3."""
+    run = _run()
+    run = run._replace(gap_train=factor * run.gap_train, gap_test=factor * run.gap_test)
     assert anchors.check_gap_second_order(run).outcome == outcome
 
 

@@ -11,8 +11,12 @@ keep their source hash):
 * ``R(s) = ‖f(θ_0 + sΔ) − f̄(θ_0 + sΔ)‖`` with ``Δ = θ_T − θ_0`` is the remainder of the
   first-order Taylor expansion at ``θ_0``: ``R(s) = s²·a(1 + b·s + O(s²))``. The halving
   exponents ``e_1 = log₂(R(1)/R(½))`` and ``e_2 = log₂(R(½)/R(¼))`` are then
-  ``2 + b/(2 ln 2)`` and ``2 + b/(4 ln 2)`` to first order in ``b``, so ``e_2 − 2 ≈ e_1 − e_2``:
-  the distance of the finer exponent from 2 is bounded by the change between halvings;
+  ``2 + b/(2 ln 2)`` and ``2 + b/(4 ln 2)`` to first order in ``b``, so ``e_2 − 2 ≈ e_1 − e_2``
+  and ``e_1 − 2 ≈ 2(e_2 − 2)``: the finer exponent is near 2 by about the change between
+  halvings (capped, so that a curve far from quadratic cannot loosen its own check), and the
+  table's own point ``R(1)`` continues the curve. Expanding at ``θ_s`` instead of ``θ_0``
+  (the two arguments of :func:`~ntsim.theory.linearization.minilm.linearization_gap`
+  swapped) differs only at third order and is not seen;
 * for Bernoulli predictions with logits ``a`` (the model) and ``b`` (its linearisation),
   ``KL = A(b) − A(a) − A'(a)(b − a)`` with ``A(z) = log(1 + eᶻ)`` and ``A'' ≤ 1/4``, so
   ``0 ≤ KL ≤ (a − b)²/8``; the table's mean KL over the ``n`` test sentences is therefore
@@ -49,31 +53,44 @@ GAP_FLOOR = Tolerance(
     "(λ = 50), i.e. an error of ~5e-8 per sentence",
 )
 
-#: The halving exponent's allowance beyond twice the change between halvings (the first-order
-#: estimate of its distance from 2, module doc). Chosen.
+#: The exponents' allowance beyond their first-order estimates (module doc). Chosen.
 EXPONENT_SLACK = Tolerance(
     "chosen",
     0.1,
-    "absolute, in the exponent: twice the change between halvings (headroom over the "
-    "first-order estimate |e_2 − 2| ≈ |e_1 − e_2|) plus 0.1 for round-off (≤ 0.03 above "
+    "absolute, in the exponent, beyond the first-order estimates of each exponent's distance "
+    "from 2 (|e_2 − 2| ≈ |e_1 − e_2|, e_1 − 2 ≈ 2(e_2 − 2)): round-off (≤ 0.03 above "
     "GAP_FLOOR) and the O(s²) terms; a first-order error in f̄ puts e_2 near 1",
     observed="worst |e_2 − 2| 0.003 at quick scale (MiniLM-L3, master seeds 0 and 1, 8 of 12 "
-    "rows above the floor), where 2|e_1 − e_2| was ≤ 0.01",
+    "rows above the floor), where 2|e_1 − e_2| was ≤ 0.01; not yet seen at full scale",
+)
+
+#: The most the change between halvings may widen the allowance (without a cap, a curve far
+#: from quadratic loosens its own check: a referee's linearisation at θ_T had e_1 ≈ −11 and
+#: passed). Chosen.
+EXPONENT_CAP = Tolerance(
+    "chosen",
+    0.2,
+    "absolute, in the exponent: the allowance is min(2|e_1 − e_2|, 0.2) + 0.1 ≤ 0.3, so an "
+    "exponent of 1.7 or below (a first-order error of a tenth of the second-order term at "
+    "s = ¼, or more) is refuted whatever e_1 does",
+    observed="2|e_1 − e_2| ≤ 0.01 at quick scale (seeds 0 and 1); not yet seen at full scale",
 )
 
 
 def _halving_exponents(gap: np.ndarray, scaled: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``e_1 = log₂(R(1)/R(½))``, ``e_2 = log₂(R(½)/R(¼))`` from ``R(1)`` ``(...)`` and
-    ``(R(½), R(¼))`` ``(..., 2)``."""
+    ``(R(½), R(¼))`` ``(..., 2)``; an exponent that is not finite (a gap of 0) is ±1000."""
     remainder = np.concatenate([gap[..., None], scaled], axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return (np.log2(remainder[..., 0] / remainder[..., 1]),
-                np.log2(remainder[..., 1] / remainder[..., 2]))  # fmt: skip
+        exponents = (np.log2(remainder[..., 0] / remainder[..., 1]),
+                     np.log2(remainder[..., 1] / remainder[..., 2]))  # fmt: skip
+    return tuple(np.nan_to_num(e, nan=1e3, posinf=1e3, neginf=-1e3) for e in exponents)
 
 
 def check_gap_second_order(run: lz.MiniLMLambdaRun):
-    """Per (dataset, λ, seed) and split whose gap at ``s = ¼`` is above :data:`GAP_FLOOR`:
-    ``|e_2 − 2| ≤ 2|e_1 − e_2| + slack`` (module doc).
+    """Per (dataset, λ, seed) and split whose gap at ``s = ¼`` is above :data:`GAP_FLOOR`
+    (module doc): the finer exponent ``|e_2 − 2| ≤ min(2|e_1 − e_2|, cap) + slack`` and the
+    table's own point ``|e_1 − 2| ≤ 2|e_2 − 2| + cap + slack``.
 
     Raises:
       ValueError: no row of a split is above the floor.
@@ -89,22 +106,28 @@ def check_gap_second_order(run: lz.MiniLMLambdaRun):
                 f"check_gap_second_order: every {split} gap at s = ¼ is below the floor "
                 f"{GAP_FLOOR.value} per sentence: nothing to decide."
             )
-        allowed = 2 * np.abs(coarse[above] - fine[above]) + EXPONENT_SLACK.value
-        parts.append(compare(np.abs(fine[above] - 2), allowed, relation="upper_bound",
-                             tolerance=EXPONENT_SLACK, num_instances=int(above.sum())))  # fmt: skip
-        diagnostics[f"{split}: rows decided (of {above.size})"] = int(above.sum())
-        diagnostics[f"{split}: e_1 per λ, mean over decided rows"] = np.round(
-            [coarse[:, l][above[:, l]].mean() if above[:, l].any() else np.nan
-             for l in range(gap.shape[1])], 3)  # fmt: skip
-        diagnostics[f"{split}: e_2 per λ, mean over decided rows"] = np.round(
-            [fine[:, l][above[:, l]].mean() if above[:, l].any() else np.nan
-             for l in range(gap.shape[1])], 3)  # fmt: skip
-        diagnostics[f"{split}: worst |e_2 − 2|"] = float(np.abs(fine[above] - 2).max())
+        e_1, e_2, count = coarse[above], fine[above], int(above.sum())
+        cap, slack = EXPONENT_CAP.value, EXPONENT_SLACK.value
+        parts.append(compare(np.abs(e_2 - 2), np.minimum(2 * np.abs(e_1 - e_2), cap) + slack,
+                             relation="upper_bound", tolerance=EXPONENT_SLACK,
+                             num_instances=count))  # fmt: skip
+        parts.append(compare(np.abs(e_1 - 2), 2 * np.abs(e_2 - 2) + cap + slack,
+                             relation="upper_bound", tolerance=EXPONENT_CAP,
+                             num_instances=count))  # fmt: skip
+        diagnostics[f"{split}: rows decided (of {above.size})"] = count
+        for name, exponent in (("e_1", coarse), ("e_2", fine)):
+            diagnostics[f"{split}: {name} per λ, mean over decided rows"] = np.round(
+                [exponent[:, l][above[:, l]].mean() if above[:, l].any() else np.nan
+                 for l in range(gap.shape[1])], 3)  # fmt: skip
+        diagnostics[f"{split}: worst |e_2 − 2|"] = float(np.abs(e_2 - 2).max())
+        diagnostics[f"{split}: worst |e_1 − 2|"] = float(np.abs(e_1 - 2).max())
     return all_of(
         *parts, diagnostics=diagnostics,
         notes="R(s) = ‖f − f̄‖ at θ_0 + s(θ_T − θ_0), s = 1, ½, ¼, on the training and on the "
         "test sentences; e_1 = log₂(R(1)/R(½)), e_2 = log₂(R(½)/R(¼)); decided per (dataset, λ, "
-        "seed) with R(¼) above the round-off floor: |e_2 − 2| ≤ 2|e_1 − e_2| + 0.1.",
+        "seed) with R(¼) above the round-off floor, per split: |e_2 − 2| ≤ min(2|e_1 − e_2|, "
+        "0.2) + 0.1 (parts 0, 2) and |e_1 − 2| ≤ 2|e_2 − 2| + 0.3 (parts 1, 3: the table's "
+        "column R(1) continues the curve).",
     )  # fmt: skip
 
 
@@ -116,7 +139,8 @@ def check_kl_within_logit_bound(run: lz.MiniLMLambdaRun):
     return all_of(
         compare(kl, 0.0, relation="lower_bound", atol=KL_ROUND_OFF.value,
                 tolerance=KL_ROUND_OFF),
-        compare(kl / scale, 1.0, relation="upper_bound"),
+        compare(kl, bound, relation="upper_bound", atol=KL_ROUND_OFF.value,
+                tolerance=KL_ROUND_OFF),
         diagnostics={"min KL": float(kl.min()),
                      "max KL/(‖f − f̄‖²/8n)": float((kl / scale).max()),
                      "λ": np.asarray(run.lambdas)},
@@ -132,9 +156,9 @@ CLAIMS = (
         statement="(Sanity: the table's gap column is the remainder of a first-order Taylor "
         "expansion, true of any correct linearisation.) On MiniLM + LoRA, along each trained "
         "step θ_0 + s(θ_T − θ_0), the gap R(s) on the training and on the test sentences is of "
-        "second order in s: the halving exponent log₂(R(½)/R(¼)) is within 2|e_1 − e_2| + 0.1 "
-        "of 2 (e_1, e_2 the exponents of the two halvings) at every dataset, λ and seed whose "
-        "gap is above float32 round-off.",
+        "second order in s: with e_1 = log₂(R(1)/R(½)) and e_2 = log₂(R(½)/R(¼)), "
+        "|e_2 − 2| ≤ min(2|e_1 − e_2|, 0.2) + 0.1 and |e_1 − 2| ≤ 2|e_2 − 2| + 0.3 at every "
+        "dataset, λ and seed whose gap is above float32 round-off.",
         kind="sanity",
         reading=derived(
             "the slides compare f_θ with its linearisation f̄_θ at θ_0; f − f̄ is then the Taylor "
