@@ -48,8 +48,9 @@ def _run(*, gap_sign=-1.0, kl=bernoulli_kl, n=12, seeds=3, first_order=0.0, cubi
     train, test = (lambda a: a[..., :n]), (lambda a: a[..., n:])
     scaled = lambda part: np.stack([gaps(c, part) for c in (0.5, 0.25)], axis=-1)  # noqa: E731
     zeros = np.zeros_like(distance)
-    return lz.MiniLMLambdaRun(distance, gaps(1.0, train), gaps(1.0, test), kl_test, zeros, zeros,
-                              scaled(train), scaled(test), LAMBDAS, n, n)  # fmt: skip
+    logit_max = np.maximum(np.abs(f[..., n:]), np.abs(f_lin[..., n:])).max(axis=-1)
+    return lz.MiniLMLambdaRun(distance, gaps(1.0, train), gaps(1.0, test), kl_test, logit_max,
+                              zeros, zeros, scaled(train), scaled(test), LAMBDAS, n, n)  # fmt: skip
 
 
 def test_second_order_gap_holds_and_a_sum_for_the_difference_is_refuted():
@@ -105,6 +106,18 @@ def test_a_gap_below_the_round_off_floor_everywhere_is_an_error_not_a_verdict():
 @pytest.mark.parametrize(("kl", "outcome"), [(bernoulli_kl, "holds"), (_half_log_q_kl, "refuted")])
 def test_kl_column_lies_between_zero_and_the_squared_gap_over_eight(kl, outcome):
     assert anchors.check_kl_within_logit_bound(_run(kl=kl)).outcome == outcome
+
+
+@pytest.mark.parametrize(
+    ("factor", "outcome"), [(1.0, "holds"), (1.5, "refuted"), (0.7, "refuted")]
+)
+def test_a_gap_column_off_by_a_constant_factor_breaks_the_kl_band(factor, outcome):
+    """A gap column ×c (which the exponents cannot see, a referee's point): with logits
+    near 0 the band [σ′(M)/2, 1/8]·‖f − f̄‖²/n is narrow, so c = 1.5 falls below it and
+    c = 0.7 above it."""
+    run = _run()
+    scaled = run._replace(gap_test=factor * run.gap_test)
+    assert anchors.check_kl_within_logit_bound(scaled).outcome == outcome
 
 
 @pytest.mark.parametrize(("factor", "outcome"), [(1.0, "holds"), (2.0, "refuted")])

@@ -197,7 +197,7 @@ def test_lambda_units_fill_rows_l_times_seeds_plus_j(synthetic_sentiment, key):
     rows = np.arange(6.0)  # row l·S + j
     units = {dataset: {name: (rows + 100 * d + 1000 * m).tolist()
                        for m, name in enumerate(("distance", "gap_train", "gap_test", "kl_test",
-                                                 "accuracy", "train_loss"))}
+                                                 "accuracy", "train_loss", "logit_max_test"))}
              for d, dataset in enumerate(setting.datasets)}  # fmt: skip
     for d, dataset in enumerate(setting.datasets):  # (rows, 2): s = ½ then ¼
         units[dataset]["gap_test_scaled"] = np.stack([rows + 100 * d + 0.5, rows + 100 * d + 0.25],
@@ -257,3 +257,15 @@ def test_kappa_units_fill_rows_seed_times_configs_plus_c(synthetic_sentiment, ke
             assert float(run.train_loss_gd[0, c, j]) == 10 + j * C + c
             np.testing.assert_allclose(float(run.accuracy_gd[0, c, j]), (10 + j * C + c) / 100)
             assert float(run.loss_curve_adamw[0, c, j, -1]) == j * C + c
+
+
+def test_a_kept_lambda_unit_from_older_code_is_named_not_misread(synthetic_sentiment, key):
+    """A unit without the fields added later (kept by older code) raises a clear error."""
+    setting = lz.MiniLMLambdaSetting(checkpoint="minilm-l3", train_size=8, test_size=8,
+                                     max_length=8, seeds=2, epochs=1, batch_size=4,
+                                     lambdas=(0.0, 1.0, 50.0))  # fmt: skip
+    fields = ("distance", "gap_train", "gap_test", "kl_test", "accuracy", "train_loss")
+    old = {name: np.zeros(6).tolist() for name in fields}
+    memo, _ = _replay({dataset: old for dataset in setting.datasets})
+    with pytest.raises(ValueError, match="older code"):
+        lz.simulate_minilm_lambda(key, setting, memo=memo)

@@ -18,7 +18,9 @@ loss scale; the slides do not give theirs), every λ and seed stacked in one run
 * ``gap_train_scaled``, ``gap_test_scaled`` — the same gaps at ``θ_0 + s(θ_T − θ_0)`` for
   ``s = ½, ¼`` (:data:`TAYLOR_SCALES`): along each trained direction a correct
   linearisation leaves a remainder of second order in ``s`` (halving ``s`` quarters it);
-* ``kl_test`` — mean ``KL(Ber σ(f) ‖ Ber σ(f̄))`` over the test sentences;
+* ``kl_test`` — mean ``KL(Ber σ(f) ‖ Ber σ(f̄))`` over the test sentences, and
+  ``logit_max_test`` — the largest ``|f|`` or ``|f̄|`` over them (the KL's curvature
+  ``σ(z)(1 − σ(z))`` is at least its value there);
 * ``accuracy`` — test accuracy of ``f(θ_T)``.
 
 Flax is imported inside the functions only.
@@ -51,6 +53,10 @@ __all__ = [
     "MiniLMLambdaSetting",
     "simulate_minilm_lambda",
 ]
+
+#: The fields of a dataset's unit (every field of the run but the setting's own).
+_UNIT_FIELDS = ("distance", "gap_train", "gap_test", "kl_test", "logit_max_test", "accuracy",
+                "train_loss", "gap_train_scaled", "gap_test_scaled")  # fmt: skip
 
 #: The fractions ``s`` of the trained step ``θ_T − θ_0`` at which the gaps are also taken.
 TAYLOR_SCALES = (0.5, 0.25)
@@ -86,7 +92,7 @@ class MiniLMLambdaRun(NamedTuple):
     """Per dataset ``D``, λ ``L`` and seed ``S`` (module doc for each quantity).
 
     Attributes:
-      distance, gap_train, gap_test, kl_test, accuracy: ``(D, L, S)``.
+      distance, gap_train, gap_test, kl_test, logit_max_test, accuracy: ``(D, L, S)``.
       train_loss: ``(D, L, S)`` final training cross-entropy (full set, dropout off).
       gap_train_scaled, gap_test_scaled: ``(D, L, S, 2)``: the gaps at
         ``θ_0 + s(θ_T − θ_0)``, ``s`` in :data:`TAYLOR_SCALES`.
@@ -98,6 +104,7 @@ class MiniLMLambdaRun(NamedTuple):
     gap_train: Array
     gap_test: Array
     kl_test: Array
+    logit_max_test: Array
     accuracy: Array
     train_loss: Array
     gap_train_scaled: Array
@@ -186,6 +193,7 @@ def simulate_minilm_lambda(
             "gap_train": np.linalg.norm(f[:, :n] - f_lin[:, :n], axis=1),
             "gap_test": np.linalg.norm(f[:, n:] - f_lin[:, n:], axis=1),
             "kl_test": _kl64(f[:, n:], f_lin[:, n:]),
+            "logit_max_test": np.maximum(np.abs(f[:, n:]), np.abs(f_lin[:, n:])).max(axis=1),
             "accuracy": np.mean((f[:, n:] > 0) == y_test, axis=1),
             "train_loss": np.mean(np.logaddexp(0.0, -signed * f[:, :n]), axis=1),
             "gap_train_scaled": scaled[:, 0],
@@ -202,6 +210,11 @@ def simulate_minilm_lambda(
                                              max_length=s.max_length)  # fmt: skip
         data_key = jax.random.fold_in(key, 2000 + d)
         unit = memo(dataset, lambda t=train, u=test, k=data_key: dataset_unit(t, u, k))
+        missing = set(_UNIT_FIELDS) - set(unit)
+        if missing:
+            raise ValueError(f"simulate_minilm_lambda: the kept unit {dataset!r} lacks "
+                             f"{sorted(missing)}: it was made by older code; remove it from the "
+                             "run cache to compute it again.")  # fmt: skip
         for name, value in unit.items():
             value = np.asarray(value)
             out.setdefault(name, np.zeros(shape + value.shape[1:]))
