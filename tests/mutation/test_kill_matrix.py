@@ -29,19 +29,24 @@ KILL_RATE_FLOOR = 0.85
 
 #: Topics the committed matrix does not hold yet (or holds partially), with why.
 PENDING_TOPICS: dict[str, str] = {
-    "stability": "session 31 (2026-12-01) gave stability.soudry.paper_svm_direction a "
-    "two-sided counterexample after the entry was remade (0.789); the entry is at the code "
-    "before it: remake with `ntsim mutate --topic stability --jobs 2 --resume` (≈ 20 min)",
-    "early_stopping": "session 31 (2026-12-01) added early_stopping.minilm."
-    "ntk_trace_matches_gradients (the NTK's trace by per-sentence gradients) and a grid check "
-    "in rule_stops_early; the matrix entry is at the code before them: remake with "
-    "`ntsim mutate --topic early_stopping --jobs 2 --resume` after the full-scale records",
+    "overtraining": "session 32 (2026-12-01) wrote eq. 12's Γ and A.8's margin once "
+    "(claims/overtraining/_assumptions.py) for _hypotheses and _post_finetuning, which dates "
+    "those claims (same numbers, an independent referee checked); remake with `ntsim mutate "
+    "--topic overtraining --jobs 2 --resume` (the functions on those claims' paths)",
+    "early_stopping": "sessions 31–32 (2026-12-01) added early_stopping.minilm."
+    "ntk_trace_matches_gradients (the NTK's trace by per-sentence gradients, then λ_1 by "
+    "power iteration in a new memo unit) and a grid check in rule_stops_early; the entry is "
+    "at the code before them. `--resume` has 106 of 172 mutants to run (the new route is on "
+    "every MiniLM claim's path): `ntsim mutate --topic early_stopping --jobs 2 --resume` on "
+    "an idle machine",
     "linearization": "remade under rule 2 and finished with --resume on 2026-12-01 (session "
-    "31: 64 killed, 27 survived, 0.703, all 151 first-round mutants and 36 in round 2); then "
-    "session 31 added linearization.minilm_lambda.gap_second_order and .kl_within_logit_bound "
-    "(not recorded yet: ≈ 75 min at full scale, seeds 0–2, with --keep-units), so the entry is "
-    "stale: record them, then `ntsim mutate --topic linearization --jobs 2 --resume` (copy "
-    "figures/MUTATION.json into --out first; never under taskset to one core)",
+    "31: 64 killed, 27 survived, 0.703); sessions 31–32 added the λ table's anchors "
+    "(gap_second_order, kl_within_logit_bound, changed after referee 63, and the λ "
+    "simulation's scaled gaps and largest logit), so the entry is stale. A --resume at "
+    "1d8710e (before referee 63's changes) gave 0.745 (70 killed, 24 survived) with 10 "
+    "survivors without reasons, several of them killed by the later anchors; it is not merged "
+    "(kept outside the repository). Next: `ntsim mutate --topic linearization --jobs 2 "
+    "--resume` at the current code, then give the survivors their reasons",
 }
 
 #: Topics below the floor, with the rate they are at (the test fails if a topic drops
@@ -69,8 +74,10 @@ PENDING_KILL_RATE: dict[str, float] = {
     # Lemma A.5.1 at η = 1/β), which kill the doubled corrected bound; remade with --resume:
     # 71 killed, 19 survived (0.789). The functions on the edited path were sampled afresh (the
     # sample depends on the set of functions on the claims' paths), which brought new
-    # survivors: KKT certificates (reasons) and one blind spot (below).
-    "stability": 0.788,
+    # survivors: KKT certificates (reasons) and one blind spot (below). Session 32: the
+    # two-sided counterexample of soudry.paper_svm_direction kills the e_aug/e_paper swap;
+    # remade with --resume (49 mutants): 71 killed, 18 survived (0.798).
+    "stability": 0.797,
     # Remade under rule 2 (sessions 26–28): 62 killed, 30 survived (0.674); finished with
     # --resume on 2026-12-01 (session 31) at the selective-step premise and the swap probes:
     # 64 killed, 27 survived (0.703). Round 2 (36 mutants of the nine silent claims' own
@@ -81,13 +88,11 @@ PENDING_KILL_RATE: dict[str, float] = {
 
 #: Claims of a checked kind that kill no mutant yet, with why.
 PENDING_SILENT_CLAIMS: dict[str, str] = {
-    **{
-        cid: "session 31's stability remake sampled simulate_soudry_directions afresh: its "
-        "kills there (s.dim ± 1) are by errors, and the e_aug/e_paper swap survives at quick "
-        "scale (PENDING_BLIND_SPOTS: a two-sided counterexample for paper_svm_direction is the "
-        "fix); the earlier sample's verdict kills were of mutants not drawn this time"
-        for cid in ("stability.soudry.direction_converges", "stability.soudry.paper_svm_direction")
-    },
+    "stability.soudry.direction_converges": "session 31's stability remake sampled "
+    "simulate_soudry_directions afresh: its kills there (s.dim ± 1) are by errors; the "
+    "e_aug/e_paper swap is killed (session 32) by paper_svm_direction's two-sided "
+    "counterexample, which runs first; the earlier sample's verdict kills were of mutants not "
+    "drawn this time",
     "overtraining.lemma_a7.dead_units": "remade under rule 2 (2026-11-30): an identity (dead "
     "units stay exactly 0); 6 mutants moved its numbers, none its verdict, round 2 included",
     "overtraining.thm4_1.factor_alignment_printed": "remade under rule 2 (2026-11-30): a "
@@ -157,14 +162,9 @@ PENDING_BLIND_SPOTS: dict[str, int] = {
     # anchor stability.anchor.gd_loo_distance covers, with the paper's 1/n on both). Fix: have
     # loo_cell call loo_head_tuning (with w_0 and the implementation as parameters), then
     # re-record the figure claims at full scale (≈ 90 min) and remake the stability matrix.
-    # Session 31's remake: SoudryRun with e_aug and e_paper swapped. At quick scale (3,000
-    # steps) GD has not yet separated the two SVM directions on every dataset, so the swapped
-    # run still violates eq. (13)'s reading on a fraction inside the counterexample's window
-    # [0.1, 0.9]. Fix: a two-sided counterexample for stability.soudry.paper_svm_direction
-    # (the mean of e_paper − e_aug over the datasets where the SVMs differ, CI above 0: the
-    # mechanism the claim's notes state), then re-record the Soudry claims (≈ 25 s) and
-    # remake the entry.
-    "stability": 2,
+    # (Session 31's second blind spot, the SoudryRun e_aug/e_paper swap, is killed since
+    # session 32's remake by the two-sided counterexample of soudry.paper_svm_direction.)
+    "stability": 1,
     # The finished remake (session 31, 2026-12-01) leaves 4 blind spots, all on the MiniLM λ
     # table's path: three gaps (‖f + f̄‖ for ‖f − f̄‖ on train and on test, ½f − f̄ on train,
     # where gap_shrinks only asks the gap to fall with λ) and the label coding {−1, 0} of
@@ -322,4 +322,4 @@ def test_negative_controls_are_still_noticed():
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     replayed = [line for line in done.stdout.splitlines() if line.startswith("ok  ")]
     assert len(replayed) >= 10, done.stdout[-3000:]  # overtraining has 20+ bound/identity claims
-    assert " 0 negative controls no longer noticed" in f" {done.stdout}"
+    assert "0 negative controls no longer noticed" in done.stdout.splitlines(), done.stdout[-3000:]
