@@ -54,10 +54,6 @@ __all__ = [
     "simulate_minilm_lambda",
 ]
 
-#: The fields of a dataset's unit (every field of the run but the setting's own).
-_UNIT_FIELDS = ("distance", "gap_train", "gap_test", "kl_test", "logit_max_test", "accuracy",
-                "train_loss", "gap_train_scaled", "gap_test_scaled")  # fmt: skip
-
 #: The fractions ``s`` of the trained step ``θ_T − θ_0`` at which the gaps are also taken.
 TAYLOR_SCALES = (0.5, 0.25)
 
@@ -86,6 +82,10 @@ class MiniLMLambdaSetting(TrainingSetup):
             raise ValueError("MiniLMLambdaSetting.lambdas needs at least 3 values, all >= 0.")
         if list(self.lambdas) != sorted(set(self.lambdas)):
             raise ValueError("MiniLMLambdaSetting.lambdas must be strictly increasing.")
+
+
+#: The fields of the run that come from the setting, not from a dataset's unit.
+_SETTING_FIELDS = {"lambdas", "train_size", "test_size"}
 
 
 class MiniLMLambdaRun(NamedTuple):
@@ -210,7 +210,7 @@ def simulate_minilm_lambda(
                                              max_length=s.max_length)  # fmt: skip
         data_key = jax.random.fold_in(key, 2000 + d)
         unit = memo(dataset, lambda t=train, u=test, k=data_key: dataset_unit(t, u, k))
-        missing = set(_UNIT_FIELDS) - set(unit)
+        missing = set(MiniLMLambdaRun._fields) - set(unit) - _SETTING_FIELDS
         if missing:
             raise ValueError(f"simulate_minilm_lambda: the kept unit {dataset!r} lacks "
                              f"{sorted(missing)}: it was made by older code; remove it from the "
