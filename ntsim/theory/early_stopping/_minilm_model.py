@@ -202,8 +202,13 @@ def squared_gradient_norms(model: MiniLMScalarModel, batch: dict) -> np.ndarray:
     out = []
     for i in range(ids.shape[0]):
         leaves = jax.tree.leaves(gradient(model.params, ids[i], mask[i]))
-        out.append(sum(float(np.sum(np.square(np.asarray(g, np.float64)))) for g in leaves))
+        out.append(_squared_norm64(leaves))
     return np.asarray(out)
+
+
+def _squared_norm64(leaves) -> float:
+    """``Σ‖leaf‖²`` summed in float64 outside XLA (:func:`squared_gradient_norms`)."""
+    return sum(float(np.sum(np.square(np.asarray(g, np.float64)))) for g in leaves)
 
 
 class PowerIteration(NamedTuple):
@@ -280,10 +285,11 @@ def top_ntk_eigenvalue(
             total = leaves if total is None else [a + b for a, b in zip(total, leaves, strict=True)]
         return total
 
-    structure, like = jax.tree.structure(model.params), jax.tree.leaves(model.params)
+    structure = jax.tree.structure(model.params)
+    dtypes = [jnp.asarray(p).dtype for p in jax.tree.leaves(model.params)]
 
     def j(leaves: list[np.ndarray]) -> np.ndarray:
-        cast = [jnp.asarray(x, jnp.asarray(p).dtype) for x, p in zip(leaves, like, strict=True)]
+        cast = [jnp.asarray(x, dtype) for x, dtype in zip(leaves, dtypes, strict=True)]
         tangent = jax.tree.unflatten(structure, cast)
         return np.concatenate([np.asarray(product(model.params, piece, tangent), np.float64)
                                for piece in slices])  # fmt: skip
@@ -294,7 +300,7 @@ def top_ntk_eigenvalue(
     while iterations < max_iterations:
         iterations += 1
         t = jt(u)
-        eigenvalue = sum(float(np.sum(np.square(x))) for x in t)  # uᵀΘu with ‖u‖ = 1
+        eigenvalue = _squared_norm64(t)  # uᵀΘu with ‖u‖ = 1
         theta_u = j(t)
         residual = float(np.linalg.norm(theta_u - eigenvalue * u)) / eigenvalue
         if residual <= relative_residual:

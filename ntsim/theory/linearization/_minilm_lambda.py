@@ -176,22 +176,25 @@ def simulate_minilm_lambda(
         result = evaluate(fit.params, adapters0, selection, encoder0, both)
         f, f_lin, distance = (np.asarray(v) for v in result)
         n = s.train_size
+
+        def split_gaps(f, f_lin):  # ‖f − f̄‖ on the training and on the test sentences
+            gap = f - f_lin
+            return np.linalg.norm(gap[:, :n], axis=1), np.linalg.norm(gap[:, n:], axis=1)
+
         scaled = []  # (rows, 2 splits, scales): the gaps along each trained step
         for fraction in TAYLOR_SCALES:
             params = jax.tree.map(lambda p, p0, c=fraction: p0 + c * (p - p0), fit.params,
                                   adapters0)  # fmt: skip
-            f_s, f_lin_s, _ = (np.asarray(v) for v in
-                               evaluate(params, adapters0, selection, encoder0, both))  # fmt: skip
-            gap_s = f_s - f_lin_s
-            scaled.append(np.stack([np.linalg.norm(gap_s[:, :n], axis=1),
-                                    np.linalg.norm(gap_s[:, n:], axis=1)], axis=1))  # fmt: skip
+            f_s, f_lin_s, _ = evaluate(params, adapters0, selection, encoder0, both)
+            scaled.append(np.stack(split_gaps(np.asarray(f_s), np.asarray(f_lin_s)), axis=1))
         scaled = np.stack(scaled, axis=-1)
+        gap_train, gap_test = split_gaps(f, f_lin)
         signed = 2.0 * np.asarray(train["label"]) - 1.0
         y_test = np.asarray(test["label"]) > 0.5
         values = {
             "distance": distance,
-            "gap_train": np.linalg.norm(f[:, :n] - f_lin[:, :n], axis=1),
-            "gap_test": np.linalg.norm(f[:, n:] - f_lin[:, n:], axis=1),
+            "gap_train": gap_train,
+            "gap_test": gap_test,
             "kl_test": _kl64(f[:, n:], f_lin[:, n:]),
             "logit_max_test": np.maximum(np.abs(f[:, n:]), np.abs(f_lin[:, n:])).max(axis=1),
             "accuracy": np.mean((f[:, n:] > 0) == y_test, axis=1),
