@@ -263,13 +263,6 @@ LINEARIZATION_REASONS: tuple[SurvivorReason, ...] = (
         operator="flip_sign",
     ),
     SurvivorReason(
-        "simulate_thm1_identity", EQUIVALENT,
-        "the evaluation point θ_0/2 + 0.5v/√p, 2θ_0 + 0.5v/√p, θ_0 + 0.25v/√p, θ_0 + v/√p or "
-        "0.5v/√p (θ_0 dropped): Thm 1's identity d/dt‖y − y*‖² = −2(y − y*)ᵀK(y − y*) − "
-        "λ(y − y*)ᵀJ(θ − θ_0) holds at every θ, so these are other points of the same check",
-        operator=("scale_x0.5", "scale_x2", "drop_term"),
-    ),
-    SurvivorReason(
         "simulate_selective_step", EQUIVALENT,
         "targets with ‖y* − f_θ0‖ = 2 instead of 1: Thm 1 and its printed step are stated for "
         "any targets, and the constructed state's residual ε(y* − f_θ0) scales with them",

@@ -367,3 +367,23 @@ def test_a_broken_thm3_bound_refutes_the_composition(monkeypatch, planted):
     monkeypatch.setattr(lz, "thm3_bound", planted)
     record = _record("linearization.thm4.simplified_bound_composes")
     assert record.verdict == "refuted", record.per_seed[0].result.diagnostics
+
+
+@pytest.mark.parametrize("factor", [2.0, 0.25])
+def test_thm1_identity_off_its_stated_points_decides_nothing(factor):
+    """The identity evaluated at θ0 + v/√p (or θ0 + v/(8√p)) instead of θ0 + 0.5v/√p: it
+    holds at every θ, so only the premise on ‖θ − θ0‖ notices that the points are not the
+    ones the claim's notes name."""
+    from ntsim.claims.linearization import _dynamics as claims_dynamics
+
+    original = claims_dynamics.THM1.fn
+
+    def planted(key, setting):
+        run = original(key, setting)
+        return run._replace(distance=factor * run.distance)
+
+    assert _record("linearization.thm1.identity").verdict == "holds"
+    uses = dataclasses.replace(claims_dynamics.THM1, fn=planted)
+    claim = dataclasses.replace(get_claim("linearization.thm1.identity"), uses=uses)
+    (record,) = run_claims([claim], scale="quick", seeds=(0,), cache=RunCache())
+    assert record.verdict == "inconclusive", record.per_seed[0].result.diagnostics

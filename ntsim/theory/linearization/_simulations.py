@@ -248,7 +248,8 @@ def simulate_gd_to_flow(key: PRNGKey, setting: GdToFlowSetting) -> GdToFlowRun:
 
 class Thm1Run(NamedTuple):
     """Both sides of Thm 1's identities at ``θ = θ_0 + 0.5v/√p`` (``λ`` log-uniform on
-    ``[0.01, 10]``), leading axis instances (fields of :class:`Thm1Identity`)."""
+    ``[0.01, 10]``), leading axis instances (fields of :class:`Thm1Identity`), with the
+    point's distance ``‖θ − θ_0‖`` (``≈ 0.5``, as ``‖v‖/√p ≈ 1 ± 1/√(2p)``) and ``p``."""
 
     lhs: Array
     rhs: Array
@@ -257,6 +258,8 @@ class Thm1Run(NamedTuple):
     kernel_term: Array
     inner: Array
     lam: Array
+    distance: Array  # (I,): ‖θ − θ_0‖ of the evaluation point
+    num_params: Array  # (I,): p, the length of θ
 
 
 def simulate_thm1_identity(key: PRNGKey, setting: NetworkSetting) -> Thm1Run:
@@ -271,12 +274,12 @@ def simulate_thm1_identity(key: PRNGKey, setting: NetworkSetting) -> Thm1Run:
         inst = random_instance(k, n=s.n, d=s.d, width=s.width)
         flat0, unravel = ravel_pytree(inst.params0)
         k_dir, k_lam = jax.random.split(jax.random.fold_in(k, 3))
-        theta = unravel(flat0 + 0.5 * jax.random.normal(k_dir, flat0.shape) / jnp.sqrt(flat0.size))
+        flat = flat0 + 0.5 * jax.random.normal(k_dir, flat0.shape) / jnp.sqrt(flat0.size)
         lam = 10 ** jax.random.uniform(k_lam, minval=-2.0, maxval=1.0)
         ident = thm1_identity(
-            instance_model(s.width).apply, theta, inst.params0, inst.x, inst.y, lam
+            instance_model(s.width).apply, unravel(flat), inst.params0, inst.x, inst.y, lam
         )
-        return Thm1Run(*ident, lam)
+        return Thm1Run(*ident, lam, jnp.linalg.norm(flat - flat0), jnp.asarray(flat0.size))
 
     return _instances(one, key, s.instances)
 
