@@ -6,6 +6,8 @@ constant) and runs the claim through :func:`ntsim.claims.run_claims` at quick sc
 
 from __future__ import annotations
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import pytest
@@ -283,3 +285,77 @@ def test_printed_bound_region_ties_the_guard_to_eq3(monkeypatch, plant):
     # printed-bound grid quotes (0.968 to 3 decimals)
     if name is None:
         assert abs(region_module.safe_region_end() - 0.968) < 5e-4
+
+
+def test_lipschitz_scaling_run_with_its_constants_swapped_breaks_the_ceiling(monkeypatch):
+    """μ/β and R exchanged in the run (1 and 0.5 for 0.5 and 1): the first-step floor reads
+    only their product, the certificate's ceiling R/(n·μ/β) drops from 0.2 to 0.05."""
+    from ntsim.claims.stability import _full_finetuning as claims_ff
+
+    original = claims_ff.LIPSCHITZ.fn
+
+    def planted(key, setting):
+        run = original(key, setting)
+        return run._replace(mu_over_beta=run.radius, radius=run.mu_over_beta)
+
+    claim_id = "stability.thm2_2.scaling_lipschitz"
+    assert _record(claim_id).as_expected
+    uses = dataclasses.replace(claims_ff.LIPSCHITZ, fn=planted)
+    claim = dataclasses.replace(get_claim(claim_id), uses=uses)
+    (record,) = run_claims([claim], scale="quick", seeds=(0,), cache=RunCache())
+    assert record.verdict == "refuted", record.per_seed[0].result.diagnostics
+
+
+@pytest.mark.parametrize("factor", [0.5, 2.0])
+def test_proof_version_of_thm2_2_is_pinned_two_sided(monkeypatch, factor):
+    """The last display of App. A.1 ×½ is violated; ×2 holds but leaves sup/bound below the
+    closed-form range [0.495, 0.612] (at [0.25, 0.31])."""
+    from ntsim.theory.stability import _full_finetuning as full_finetuning_module
+
+    claim_id = "stability.thm2_2.bound_proof_small_radius"
+    assert _record(claim_id).as_expected
+    original = full_finetuning_module.thm2_2_bound_proof
+    monkeypatch.setattr(full_finetuning_module, "thm2_2_bound_proof",
+                        lambda *a: factor * original(*a))  # fmt: skip
+    jax.clear_caches()
+    record = _record(claim_id)
+    assert record.verdict == "refuted", record.per_seed[0].result.diagnostics
+    monkeypatch.undo()
+    jax.clear_caches()
+
+
+def test_a_copy_suspect_search_that_pairs_a_method_with_itself_is_caught(monkeypatch):
+    """duplicate_cells with the inner loop from 1 instead of a + 1: every method matches
+    itself, so the repeats found are not the three read off the printed tables."""
+    from ntsim.theory.stability import _tables
+
+    def planted(table):
+        return [(task, table.methods[a], table.methods[b])
+                for t, task in enumerate(table.tasks)
+                for a in range(len(table.methods)) for b in range(1, len(table.methods))
+                if table.means[a, t] == table.means[b, t]
+                and table.stds[a, t] == table.stds[b, t]]  # fmt: skip
+
+    assert _record("stability.tables.repeated_cells").as_expected
+    monkeypatch.setattr(_tables, "duplicate_cells", planted)
+    record = _record("stability.tables.repeated_cells")
+    assert not record.as_expected
+
+
+def test_margin_monotone_with_one_support_vector_removed_decides_nothing(monkeypatch):
+    """Only the largest dual removed per dataset (d + 1 → 1): the lemma is no longer tested
+    on both classes' support vectors, so the premise fails."""
+    from ntsim.claims.stability import _head_tuning_svm as claims_svm
+
+    original = claims_svm.MONO.fn
+
+    def planted(key, setting):
+        run = original(key, setting)
+        support = jnp.asarray(run.support)
+        return run._replace(support=support.at[:, 1:].set(False))
+
+    claim_id = "stability.lemma_a2_4.margin_monotone"
+    uses = dataclasses.replace(claims_svm.MONO, fn=planted)
+    claim = dataclasses.replace(get_claim(claim_id), uses=uses)
+    (record,) = run_claims([claim], scale="quick", seeds=(0,), cache=RunCache())
+    assert record.verdict == "inconclusive", record.per_seed[0].result.diagnostics

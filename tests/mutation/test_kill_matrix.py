@@ -47,6 +47,12 @@ PENDING_TOPICS: dict[str, str] = {
     "survivors without reasons, several of them killed by the later anchors; it is not merged "
     "(kept outside the repository). Next: `ntsim mutate --topic linearization --jobs 2 "
     "--resume` at the current code, then give the survivors their reasons",
+    "stability": "session 33 (2026-12-01) added stability.thm2_2.bound_proof_small_radius "
+    "(the proof's bound, pinned two-sided), stability.tables.repeated_cells (sanity), the "
+    "certificate's ceiling in thm2_2.scaling_lipschitz and a support-vector premise in "
+    "lemma_a2_4.margin_monotone, each aimed at a survivor of the remake (thm2_2_bound_proof "
+    "×½, duplicate_cells' a + 1, the LipschitzScalingRun swap, simulate_margin_monotone's "
+    "d + 1 → 1); the entry predates them: `ntsim mutate --topic stability --jobs 2 --resume`",
 }
 
 #: Topics below the floor, with the rate they are at (the test fails if a topic drops
@@ -164,7 +170,9 @@ PENDING_BLIND_SPOTS: dict[str, int] = {
     # re-record the figure claims at full scale (≈ 90 min) and remake the stability matrix.
     # (Session 31's second blind spot, the SoudryRun e_aug/e_paper swap, is killed since
     # session 32's remake by the two-sided counterexample of soudry.paper_svm_direction.)
-    "stability": 1,
+    # Session 33: thm2_2_bound_proof ×½ lost its 'tighter bound' reason, since the new
+    # stability.thm2_2.bound_proof_small_radius is to kill it (1 + 1 = 2 until the remake).
+    "stability": 2,
     # The finished remake (session 31, 2026-12-01) leaves 4 blind spots, all on the MiniLM λ
     # table's path: three gaps (‖f + f̄‖ for ‖f − f̄‖ on train and on test, ½f − f̄ on train,
     # where gap_shrinks only asks the gap to fall with λ) and the label coding {−1, 0} of
@@ -184,6 +192,8 @@ PENDING_BLIND_SPOTS: dict[str, int] = {
 PENDING_UNPINNED: dict[str, str] = {
     "ntsim.theory.stability._synthetic.loo_cell": "its one mutant in the rule-2 remake is the "
     "pending blind spot above (the full-data weights' n − 1)",
+    "ntsim.theory.stability._full_finetuning.thm2_2_bound_proof": "its ×½ is a pending blind "
+    "spot (above) until the remake runs the new bound_proof_small_radius on it",
     **{
         f"ntsim.theory.linearization.{name}": "its survivor in the partial rule-2 remake "
         "(session 27) is a pending blind spot (above)"

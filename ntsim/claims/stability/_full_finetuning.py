@@ -302,18 +302,28 @@ def check_scaling_lipschitz(run: ff.LipschitzScalingRun):
     # Anchor: after one step w_1 − w^i_1 = (η/n) H_i (w_0 − w_*), and every eigenvalue of H_i
     # is at least μ = (μ/β)·cβ, so sup_T‖Δ_T‖ ≥ ‖Δ_1‖ ≥ η μ R/n at each scale c.
     scales = np.asarray(run.scales)
+    if scales.max() > 1.0:  # the fixed η = 1/β must stay ≤ 1/(cβ) for the ceiling below
+        raise ValueError(f"curvature scales above 1 leave η = 1/β past 1/(cβ): {scales}")
     mu = run.mu_over_beta * scales
+    sups = np.concatenate([fixed, retuned], axis=1)
     floor = compare(
-        np.concatenate([fixed, retuned], axis=1),
-        np.concatenate([mu * 1.0, mu / scales]) * run.radius / run.n,
+        sups, np.concatenate([mu * 1.0, mu / scales]) * run.radius / run.n,
         relation="lower_bound", atol=ROUND_OFF.value, tolerance=ROUND_OFF,
         num_instances=fixed.shape[0],
     )  # fmt: skip
-    return all_of(*parts, invariant, floor, diagnostics={
+    # Ceiling: the proof's certificate (steps P1–P2) with ‖∇f(w_s, z_i)‖ ≤ cβ(1 − ημ)^s R
+    # (ηcβ ≤ 1) sums to sup_T‖Δ_T‖ ≤ (η/n)·cβR/(ημ) = R/(n·μ/β), at every c and either η.
+    ceiling = compare(
+        sups, run.radius / (run.n * run.mu_over_beta), relation="upper_bound",
+        atol=ROUND_OFF.value, tolerance=ROUND_OFF, num_instances=fixed.shape[0],
+    )  # fmt: skip
+    return all_of(*parts, invariant, floor, ceiling, diagnostics={
         "c": run.scales, "n·mean sup (η = 1/β fixed)": fixed.mean(0) * 10,
+        "max sup·n(μ/β)/R (≤ 1)": float(sups.max() * run.n * run.mu_over_beta / run.radius),
     }, notes="η = 1/β fixed: the mean sup‖Δ‖ grows with c (95% CIs of paired differences); "
-       "η = 1/(cβ) retuned: the path is unchanged, so only L/β matters. Anchor: "
-       "sup‖Δ‖ ≥ ‖Δ_1‖ ≥ ημR/n (the first step, in closed form).")  # fmt: skip
+       "η = 1/(cβ) retuned: the path is unchanged, so only L/β matters. Anchors in closed "
+       "form: ημR/n ≤ ‖Δ_1‖ ≤ sup‖Δ‖ ≤ R/(n·μ/β) (the first step; the proof's certificate "
+       "summed).")  # fmt: skip
 
 
 # ---------------------------------------------------------------------------- lemmas
@@ -424,6 +434,43 @@ def check_corrected_near_one(run: ff.LooGridRun):
                    diagnostics={"worst sup/corrected": float(ratio.max())})  # fmt: skip
 
 
+def _proof_ratio_band(run: ff.LooGridRun) -> tuple[np.ndarray, np.ndarray]:
+    """Per cell, the closed-form range of ``sup‖Δ‖ / (proof's bound)`` (β = 1, L = βR).
+
+    ``(μ/β)R/n ≤ ‖Δ_1‖ ≤ sup‖Δ‖ ≤ R/(n μ/β)`` (the first step; the proof's certificate
+    summed, see :func:`_radius_violation_band`), divided by the last display of App. A.1,
+    written out here again: ``√(2LR/β)·q^{1/4}/(n(1 − q^{1/4}))`` = ``√2·R·q^{1/4}/(n(1 −
+    q^{1/4}))``. At μ/β = 0.9 the range is [0.495, 0.612]: a factor 2 on the library's
+    bound, either way, moves the measured ratio out of it."""
+    ratio, n, radius = (np.asarray(a, dtype=float) for a in
+                        (run.mu_over_beta, run.num_samples, run.radius))  # fmt: skip
+    root = (1 - ratio) ** 0.25
+    proof_bound = np.sqrt(2 * radius * radius) * root / (n * (1 - root))
+    return ratio * radius / n / proof_bound, radius / (n * ratio) / proof_bound
+
+
+def check_bound_proof_small_radius(run: ff.LooGridRun):
+    """The proof's bound (linear in R) holds where eq. (3) fails, and the measured ratio
+    sup‖Δ‖/bound lies in its closed-form range (:func:`_proof_ratio_band`)."""
+    if np.any(ff.printed_bound_safe_ratio(run.mu_over_beta) <= 0):
+        raise ValueError(f"μ/β outside the proof bound's safe region: {run.mu_over_beta}")
+    sup, bound = np.asarray(run.sup_distance), np.asarray(run.bound_proof)
+    ratio = sup / bound
+    low, high = (b[:, None] for b in _proof_ratio_band(run))
+    return all_of(
+        compare(sup, bound, relation="upper_bound", num_instances=sup.shape[1]),
+        compare(ratio, np.broadcast_to(low, ratio.shape), relation="lower_bound",
+                atol=ROUND_OFF.value, tolerance=ROUND_OFF),
+        compare(ratio, np.broadcast_to(high, ratio.shape), relation="upper_bound",
+                atol=ROUND_OFF.value, tolerance=ROUND_OFF),
+        diagnostics={"R": run.radius, "sup/bound range": [float(ratio.min()), float(ratio.max())],
+                     "closed-form range": [float(low.min()), float(high.max())]},
+        notes=f"μ/β = {_SMALL_R_RATIO}, n = 10, L = βR, R ∈ {{0.1, 0.01, 0.001}}: the last "
+        "display of App. A.1 is ∝ R like sup‖Δ‖ (unlike eq. (3), ∝ R^{3/2}), and above "
+        "R/(n μ/β) ≥ sup‖Δ‖ for μ/β ≤ 0.968 (printed_bound_safe_ratio).",
+    )  # fmt: skip
+
+
 def check_corrected_small_radius(run: ff.LooGridRun):
     smallest = int(np.argmin(run.radius))
     ratio = run.sup_distance[smallest] / run.bound_corrected[smallest]
@@ -477,6 +524,11 @@ CLAIMS: tuple[Claim, ...] = (
            counterexample=ViolationFraction(
                between=(0.99, 1.0), min_violation=_radius_violation_band()[0],
                max_violation=_radius_violation_band()[1], relative=True)),
+    _claim("thm2_2.bound_proof_small_radius", _THM, "the bound as the proof ends (∝ R, L = "
+           f"βR) holds at R ∈ {{0.1, 0.01, 0.001}}, μ/β = {_SMALL_R_RATIO}, where eq. (3) "
+           "fails, and sup‖Δ‖/bound lies in its closed-form range [0.495, 0.612]", "bound",
+           proof("the last display of App. A.1: sup‖Δ‖ ≤ √(2L‖w_0 − w_*‖/β)/(n((1 − "
+                 "μ/β)^{−1/4} − 1))"), SMALL_R, check_bound_proof_small_radius),
     _claim("thm2_2.bound_corrected_small_radius", _THM, "the corrected bound (∝ R) holds at "
            f"R = 1e-3, μ/β = {_SMALL_R_RATIO}", "bound",
            derived("eq. (3) with the off-by-one corrected and L = βR, on the printed claim's "

@@ -75,11 +75,15 @@ def check_margin_monotone(run: ht.MarginMonotoneRun):
     equal = compare(gamma_loo[~sv], gamma[~sv], relation="equal", atol=SVM_SLACK.value,
                     tolerance=SVM_SLACK, num_instances=gamma.shape[0])  # fmt: skip
     rel = (gamma_loo[sv] - gamma[sv]) / gamma[sv]
-    return all_of(monotone, equal, diagnostics={
+    conclusion = all_of(monotone, equal, diagnostics={
         "support vectors removed": int(sv.sum()), "others removed": int((~sv).sum()),
         "median relative rise of γ (support removed)": float(np.median(rel)) if rel.size else 0.0,
         "KKT": kkt,
     })  # fmt: skip
+    # The unpenalised bias gives Σ α_i y_i = 0, so each class holds a support vector and the
+    # other class's largest α is ≥ max α/(d + 1): the d + 1 largest duals removed hold ≥ 2
+    # support vectors, one per class (the lemma is tested on both sides of the margin).
+    return given(conclusion, {"≥ 2 support vectors removed per dataset": sv.sum(axis=1) >= 2})
 
 
 def check_bias_bound(run: ht.MarginMonotoneRun):
