@@ -194,6 +194,8 @@ CONCRETE_CASES = [
     ("threshold-gap-nan", lambda: ot.ThresholdSetting(ratio_gap=(float("nan"), 2.2)),
      ["ratio_gap"]),
     ("threshold-gap-negative", lambda: ot.ThresholdSetting(ratio_gap=(-1.0, 2.2)), ["ratio_gap"]),
+    ("threshold-range-inside-gap", lambda: ot.ThresholdSetting(ratio_range=(0.3, 2.0)),
+     ["ratio_range"]),
     ("fixed-point-negative-reg",
      lambda: ot.fixed_point(jnp.array([2.0, 1.0]), jnp.array([1.0, 0.5]), -1.0),
      ["fixed_point", "reg", "non-negative", "-1.0"]),

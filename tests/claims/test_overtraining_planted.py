@@ -285,13 +285,13 @@ def test_misalignment_threshold_leaves_out_the_gap_of_its_own_run():
     ft = np.array([[3.0, 1.9, 0.5]])  # ratios 3.0 (above 2), 1.9 (near 2), 0.5 (below)
     right_signs = np.array([[0.4, -0.1, -0.5]])  # 1.9 < 2: the increment is negative
     for gap, kept in (((1.8, 2.2), 2), ((1.0, 1.5), 3)):
-        run = ot.ThresholdRun(pre, ft, right_signs, gap)
+        run = ot.ThresholdRun(pre, ft, right_signs, gap, (0.3, 5.0))
         result = check_misalignment_threshold(run)
         assert result.diagnostics["modes kept (ratio outside the gap)"] == kept
     # a wrong sign on the mode at ratio 1.9 is forgiven only where its gap leaves it out
     wrong = np.array([[0.4, 0.1, -0.5]])
-    forgiven = check_misalignment_threshold(ot.ThresholdRun(pre, ft, wrong, (1.8, 2.2)))
-    caught = check_misalignment_threshold(ot.ThresholdRun(pre, ft, wrong, (1.0, 1.5)))
+    forgiven = check_misalignment_threshold(ot.ThresholdRun(pre, ft, wrong, (1.8, 2.2), (0.3, 5.0)))
+    caught = check_misalignment_threshold(ot.ThresholdRun(pre, ft, wrong, (1.0, 1.5), (0.3, 5.0)))
     assert forgiven.worst_margin >= 0 and caught.worst_margin < 0
 
 
@@ -303,13 +303,14 @@ def test_misalignment_threshold_undecided_where_the_run_does_not_bracket_2():
 
     def outcome(ratios, increments):
         run = ot.ThresholdRun(np.ones((1, 2)), np.array([ratios]), np.array([increments]),
-                              (1.8, 2.2))  # fmt: skip
+                              (1.8, 2.2), (0.3, 5.0))  # fmt: skip
         return check_misalignment_threshold(run).outcome
 
     assert outcome([2.3, 1.7], [0.3, -0.2]) == "holds"
     assert outcome([2.7, 1.7], [0.3, -0.2]) == "inconclusive"  # window [1.4, 2.6]
     assert outcome([2.3, 1.3], [0.3, -0.2]) == "inconclusive"
     assert outcome([2.3], [0.3]) == "inconclusive"  # one side only
+    assert outcome([5.3, 1.7], [0.3, -0.2]) == "inconclusive"  # above the drawn range's 5
     assert outcome([2.7, 1.7], [-0.3, -0.2]) == "refuted"  # the sign is wrong at 2.7
 
 
@@ -393,14 +394,16 @@ def test_pretraining_and_id_losses_swapped_refute_lemma_a26(monkeypatch):
 
 
 def test_a_run_without_strongly_misaligned_modes_leaves_lemma_a26_undecided():
-    """Ratios σ^ft/σ^pre drawn below 1.8 only (an excluded band so wide that the shifted
-    draws stop at 0.6 + 4.4): no mode has σ^ft_n > 4σ^pre_n, and the claim decides nothing."""
+    """Ratios σ^ft/σ^pre drawn in [0.3, 3.9] (outside (1.8, 2.2)): no mode has
+    σ^ft_n > 4σ^pre_n, and the claim decides nothing."""
     import dataclasses
 
     true_fn = get_claim("overtraining.lemma_a26.strong_misalignment").uses.fn
 
     def planted(key, setting):
-        return true_fn(key, dataclasses.replace(setting, ratio_gap=(1.8, 6.2)))
+        return true_fn(
+            key, dataclasses.replace(setting, ratio_gap=(1.8, 2.2), ratio_range=(0.3, 3.9))
+        )
 
     record = _with_fn("overtraining.lemma_a26.strong_misalignment", planted)
     assert record.verdict == "inconclusive"
@@ -555,3 +558,22 @@ def test_the_sum_in_place_of_the_distance_refutes_fig8s_ordering(monkeypatch):
 
     monkeypatch.setattr(train, "_squared_distance", planted)
     assert _outcome("overtraining.budget.distance_set_by_learning_rate").verdict == "refuted"
+
+
+@pytest.mark.parametrize("factor", [2.0, 0.5])
+def test_noise_levels_off_their_stated_range_leave_thm4_4_undecided(factor):
+    """2dγ² drawn ×2 (or ×½) off the stated log-uniform [σ_d/3, 3σ_1]: the inflection law is
+    still exact there, so only the design check notices that the run is not the one its
+    setting describes."""
+    true_fn = get_claim("overtraining.thm4_4.inflection").uses.fn
+
+    def planted(key, setting):
+        run = true_fn(key, setting)
+        gammas = np.sqrt(factor) * np.asarray(run.gammas)
+        per_gamma = jax.vmap(ot.ideal_perturbed_losses, in_axes=(None, 0))
+        losses = jax.vmap(per_gamma)(run.spectrum, gammas)  # the closed form at the new γ
+        return run._replace(gammas=gammas, losses=losses)
+
+    assert _outcome("overtraining.thm4_4.inflection").verdict == "holds"
+    record = _with_fn("overtraining.thm4_4.inflection", planted)
+    assert record.verdict == "inconclusive", record.per_seed[0].result.diagnostics

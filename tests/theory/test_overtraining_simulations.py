@@ -209,6 +209,18 @@ def test_threshold_simulation_converges_to_the_lemma_a26_increment(x64, key):
     np.testing.assert_allclose(run.increments, ((ft - pre) ** 2 - pre**2) / gamma2, atol=1e-6)
 
 
+def test_threshold_spectra_decrease_strictly_and_ratios_stay_in_the_drawn_range(x64, key):
+    """The module's premise (a tie in σ^ft makes a learned unit a saddle): every σ^ft_n is at
+    most 0.999σ^ft_{n−1}, and capping only lowers the ratios drawn in ratio_range."""
+    setting = ot.ThresholdSetting(d=6, instances=64, steps=2)
+    run = ot.simulate_misalignment_threshold(key, setting)
+    pre, ft = np.asarray(run.pre), np.asarray(run.ft)
+    assert np.all(ft[:, 1:] <= 0.999 * ft[:, :-1] * (1 + 1e-12))
+    assert np.all(pre[:, 1:] <= pre[:, :-1])
+    assert np.all(ft / pre <= setting.ratio_range[1] * (1 + 1e-12))
+    assert run.ratio_range == setting.ratio_range
+
+
 def test_regularisation_and_converged_model_simulations_start_from_nothing_learned(x64, key):
     run = ot.simulate_regularisation(key, ot.RegularisationSetting(d=3, instances=2, steps=50))
     pre = np.asarray(run.pre)

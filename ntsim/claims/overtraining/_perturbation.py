@@ -13,6 +13,7 @@ import numpy as np
 
 from ntsim.claims._contract import Claim, Simulation, derived, printed, proof
 from ntsim.claims._decisions import Tolerance, all_of, compare
+from ntsim.claims._design import sharply_tested
 from ntsim.claims._premises import given
 from ntsim.theory import overtraining as ot
 
@@ -112,7 +113,7 @@ def check_inflection(run: ot.IdealPerturbationRun):
     has = predicted < d
     located = compare(measured - predicted, 0.0, relation="equal")
     increasing = compare(rise[has], 0.0, relation="lower_bound")
-    return all_of(
+    conclusion = all_of(
         located,
         increasing,
         diagnostics={
@@ -123,6 +124,14 @@ def check_inflection(run: ot.IdealPerturbationRun):
         "min{n : 2dγ² > σ_n} − 1 (must be 0); the smallest rise L̃(n+1) − L̃(n) beyond it "
         "(relative to σ_1², must be > 0).",
     )
+    # the noise levels the setting states (2dγ² log-uniform in [σ_d/3, 3σ_1], so that every
+    # inflection 0..d and "none" is drawn): a design check of the run, to round-off
+    level = 2 * d * np.asarray(run.gammas) ** 2
+    floor, ceiling = spectrum[:, -1:] / 3, 3 * spectrum[:, :1]
+    return sharply_tested(conclusion, {
+        "2dγ² within the stated [σ_d/3, 3σ_1]":
+            (level >= floor * (1 - 1e-12)) & (level <= ceiling * (1 + 1e-12)),
+    })  # fmt: skip
 
 
 def check_larger_gamma_earlier(run: ot.IdealPerturbationRun):

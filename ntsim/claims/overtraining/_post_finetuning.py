@@ -167,9 +167,12 @@ def check_misalignment_threshold(run: ot.ThresholdRun):
     # either side cannot tell a threshold of 2 from one of 1.5 or 2.5 (a design check: it
     # leaves a refutation standing)
     low, high = lo - (hi - lo), hi + (hi - lo)
+    ceiling = run.ratio_range[1]  # the draw's; making σ^ft non-increasing only lowers a ratio
     return sharply_tested(conclusion, {
         f"kept modes on both sides of 2, the nearest within one gap width of the gap "
         f"[{low:.3g}, {high:.3g}]": np.asarray(low <= bracket[0] and bracket[1] <= high),
+        f"every ratio within the drawn range's ceiling {ceiling:g}":
+            ratio <= ceiling * (1 + 1e-12),
     })  # fmt: skip
 
 

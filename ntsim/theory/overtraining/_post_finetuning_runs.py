@@ -130,21 +130,32 @@ def simulate_progressive_sensitivity(key: PRNGKey, setting: SensitivitySetting) 
 @dataclass(frozen=True)
 class ThresholdSetting:
     """Thm 4.7.1 at ``λ = 0``: ``σ^pre ~`` sorted ``U[0.3, 1]`` and ratios ``σ^ft/σ^pre``
-    sorted in ``[0.3, 5]`` outside ``ratio_gap`` (so that the sign of each increment is
-    decided well before ``K``: the mode has moved ≥ 10% past ``2σ^pre``)."""
+    drawn sorted in ``ratio_range`` outside ``ratio_gap`` (so that the sign of each increment
+    is decided well before ``K``: the mode has moved ≥ 10% past ``2σ^pre``), then ``σ^ft``
+    capped to decrease strictly (``σ^ft_n ≤ 0.999σ^ft_{n−1}``), which only lowers a ratio.
+    Increasing ratios against a decreasing ``σ^pre`` make the cap bind on most modes after
+    the first (≈ 90% at ``d = 4``), so most ratios are set by the cap, not by the draw; a
+    capped ratio may fall into ``ratio_gap``, and the claims leave those modes out."""
 
     d: int = 4
     instances: int = 64
     steps: int = 600
     ratio_gap: tuple[float, float] = (1.8, 2.2)
+    ratio_range: tuple[float, float] = (0.3, 5.0)
 
     def __post_init__(self):
         check_int_fields(self, ("d", "instances", "steps"))
         lo, hi = self.ratio_gap
+        low, high = self.ratio_range
         if not (math.isfinite(lo) and math.isfinite(hi) and 0 < lo < hi):
             raise ValueError(
                 "ThresholdSetting.ratio_gap must be an interval (lo, hi) with 0 < lo < hi "
                 f"(the excluded band around the threshold 2), got {self.ratio_gap!r}."
+            )
+        if not (math.isfinite(low) and math.isfinite(high) and 0 < low <= lo and hi < high):
+            raise ValueError(
+                "ThresholdSetting.ratio_range must be an interval (low, high) holding ratio_gap "
+                f"inside it, got {self.ratio_range!r} around {self.ratio_gap!r}."
             )
 
 
@@ -153,28 +164,30 @@ class ThresholdRun(NamedTuple):
     ft: Array
     increments: Array  # (instances, d): (L_pre(θ^n(K)) − L_pre(θ^(n−1)(K)))/Γ², n = 1..d
     ratio_gap: tuple[float, float]  # the setting's excluded band of σ^ft/σ^pre
+    ratio_range: tuple[float, float]  # the setting's range of the drawn σ^ft/σ^pre
 
 
 def simulate_misalignment_threshold(key: PRNGKey, setting: ThresholdSetting) -> ThresholdRun:
     """Post-FT pretraining-loss increments at ``λ = 0`` (GD on the matrices, ``m = ∞``)."""
     check_setting_type("simulate_misalignment_threshold", setting, ThresholdSetting)
     check_key("simulate_misalignment_threshold", key)
-    d, (lo, hi) = setting.d, setting.ratio_gap
+    d, (lo, hi), (low, high) = setting.d, setting.ratio_gap, setting.ratio_range
 
     def one(k):
         k_p, k_r, k_uv = jax.random.split(k, 3)
         pre = sorted_uniform(k_p, d, 0.3, 1.0)
-        raw = jnp.sort(jax.random.uniform(k_r, (d,), minval=0.3, maxval=5.0 - (hi - lo)))
+        raw = jnp.sort(jax.random.uniform(k_r, (d,), minval=low, maxval=high - (hi - lo)))
         ft = pre * jnp.where(raw < lo, raw, raw + (hi - lo))
-        # σ^ft must decrease too (the paper's ordering)
-        ft = jnp.minimum(ft, jnp.concatenate([jnp.full(1, jnp.inf), ft[:-1] * 0.999]))
-        ft = jax.lax.cummin(ft)
+        # σ^ft must decrease too (the paper's ordering), strictly (module doc): each value
+        # capped at 0.999 × the capped one before it, ft_n ← min_{k ≤ n} 0.999^(n−k)·ft_k
+        decay = 0.999 ** jnp.arange(d)
+        ft = decay * jax.lax.cummin(ft / decay)
         u, v = haar_pair(k_uv, d)
         (pre_loss, _), _ = _curves(pre, ft, u, v, (0.0,), setting.steps)
         return pre, ft, jnp.diff(pre_loss[0]) / jnp.maximum(pre[0], ft[0]) ** 2
 
     pre, ft, increments = jax.vmap(one)(jax.random.split(key, setting.instances))
-    return ThresholdRun(pre, ft, increments, setting.ratio_gap)
+    return ThresholdRun(pre, ft, increments, setting.ratio_gap, setting.ratio_range)
 
 
 @dataclass(frozen=True)
