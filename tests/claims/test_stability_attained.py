@@ -39,6 +39,24 @@ def test_thm2_2_corrected_bound_is_attained_and_a_doubled_bound_is_refuted(grid_
     assert claims.check_bound_corrected_attained(no_radius).outcome == "refuted"
 
 
+def test_thm2_2_attained_sees_a_bound_blind_to_beta(monkeypatch, grid_run):
+    """The grid has β ∈ {0.5, 1, 4}: a corrected bound evaluated at β = 1 whatever the run's β
+    (√(2L·R)/n with L = βR: off by √β) is right at β = 1 only, and refuted."""
+    from ntsim.theory.stability import _full_finetuning as ff
+
+    assert set(np.asarray(grid_run.beta).tolist()) == {0.5, 1.0, 4.0}
+    original = ff.thm2_2_bound_corrected
+
+    def at_beta_one(n, mu, beta, lipschitz, radius):
+        return original(n, mu / beta, 1.0, lipschitz, radius)
+
+    monkeypatch.setattr(ff, "thm2_2_bound_corrected", at_beta_one)
+    claim = _claim("stability.thm2_2.bound_corrected_attained")
+    with jax.enable_x64(True):
+        planted = claim.uses.fn(jax.random.PRNGKey(3), claim.uses.scales["quick"])
+    assert claims.check_bound_corrected_attained(planted).outcome == "refuted"
+
+
 def _looser_descent_sides(loss, w, learning_rate):
     value, grad = jax.value_and_grad(loss)(jnp.asarray(w))
     return LemmaSides(loss(w - learning_rate * grad), 2 * value - learning_rate / 2 * grad @ grad)

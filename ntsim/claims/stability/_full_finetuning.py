@@ -134,15 +134,15 @@ def check_bound_corrected(run: ff.LooGridRun):
        "attained (sup = R/n).")  # fmt: skip
 
 
-#: The attained case on its own grid: μ = β only, two sample sizes and three radii, so that
-#: a bound whose dependence on R is wrong (R dropped, or squared) cannot pass at R = 1 alone
-#: (β is 1 in every Thm 2.2 run: a wrong dependence on β alone is not seen).
+#: The attained case on its own grid: μ = β only, two or three sample sizes, three radii and
+#: three smoothness constants, so that a bound whose dependence on R or on β is wrong (dropped,
+#: or squared) cannot pass at R = β = 1 alone (β is 1 in every other Thm 2.2 run).
 ATTAINED = _grid(
     "stability.thm2_2.attained",
     ff.LooGridSetting(mu_over_beta=(1.0,), num_samples=(10, 40), radius=(0.1, 1.0, 10.0),
-                      num_steps=_STEPS["quick"], instances=10),
+                      beta=(0.5, 1.0, 4.0), num_steps=_STEPS["quick"], instances=10),
     ff.LooGridSetting(mu_over_beta=(1.0,), num_samples=(10, 50, 200), radius=(0.1, 1.0, 10.0),
-                      num_steps=_STEPS["full"], instances=35),
+                      beta=(0.5, 1.0, 4.0), num_steps=_STEPS["full"], instances=35),
     "stability.thm2_2.bound_corrected_attained",
 )  # fmt: skip
 
@@ -163,6 +163,7 @@ def check_bound_corrected_attained(run: ff.LooGridRun):
                 tolerance=ROUND_OFF),
         diagnostics={"n at μ = β": np.asarray(run.num_samples)[at_one],
                      "R at μ = β": np.asarray(run.radius)[at_one],
+                     "β at μ = β": np.asarray(run.beta)[at_one],
                      "worst |sup·n/R − 1|": float(np.abs(sup / unit - 1).max()),
                      "bound·n/R (√2 = 1.41421356)": float((bound / unit).max())},
         notes="μ = β: sup_T‖Δ_T‖ = R/n on every instance and the corrected bound (L = βR) is "
@@ -490,7 +491,7 @@ CLAIMS: tuple[Claim, ...] = (
     _claim("thm2_2.bound_corrected_attained", _THM, "at μ = β (every H_j = βI, η = 1/β) "
            "sup_T‖w_T − w^i_T‖ = R/n exactly, and the corrected bound with L = βR is √2·R/n: "
            "with L = βR/2, all step P3 needs, the corrected bound is attained (R ∈ {0.1, 1, 10}, "
-           "β = 1)", "identity",
+           "β ∈ {0.5, 1, 4})", "identity",
            derived("the tight case of the corrected eq. (3): the proof's steps P1–P4 are "
                    "equalities when the Hessians are βI (the project's derivation; the paper "
                    "says nothing of tightness)"),

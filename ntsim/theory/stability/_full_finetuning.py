@@ -385,14 +385,14 @@ def simulate_loo_stability_grid(
     mu_over_beta: ArrayLike,
     num_samples: ArrayLike,
     radius: ArrayLike = 1.0,
-    beta: float = 1.0,
+    beta: ArrayLike = 1.0,
     d: int,
     num_steps: int,
     instances: int,
 ) -> dict[str, np.ndarray]:
     """:func:`simulate_loo_stability` on a grid of cells, ``instances`` per cell, one jit.
 
-    ``mu_over_beta``, ``num_samples`` (``n``) and ``radius`` broadcast to the cell shape
+    ``mu_over_beta``, ``num_samples`` (``n``), ``radius`` and ``beta`` broadcast to the cell shape
     ``C``; every cell gets ``instances`` independent quadratic instances, each leaving out an
     index uniform in ``[0, n)``. All cells share one compiled, vmapped program (instances are
     drawn with ``max(n)`` samples and train on their first ``n``). Returns numpy arrays of
@@ -407,18 +407,21 @@ def simulate_loo_stability_grid(
     """
     where = "simulate_loo_stability_grid"
     instances = check_positive_int(where, "instances", instances)
-    ratios, ns, radii = np.broadcast_arrays(*map(np.asarray, (mu_over_beta, num_samples, radius)))
+    grid = (mu_over_beta, num_samples, radius, beta)
+    ratios, ns, radii, betas = np.broadcast_arrays(*map(np.asarray, grid))
     if not np.issubdtype(ns.dtype, np.integer) or ns.min() < 1:
         raise ValueError(f"{where}: num_samples must be positive integers, got {num_samples!r}.")
+    if not np.all(betas > 0):
+        raise ValueError(f"{where}: beta must be positive, got {beta!r}.")
     n_max = int(ns.max())
-    flat = [jnp.asarray(np.repeat(a.ravel(), instances)) for a in (ratios, ns, radii)]
+    flat = [jnp.asarray(np.repeat(a.ravel(), instances)) for a in (ratios, ns, radii, betas)]
     k_inst, k_index = jax.random.split(key)
     keys = jax.random.split(k_inst, flat[0].shape[0])
     index = jax.random.randint(k_index, flat[1].shape, 0, flat[1])  # i < n, uniform
 
-    def one(k, ratio, n, r, i):
+    def one(k, ratio, n, r, b, i):
         return simulate_loo_stability(
-            k, n_max, d, mu_over_beta=ratio, beta=beta, radius=r, num_steps=num_steps,
+            k, n_max, d, mu_over_beta=ratio, beta=b, radius=r, num_steps=num_steps,
             index=i, num_samples=n,
         )  # fmt: skip
 

@@ -68,18 +68,20 @@ def printed_bound_safe_ratio(r):
 @dataclass(frozen=True)
 class LooGridSetting:
     """Leave-one-out GD on random quadratics (Thm 2.2), ``instances`` per cell of the grid
-    ``mu_over_beta × num_samples × radius`` (in that order, flattened)."""
+    ``mu_over_beta × num_samples × radius × beta`` (in that order, flattened)."""
 
     mu_over_beta: tuple[float, ...] = (0.05, 0.1, 0.2, 0.35, 0.5, 0.7, 0.85, 0.95)
     num_samples: tuple[int, ...] = (10,)
     radius: tuple[float, ...] = (1.0,)
+    beta: tuple[float, ...] = (1.0,)
     d: int = 5
     num_steps: int = 600
     instances: int = 125
 
 
 class LooGridRun(NamedTuple):
-    """Per cell ``(C,)``: ``mu_over_beta``, ``num_samples``, ``radius``; per cell and instance
+    """Per cell ``(C,)``: ``mu_over_beta``, ``num_samples``, ``radius``, ``beta`` (the
+    smoothness; ``μ = mu_over_beta·β``, ``η = 1/β``); per cell and instance
     ``(C, instances)``: ``sup_distance`` ``max_t ‖w_t − w^i_t‖``, ``certificate`` (the proof's
     full sum), ``max_certificate_gap`` ``max_t (‖Δ_t‖ − certificate_t)``, and the bounds
     ``bound_printed`` (eq. (3), main text), ``bound_proof`` and ``bound_corrected``
@@ -88,6 +90,7 @@ class LooGridRun(NamedTuple):
     mu_over_beta: np.ndarray
     num_samples: np.ndarray
     radius: np.ndarray
+    beta: np.ndarray
     sup_distance: np.ndarray
     certificate: np.ndarray
     max_certificate_gap: np.ndarray
@@ -101,14 +104,15 @@ def simulate_loo_grid(key, setting: LooGridSetting) -> LooGridRun:
     check_setting_type("simulate_loo_grid", setting, LooGridSetting)
     check_key("simulate_loo_grid", key)
     s = setting
-    mu = np.asarray(s.mu_over_beta, float)[:, None, None]
-    ns = np.asarray(s.num_samples, int)[None, :, None]
-    radii = np.asarray(s.radius, float)[None, None, :]
+    mu = np.asarray(s.mu_over_beta, float)[:, None, None, None]
+    ns = np.asarray(s.num_samples, int)[None, :, None, None]
+    radii = np.asarray(s.radius, float)[None, None, :, None]
+    betas = np.asarray(s.beta, float)[None, None, None, :]
     out = ff.simulate_loo_stability_grid(
-        key, mu_over_beta=mu, num_samples=ns, radius=radii, d=s.d, num_steps=s.num_steps,
-        instances=s.instances,
+        key, mu_over_beta=mu, num_samples=ns, radius=radii, beta=betas, d=s.d,
+        num_steps=s.num_steps, instances=s.instances,
     )  # fmt: skip
-    cells = np.broadcast_arrays(mu, ns, radii)
+    cells = np.broadcast_arrays(mu, ns, radii, betas)
     flat = {k: v.reshape(-1, s.instances) for k, v in out.items()}
     return LooGridRun(
         *(c.ravel() for c in cells), flat["sup_distance"], flat["certificate"],
