@@ -52,7 +52,10 @@ PENDING_TOPICS: dict[str, str] = {
     "certificate's ceiling in thm2_2.scaling_lipschitz and a support-vector premise in "
     "lemma_a2_4.margin_monotone, each aimed at a survivor of the remake (thm2_2_bound_proof "
     "×½, duplicate_cells' a + 1, the LipschitzScalingRun swap, simulate_margin_monotone's "
-    "d + 1 → 1); the entry predates them: `ntsim mutate --topic stability --jobs 2 --resume`",
+    "d + 1 → 1), took in the β axis of the leave-one-out grid (referee 62 (d)) and had "
+    "loo_cell call loo_head_tuning (the full-data weights' 1/n written once, where the anchor "
+    "gd_loo_distance covers it: the pending blind spot); the entry predates them: `ntsim "
+    "mutate --topic stability --jobs 2 --resume`, after the full-scale records (all dated)",
 }
 
 #: Topics below the floor, with the rate they are at (the test fails if a topic drops

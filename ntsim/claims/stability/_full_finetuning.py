@@ -436,7 +436,8 @@ def check_corrected_near_one(run: ff.LooGridRun):
 
 
 def _proof_ratio_band(run: ff.LooGridRun) -> tuple[np.ndarray, np.ndarray]:
-    """Per cell, the closed-form range of ``sup‖Δ‖ / (proof's bound)`` (β = 1, L = βR).
+    """Per cell, the closed-form range of ``sup‖Δ‖ / (proof's bound)`` (``L = βR``, so β
+    cancels from both).
 
     ``(μ/β)R/n ≤ ‖Δ_1‖ ≤ sup‖Δ‖ ≤ R/(n μ/β)`` (the first step; the proof's certificate
     summed, see :func:`_radius_violation_band`), divided by the last display of App. A.1,

@@ -326,12 +326,16 @@ def loo_head_tuning(
     record_steps: Sequence[int],
     learning_rate: ArrayLike | None = None,
     normalizer: str = "n",
+    init: ArrayLike | None = None,
+    implementation: str = "xla",
 ) -> HeadTuningRun:
-    """GD from ``w_0 = 0`` on ``S`` (head 0) and on ``S^i`` (head 1), same ``η`` (Def. 2.3).
+    """GD from ``w_0`` on ``S`` (head 0) and on ``S^i`` (head 1), same ``η`` (Def. 2.3).
 
     ``η`` defaults to :func:`head_tuning_step_size` of ``S``; ``S^i`` uses
     :func:`loo_weights` with ``normalizer`` (``"n"``: eq. (12); ``"n-1"``: the mean over
     ``S^i``, identical to training on ``S`` with point ``i`` deleted). ``i`` may be traced.
+    ``init`` is ``w_0``, shape ``(d + 1,)`` (default 0); ``implementation`` is
+    :func:`head_tuning_gd`'s.
 
     Returns:
       :class:`HeadTuningRun` with ``k = 2``; ``‖Δ̂_t‖`` is
@@ -340,10 +344,11 @@ def loo_head_tuning(
     x = jnp.asarray(x)
     n, d = x.shape
     eta = head_tuning_step_size(x) if learning_rate is None else learning_rate
+    w0 = jnp.zeros((d + 1,), x.dtype) if init is None else jnp.asarray(init, x.dtype)
     weights = jnp.stack([jnp.full((n,), 1.0 / n, x.dtype), loo_weights(n, i, normalizer, x.dtype)])
     return head_tuning_gd(
-        x, y, jnp.zeros((2, d + 1), x.dtype), learning_rate=eta, record_steps=record_steps,
-        sample_weights=weights,
+        x, y, jnp.stack([w0, w0]), learning_rate=eta, record_steps=record_steps,
+        sample_weights=weights, implementation=implementation,
     )  # fmt: skip
 
 

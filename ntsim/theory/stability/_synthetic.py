@@ -58,12 +58,8 @@ def loo_cell(
     data = separable_dataset(k_data, num_points, dim, margin=margin, radius=radius, offset=offset)
     i = jax.random.randint(k_i, (), 0, num_points)
     w0 = init_norm * st.normalize(jax.random.normal(k_init, (dim + 1,), data.x.dtype))
-    weights = jnp.stack([jnp.full((num_points,), 1.0 / num_points, data.x.dtype),
-                         st.loo_weights(num_points, i, dtype=data.x.dtype)])  # fmt: skip
-    run = st.head_tuning_gd(
-        data.x, data.y, jnp.stack([w0, w0]), learning_rate=st.head_tuning_step_size(data.x),
-        record_steps=steps, sample_weights=weights, implementation=implementation,
-    )  # fmt: skip
+    run = st.loo_head_tuning(data.x, data.y, i, record_steps=steps, init=w0,
+                             implementation=implementation)  # fmt: skip
     delta = st.direction_error(run.weights[:, 1], run.weights[:, 0])
     return {"x": data.x, "y": data.y, "i": i, "w0": w0, "delta": delta, "final": run.weights[-1]}
 
