@@ -15,6 +15,7 @@ import numpy as np
 
 from ntsim.claims._contract import Claim, Simulation, ViolationFraction, derived, printed, proof
 from ntsim.claims._decisions import Tolerance, all_of, compare
+from ntsim.claims._design import sharply_tested
 from ntsim.claims._premises import given
 from ntsim.theory import stability as ht
 
@@ -80,10 +81,13 @@ def check_margin_monotone(run: ht.MarginMonotoneRun):
         "median relative rise of γ (support removed)": float(np.median(rel)) if rel.size else 0.0,
         "KKT": kkt,
     })  # fmt: skip
-    # The unpenalised bias gives Σ α_i y_i = 0, so each class holds a support vector and the
-    # other class's largest α is ≥ max α/(d + 1): the d + 1 largest duals removed hold ≥ 2
-    # support vectors, one per class (the lemma is tested on both sides of the margin).
-    return given(conclusion, {"≥ 2 support vectors removed per dataset": sv.sum(axis=1) >= 2})
+    # A design check: the d + 1 largest duals removed are every support vector of S (at most
+    # d + 1 in general position; Σ α_i y_i = 0 puts one in each class), so the lemma's
+    # "removing a support vector raises the margin" is tested on all of them.
+    return sharply_tested(conclusion, {
+        "every support vector of S removed": np.asarray(run.covered),
+        "≥ 2 support vectors removed per dataset (one per class)": sv.sum(axis=1) >= 2,
+    })  # fmt: skip
 
 
 def check_bias_bound(run: ht.MarginMonotoneRun):

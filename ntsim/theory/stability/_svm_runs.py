@@ -185,13 +185,16 @@ class MarginMonotoneSetting:
 class MarginMonotoneRun(NamedTuple):
     """``gamma`` ``(N,)`` the margin on ``S``; ``gamma_loo`` ``(N, K)`` on each ``S^i``;
     ``support`` ``(N, K)`` whether the removed point is a support vector; ``bias`` ``(N, K+1)``
-    ``b̂`` on ``S`` then each ``S^i``; ``bias_bound`` ``(N, K+1)`` ``1 + ‖v̂‖B``; ``kkt``."""
+    ``b̂`` on ``S`` then each ``S^i``; ``bias_bound`` ``(N, K+1)`` ``1 + ‖v̂‖B``;
+    ``covered`` ``(N,)`` whether every support vector of ``S`` is among the removed points;
+    ``kkt``."""
 
     gamma: jax.Array
     gamma_loo: jax.Array
     support: jax.Array
     bias: jax.Array
     bias_bound: jax.Array
+    covered: jax.Array
     kkt: jax.Array
 
 
@@ -225,6 +228,7 @@ def simulate_margin_monotone(key, setting: MarginMonotoneSetting) -> MarginMonot
             full.support[idx],
             jnp.concatenate([full.bias[None], loo.bias]),
             ht.lemma_a2_3_bound(norms, radius),
+            jnp.all(~full.support | jnp.isin(jnp.arange(n), idx)),
             _worst_kkt(full, loo),
         )
 
