@@ -240,11 +240,6 @@ LINEARIZATION_REASONS: tuple[SurvivorReason, ...] = (
         operator="swap_args",
     ),
     SurvivorReason(
-        "bernoulli_kl", OUTSIDE,
-        "feeds only the reported KL columns (the λ sweep and the MiniLM λ table), which no "
-        "claim reads; its unit tests kill the mutant",
-    ),
-    SurvivorReason(
         "simulate_gd_to_flow", OUTSIDE,
         "t_end/(steps − 1) changes only the reported step eta; the GD runs take "
         "t_end/(steps·factor) and Lemma 3's claim reads the gaps",

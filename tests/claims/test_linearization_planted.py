@@ -387,3 +387,27 @@ def test_thm1_identity_off_its_stated_points_decides_nothing(factor):
     claim = dataclasses.replace(get_claim("linearization.thm1.identity"), uses=uses)
     (record,) = run_claims([claim], scale="quick", seeds=(0,), cache=RunCache())
     assert record.verdict == "inconclusive", record.per_seed[0].result.diagnostics
+
+
+def test_a_kl_off_by_a_term_leaves_the_tables_kl_band(monkeypatch):
+    """bernoulli_kl with the second term's sign flipped (p₁ log(p₁/q₁) − p₀ log(p₀/q₀)): a
+    first-order quantity in f − f̄, far outside the second-order band the gap column sets."""
+    import jax
+    import jax.numpy as jnp
+
+    from ntsim.theory.linearization import _sweeps
+
+    def planted(logits_p, logits_q):
+        p, q = jnp.asarray(logits_p), jnp.asarray(logits_q)
+        log_p1, log_p0 = jax.nn.log_sigmoid(p), jax.nn.log_sigmoid(-p)
+        log_q1, log_q0 = jax.nn.log_sigmoid(q), jax.nn.log_sigmoid(-q)
+        return jnp.mean(jnp.exp(log_p1) * (log_p1 - log_q1)
+                        - jnp.exp(log_p0) * (log_p0 - log_q0))  # fmt: skip
+
+    claim_id = "linearization.table.kl_within_logit_bound"
+    assert _record(claim_id, cache=RunCache()).verdict == "holds"
+    monkeypatch.setattr(_sweeps, "bernoulli_kl", planted)
+    jax.clear_caches()
+    assert _record(claim_id, cache=RunCache()).verdict == "refuted"
+    monkeypatch.undo()
+    jax.clear_caches()

@@ -1,4 +1,5 @@
-"""Claims on the distance to θ_0: Lemma 1, Thm 2 (and its printed form), the λ table.
+"""Claims on the distance to θ_0: Lemma 1, Thm 2 (and its printed form), the λ table (and a
+sanity check of its KL column against its gap column).
 
 Rahimi Afzal et al. 2025. Lipschitz constants are path maxima (``L̂ = max_s ‖J_θs‖_op``),
 which is what the proofs use; linear instances have ``Lip(f) = ‖Φ‖_op`` exactly. Each claim
@@ -22,6 +23,7 @@ from ntsim.claims._decisions import Interval, Tolerance, all_of, compare, estima
 from ntsim.claims._premises import given
 from ntsim.claims._ratios import ratio_to_bound
 from ntsim.claims.linearization._common import PAPER, ROUND_OFF_BOUND
+from ntsim.claims.linearization._kl_band import kl_within_logit_band
 from ntsim.theory import linearization as lz
 
 __all__ = ["CLAIMS", "DISTANCE", "LEMMA1", "PLATEAU", "TABLE"]
@@ -202,6 +204,17 @@ def check_table_distance_monotone(run: lz.LinearityTableRun):
     )  # fmt: skip
 
 
+def check_table_kl_within_logit_band(run: lz.LinearityTableRun):
+    """Per instance and λ: ``σ′(M)‖f − f̄‖²/(2m) ≤ KL ≤ ‖f − f̄‖²/(8m)`` on the test inputs
+    (:mod:`._kl_band`)."""
+    return kl_within_logit_band(
+        run.kl_test, run.test_mean_square, run.logit_max_test,
+        notes="the table's mean KL(f‖f̄) of the Bernoulli predictions over the m = 4n test "
+        "inputs, against σ′(M)/2 and 1/8 of the mean of (f − f̄)², M the largest |f| or |f̄|, "
+        "per instance and λ of the slides' grid.",
+    )  # fmt: skip
+
+
 CLAIMS = (
     Claim(
         id="linearization.lemma1.kernel_lipschitz",
@@ -288,6 +301,22 @@ CLAIMS = (
         ),  # fmt: skip
         uses=TABLE,
         check=check_table_distance_monotone,
+        min_instances=200,
+    ),
+    Claim(
+        id="linearization.table.kl_within_logit_bound",
+        paper=f"{PAPER}, experiments table ('Does the regularizer in fact make the model linear?')",
+        statement="(Sanity: the table's KL column agrees with its gap column, as for any correct "
+        "Bernoulli KL.) At every λ of the grid and every instance, the mean KL between the "
+        "network's and the linearisation's test predictions lies in [σ′(M)‖f − f̄‖²/(2m), "
+        "‖f − f̄‖²/(8m)], M the largest test logit of either.",
+        kind="sanity",
+        reading=derived(
+            "the table's KL row (direction unspecified; KL(network ‖ linearisation) here) is "
+            "a Bregman divergence of log(1 + eᶻ) between the two logits"
+        ),  # fmt: skip
+        uses=TABLE,
+        check=check_table_kl_within_logit_band,
         min_instances=200,
     ),
 )

@@ -236,11 +236,16 @@ TABLE_LAMBDAS = (50.0, 10.0, 5.0, 2.0, 1.0, 0.5, 0.1, 0.0)
 
 
 class LinearityTableRun(NamedTuple):
-    """``(I, L)`` per λ of :data:`TABLE_LAMBDAS`: ``distance`` ``‖θ_T − θ_0‖`` and
-    ``gap_train`` ``‖f_θT(x*) − f̄_θ̄T(x*)‖`` (network vs linearisation, same GD)."""
+    """``(I, L)`` per λ of :data:`TABLE_LAMBDAS`: ``distance`` ``‖θ_T − θ_0‖``,
+    ``gap_train`` ``‖f_θT(x*) − f̄_θ̄T(x*)‖`` (network vs linearisation, same GD), and on the
+    ``m`` test inputs ``kl_test`` (the table's mean Bernoulli KL of the logits),
+    ``test_mean_square`` ``‖f − f̄‖²/m`` and ``logit_max_test`` (largest ``|f|``, ``|f̄|``)."""
 
     distance: Array
     gap_train: Array
+    kl_test: Array
+    test_mean_square: Array
+    logit_max_test: Array
 
 
 def simulate_linearity_table(key: PRNGKey, setting: NetworkSetting) -> LinearityTableRun:
@@ -259,7 +264,9 @@ def simulate_linearity_table(key: PRNGKey, setting: NetworkSetting) -> Linearity
             lambdas=lambdas, learning_rate=0.5 / (2 * inst.mu_max + lambdas[0]),
             num_steps=s.steps, record_every=s.steps,
         )  # fmt: skip
-        return LinearityTableRun(table.distance, table.gap_train)
+        # the table's gap_test is ‖f − f̄‖/√(m/n), so ‖f − f̄‖²/m = gap_test²/n
+        return LinearityTableRun(table.distance, table.gap_train, table.kl_test,
+                                 table.gap_test**2 / s.n, table.logit_max_test)  # fmt: skip
 
     return _instances(one, key, s.instances)
 

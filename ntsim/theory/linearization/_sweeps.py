@@ -40,6 +40,8 @@ class LinearityTable(NamedTuple):
       gap_train: ``‖f_{θ_T}(x*) − f̄_{θ̄_T}(x*)‖`` on the training inputs.
       gap_test: the same on the test inputs, divided by ``sqrt(m/n)`` (comparable scale).
       kl_test: mean ``KL(Ber(σ(f)) ‖ Ber(σ(f̄)))`` on the test inputs (logits ``f``, ``f̄``).
+      logit_max_test: the largest ``|f|`` or ``|f̄|`` on the test inputs (the KL's curvature
+        ``σ(1 − σ)`` is at least ``σ′`` of it).
       accuracy: test accuracy of ``sign f_{θ_T}``.
       accuracy_linear: test accuracy of ``sign f̄_{θ̄_T}``.
       train_loss: ``R̃(θ_T)/n`` (mean squared error on the training set).
@@ -53,6 +55,7 @@ class LinearityTable(NamedTuple):
     gap_train: Array
     gap_test: Array
     kl_test: Array
+    logit_max_test: Array
     accuracy: Array
     accuracy_linear: Array
     train_loss: Array
@@ -177,6 +180,7 @@ def linearity_vs_lambda(
             gap_train=jnp.linalg.norm(net.train[-1] - lin.train[-1]),
             gap_test=jnp.linalg.norm(f - f_lin) / jnp.sqrt(m / n),
             kl_test=bernoulli_kl(f, f_lin),
+            logit_max_test=jnp.maximum(jnp.max(jnp.abs(f)), jnp.max(jnp.abs(f_lin))),
             accuracy=jnp.mean(jnp.sign(f) == y_test),
             accuracy_linear=jnp.mean(jnp.sign(f_lin) == y_test),
             train_loss=jnp.mean((net.train[-1] - y) ** 2),
