@@ -285,20 +285,6 @@ REASONS: tuple[SurvivorReason, ...] = (
         operator="swap_args", before="StabilityTable(name, caption,",
     ),
     SurvivorReason(
-        "duplicate_cells", OUTSIDE,
-        "pairs (a, b) with b from 1 instead of a + 1: every cell is listed as its own repeat and "
-        "each pair twice, in the table run's list of repeated cells, a note for the reader that "
-        "no verdict reads (the claims check the Avg column against the cells)",
-        operator="drop_term", before="a + 1",
-    ),
-    SurvivorReason(
-        "simulate_lipschitz_scaling", EQUIVALENT,
-        "the run's recorded constants μ/β and R swapped: the claim's one use of them is its "
-        "first-step floor ημR/n = η(μ/β)(cβ)R/n, where they enter only as the product (μ/β)·R, "
-        "which the swap keeps",
-        operator="swap_args", before="LipschitzScalingRun(",
-    ),
-    SurvivorReason(
         "soudry_rate", EQUIVALENT,
         "Soudry et al.'s log log t/log t doubled: fit_soudry_constant fits C against the same "
         "rate, so the fitted C halves and C·rate is unchanged; Thm 2.4 states the rate up to "
@@ -438,14 +424,6 @@ REASONS: tuple[SurvivorReason, ...] = (
         "(‖ŵ_{S^i} − ŵ_S‖ ≈ 3e-9); tests/theory/test_stability_synthetic_suite.py pins "
         "chunk_divisor to the largest divisor (it kills this mutant)",
         operator="min_max",
-    ),
-    SurvivorReason(
-        "simulate_margin_monotone", EQUIVALENT,
-        "removing the d − 1 (flip_sign) or the single (drop_term) largest-α points instead of "
-        "the d + 1 largest, besides the random ones: a subset of the same removals, each an "
-        "instance of Lemmas A.2.3 and A.2.4, and support and non-support removals both still "
-        "occur",
-        before="s.dim + 1",
     ),
     SurvivorReason(
         "_solve", EQUIVALENT,

@@ -365,3 +365,22 @@ def test_margin_monotone_with_one_support_vector_removed_decides_nothing(monkeyp
     claim = dataclasses.replace(get_claim(claim_id), uses=uses)
     (record,) = run_claims([claim], scale="quick", seeds=(0,), cache=RunCache())
     assert record.verdict == "inconclusive", record.per_seed[0].result.diagnostics
+
+
+def test_margin_monotone_with_no_point_removed_decides_nothing():
+    """A solver that ignores the sample mask (every S^i is S): γ_{S^i} = γ_S satisfies "≥",
+    so only the design check that support-vector removals move the margin notices."""
+    from ntsim.claims.stability import _head_tuning_svm as claims_svm
+
+    original = claims_svm.MONO.fn
+
+    def planted(key, setting):
+        run = original(key, setting)
+        gamma = jnp.asarray(run.gamma)[:, None]
+        return run._replace(gamma_loo=jnp.broadcast_to(gamma, run.gamma_loo.shape))
+
+    claim_id = "stability.lemma_a2_4.margin_monotone"
+    uses = dataclasses.replace(claims_svm.MONO, fn=planted)
+    claim = dataclasses.replace(get_claim(claim_id), uses=uses)
+    (record,) = run_claims([claim], scale="quick", seeds=(0,), cache=RunCache())
+    assert record.verdict == "inconclusive", record.per_seed[0].result.diagnostics

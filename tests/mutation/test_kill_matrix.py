@@ -173,9 +173,13 @@ PENDING_BLIND_SPOTS: dict[str, int] = {
     # re-record the figure claims at full scale (≈ 90 min) and remake the stability matrix.
     # (Session 31's second blind spot, the SoudryRun e_aug/e_paper swap, is killed since
     # session 32's remake by the two-sided counterexample of soudry.paper_svm_direction.)
-    # Session 33: thm2_2_bound_proof ×½ lost its 'tighter bound' reason, since the new
-    # stability.thm2_2.bound_proof_small_radius is to kill it (1 + 1 = 2 until the remake).
-    "stability": 2,
+    # Session 33: five survivors lost their reasons to the checks written for them, which
+    # the remake is to show kill them: thm2_2_bound_proof ×½ (bound_proof_small_radius), the
+    # LipschitzScalingRun swap (scaling_lipschitz's ceiling), simulate_margin_monotone's three
+    # d + 1 variants (margin_monotone's design checks), duplicate_cells' a + 1
+    # (tables.repeated_cells); loo_cell's mutant site is gone (it calls loo_head_tuning).
+    # 1 + 6 = 7 until the remake.
+    "stability": 7,
     # The finished remake (session 31, 2026-12-01) leaves 4 blind spots, all on the MiniLM λ
     # table's path: three gaps (‖f + f̄‖ for ‖f − f̄‖ on train and on test, ½f − f̄ on train,
     # where gap_shrinks only asks the gap to fall with λ) and the label coding {−1, 0} of
@@ -199,6 +203,10 @@ PENDING_UNPINNED: dict[str, str] = {
     "pending blind spot above (the full-data weights' n − 1)",
     "ntsim.theory.stability._full_finetuning.thm2_2_bound_proof": "its ×½ is a pending blind "
     "spot (above) until the remake runs the new bound_proof_small_radius on it",
+    "ntsim.theory.stability._full_finetuning_runs.simulate_lipschitz_scaling": "its swap is a "
+    "pending blind spot (above) until the remake runs scaling_lipschitz's ceiling on it",
+    "ntsim.theory.stability._tables.duplicate_cells": "its a + 1 is a pending blind spot "
+    "(above) until the remake runs tables.repeated_cells on it",
     **{
         f"ntsim.theory.linearization.{name}": "its survivor in the partial rule-2 remake "
         "(session 27) is a pending blind spot (above)"

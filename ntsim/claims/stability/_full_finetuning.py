@@ -76,6 +76,16 @@ SMALL_R = _grid(
                       num_steps=_STEPS["full"]),
     "stability.thm2_2.bound_printed_radius",
 )  # fmt: skip
+# The proof's bound at μ/β = 0.9 on a β axis too (L = βR: β cancels from the bound and from
+# sup‖Δ‖, so a bound wrong in β alone leaves the closed-form range at β ≠ 1).
+PROOF_BOUND = _grid(
+    "stability.thm2_2.proof_bound",
+    ff.LooGridSetting(mu_over_beta=(_SMALL_R_RATIO,), radius=_SMALL_RADII, beta=(0.5, 1.0, 4.0),
+                      instances=40, num_steps=_STEPS["quick"]),
+    ff.LooGridSetting(mu_over_beta=(_SMALL_R_RATIO,), radius=_SMALL_RADII, beta=(0.5, 1.0, 4.0),
+                      instances=200, num_steps=_STEPS["full"]),
+    "stability.thm2_2.bound_proof_small_radius",
+)  # fmt: skip
 OVER_N = _shared("stability.thm2_2.over_n", "over_n", "stability.thm2_2.scaling_n")
 RADII = Simulation(
     "stability.thm2_2.radius_scaling", ff.simulate_radius_scaling,
@@ -467,7 +477,8 @@ def check_bound_proof_small_radius(run: ff.LooGridRun):
                 atol=ROUND_OFF.value, tolerance=ROUND_OFF),
         diagnostics={"R": run.radius, "sup/bound range": [float(ratio.min()), float(ratio.max())],
                      "closed-form range": [float(low.min()), float(high.max())]},
-        notes=f"μ/β = {_SMALL_R_RATIO}, n = 10, L = βR, R ∈ {{0.1, 0.01, 0.001}}: the last "
+        notes=f"μ/β = {_SMALL_R_RATIO}, n = 10, L = βR, R ∈ {{0.1, 0.01, 0.001}}, β ∈ {{0.5, "
+        "1, 4}}: the last "
         "display of App. A.1 is ∝ R like sup‖Δ‖ (unlike eq. (3), ∝ R^{3/2}), and above "
         "R/(n μ/β) ≥ sup‖Δ‖ for μ/β ≤ 0.968 (printed_bound_safe_ratio).",
     )  # fmt: skip
@@ -526,11 +537,15 @@ CLAIMS: tuple[Claim, ...] = (
            counterexample=ViolationFraction(
                between=(0.99, 1.0), min_violation=_radius_violation_band()[0],
                max_violation=_radius_violation_band()[1], relative=True)),
-    _claim("thm2_2.bound_proof_small_radius", _THM, "the bound as the proof ends (∝ R, L = "
-           f"βR) holds at R ∈ {{0.1, 0.01, 0.001}}, μ/β = {_SMALL_R_RATIO}, where eq. (3) "
-           "fails, and sup‖Δ‖/bound lies in its closed-form range [0.495, 0.612]", "bound",
-           proof("the last display of App. A.1: sup‖Δ‖ ≤ √(2L‖w_0 − w_*‖/β)/(n((1 − "
-                 "μ/β)^{−1/4} − 1))"), SMALL_R, check_bound_proof_small_radius),
+    _claim("thm2_2.bound_proof_small_radius", _THM, "(sanity) the bound as the proof ends "
+           f"(∝ R, L = βR) is above sup‖Δ‖ at R ∈ {{0.1, 0.01, 0.001}}, β ∈ {{0.5, 1, 4}}, μ/β "
+           f"= {_SMALL_R_RATIO}, where eq. (3) fails, with sup‖Δ‖/bound in its closed-form "
+           "range [0.495, 0.612]: both follow from the first step and the proof's certificate "
+           "(the range's top is < 1), so only a bug in the bound or the runs can fail it",
+           "sanity",
+           proof("the last display of App. A.1, √(2L‖w_0 − w_*‖/β)/(n((1 − μ/β)^{−1/4} − 1)), "
+                 "bounding the leave-one-out distance (here sup_T‖w_T − w^i_T‖)"),
+           PROOF_BOUND, check_bound_proof_small_radius),
     _claim("thm2_2.bound_corrected_small_radius", _THM, "the corrected bound (∝ R) holds at "
            f"R = 1e-3, μ/β = {_SMALL_R_RATIO}", "bound",
            derived("eq. (3) with the off-by-one corrected and L = βR, on the printed claim's "
