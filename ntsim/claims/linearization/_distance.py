@@ -306,8 +306,9 @@ CLAIMS = (
     Claim(
         id="linearization.table.kl_within_logit_bound",
         paper=f"{PAPER}, experiments table ('Does the regularizer in fact make the model linear?')",
-        statement="(Sanity: the table's KL column agrees with its gap column, as for any correct "
-        "Bernoulli KL.) At every λ of the grid and every instance, the mean KL between the "
+        statement="(Sanity: the table's KL column agrees with the gap on the same test inputs, "
+        "as for any correct Bernoulli KL.) At every λ of the grid and every instance, the mean "
+        "KL between the "
         "network's and the linearisation's test predictions lies in [σ′(M)‖f − f̄‖²/(2m), "
         "‖f − f̄‖²/(8m)], M the largest test logit of either.",
         kind="sanity",

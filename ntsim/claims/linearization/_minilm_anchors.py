@@ -39,7 +39,7 @@ from ntsim.theory.linearization import minilm as lz
 
 __all__ = ["CLAIMS"]
 
-# The KL band (._kl_band) is decided to 1e-12 absolute: the KL column is float64 (its own
+# The KL band (._kl_band) is decided to 1e-14 absolute: the KL column is float64 (its own
 # round-off ~1e-16 of terms of order 1); the gap column is a float32 norm of logits of order
 # 1, ~1e-7 relative, far inside the band's headroom (the KL reaches ≈ 0.99 of its upper end).
 
