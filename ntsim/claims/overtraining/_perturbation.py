@@ -131,6 +131,7 @@ def check_inflection(run: ot.IdealPerturbationRun):
     return sharply_tested(conclusion, {
         "2dγ² within the stated [σ_d/3, 3σ_1]":
             (level >= floor * (1 - 1e-12)) & (level <= ceiling * (1 + 1e-12)),
+        "every inflection 0..d − 1 and 'none' (d) drawn": np.isin(np.arange(d + 1), measured),
     })  # fmt: skip
 
 
