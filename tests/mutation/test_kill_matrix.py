@@ -29,10 +29,6 @@ KILL_RATE_FLOOR = 0.85
 
 #: Topics the committed matrix does not hold yet (or holds partially), with why.
 PENDING_TOPICS: dict[str, str] = {
-    "overtraining": "session 32 (2026-12-01) wrote eq. 12's Γ and A.8's margin once "
-    "(claims/overtraining/_assumptions.py) for _hypotheses and _post_finetuning, which dates "
-    "those claims (same numbers, an independent referee checked); remake with `ntsim mutate "
-    "--topic overtraining --jobs 2 --resume` (the functions on those claims' paths)",
     "linearization": "remade under rule 2 and finished with --resume on 2026-12-01 (session "
     "31: 64 killed, 27 survived, 0.703); sessions 31–32 added the λ table's anchors "
     "(gap_second_order, kl_within_logit_bound, changed after referee 63, and the λ "
@@ -68,16 +64,6 @@ PENDING_KILL_RATE: dict[str, float] = {
     # re-drew the seeded sample of many others, so 15 survivors are new draws without a
     # reason yet (below).
     "early_stopping": 0.79,
-    # Remade under rule 2 on 2026-11-30 (session 24): 70 killed, 18 survived (0.795); then
-    # (session 25) thm4_7.misalignment_threshold decided only where its run brackets 2 and
-    # Lemma A.28's contraction bound only at the edge of its step condition (design checks,
-    # which leave a refutation standing), remade with --resume at the revised rule 2: 71
-    # killed, 17 survived (0.807, 0.682 by verdicts). Every survivor has a reason; 6 are
-    # draws of simulate_misalignment_threshold's ratios that still bracket 2 (round 2 gives
-    # the claim, silent in round 1, its extra mutants there) and 5 the budget sweep's.
-    # Session 30 (2026-12-01): Assumption A.8 as a premise of the λ sweep's two claims killed
-    # _curves' max → min step; remade with --resume: 72 killed, 16 survived (0.818).
-    "overtraining": 0.818,
     # Remade under rule 2 (sessions 24–25, finished with --resume on 2026-11-30): 71 killed, 17
     # survived (0.807). Session 31 (2026-12-01) added the attained cases (Thm 2.2 at μ = β,
     # Lemma A.5.1 at η = 1/β), which kill the doubled corrected bound; remade with --resume:
