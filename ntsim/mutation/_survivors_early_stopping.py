@@ -286,4 +286,108 @@ EARLY_STOPPING_REASONS: tuple[SurvivorReason, ...] = (
         "there; the field is a diagnostic of the width runs",
         operator="min_max", before="jnp.max(jnp.abs(logits))",
     ),
+    # ---------------------------- session 33's --resume: new draws (helper review, checked)
+    SurvivorReason(
+        "sobolev_sample", EQUIVALENT,
+        "y = f*(x) − σw instead of f*(x) + σw: w ~ N(0, I) comes from its own key, independent "
+        "of x, and is symmetric, so (x, −w) has the law of (x, w): another draw of Raskutti et "
+        "al.'s design; the guarantee and hold-out claims are statements about that law, and "
+        "the noise premise |Σz|/√n is symmetric in z",
+        operator="flip_sign",
+        before="sobolev_target(x) + noise_std * jax.random.normal(k_w, (num_samples,))",
+    ),
+    SurvivorReason(
+        "holdout_early_stopping", EQUIVALENT,
+        "validation evaluated at 0, e, …, max_steps − e instead of up to max_steps: hold-out "
+        "with a horizon one evaluation shorter (e.g. 990 instead of 1000 steps, 1980 instead "
+        "of 2000), another member of the protocol the papers leave open (“the paper reports none "
+        "of these”; no statement fixes the horizon); the hold-out and learning-curve claims "
+        "state what hold-out-stopped GD does under their protocol, not at a given horizon; "
+        "test_holdout_early_stopping_losses_and_kept_model kills it",
+        operator="drop_term", before="max_steps + 1",
+    ),
+    SurvivorReason(
+        "power_law_critical_radius_squared", EQUIVALENT,
+        "k < N instead of k ≤ N: the power law loses its smallest eigenvalue N^{−2β}, which "
+        "lies below ϱ̂² (only k* = N^{1/(2β+1)} ≪ N eigenvalues lie above it), so the spectrum "
+        "is still in eq. (29)'s family λ_k ≤ Ck^{−2β} and Σ min{λ_k, ϱ²} drops by N^{−2β} out "
+        "of at least k*ϱ²; at quick scale (β = 0.6, 2; N ≥ 10³) ϱ̂² moves by ≤ 4e-5 relative "
+        "and the fitted slopes by ≤ 8e-6, against the tolerance 0.02; the unit test of the "
+        "padding kills it",
+        operator="compare", before="k <= size",
+    ),
+    SurvivorReason(
+        "power_law_critical_radius_squared", EQUIVALENT,
+        "c√(N/(top − 1)) instead of c√(N/top): the same factor (1 − 1/top)^{−1/2} ≈ 1 + 5e-7 "
+        "on the coefficient at every N, i.e. σ divided by it; eq. (30)'s rate is claimed at "
+        "every σ (the run's outputs agreed to the last digit); the unit test of the padding "
+        "kills it",
+        operator="n_minus_one", before="size / top",
+    ),
+    SurvivorReason(
+        "subspace_basis", EQUIVALENT,
+        "token scale √(d⁰/(r − 1)) instead of √(d⁰/r): at the claims' only rank, r = d⁰ = 16 "
+        "(full-rank Gaussian tokens), every token is multiplied by √(16/15) ≈ 1.03, so the "
+        "targets are another isotropic Gaussian input law; the norm-matching scale is the "
+        "project's convention (the paper fixes no input law), and Thm 1's rate in N is claimed "
+        "for the task, whatever its input law; r = 1 would divide by zero, but no claim "
+        "runs it; the learning-curve unit tests kill it",
+        operator="n_minus_one", before="input_dim / rank",
+    ),
+    SurvivorReason(
+        "_linear_task_instance", EQUIVALENT,
+        "Cor 1's fine-tuning targets without their noise, f_PT + Jδ* instead of f_PT + Jδ* + w: "
+        "w ≡ 0 satisfies Assumption 4.3 (independent, zero-mean, sub-Gaussian), and since τ is "
+        "linear in the training targets and w is zero-mean and independent of the test "
+        "targets, E[gap | J, δ*] = (4/N_test)(J_testδ*)ᵀJ_test·τ(Jδ*) either way: the mutant "
+        "only removes the spread of the gap whose mean eq. (24) signs (the train-noise "
+        "premise is then exactly 0, centred); "
+        "test_linear_task_vector_simulation_closed_form_facts kills it",
+        operator="drop_term",
+        before="f1 + j1 @ delta_star + _TASK_NOISE_STD * jax.random.normal(k_w1, (n,))",
+    ),
+    SurvivorReason(
+        "task_vector_cosine", EQUIVALENT,
+        "G_22 transposed: every caller passes a diagonal block J_2J_2ᵀ of a Gram matrix, "
+        "which is symmetric, so c_2ᵀG_22ᵀc_2 = c_2ᵀG_22c_2 (the run's 802 outputs were "
+        "identical)",
+        operator="transpose", before="c_2 @ jnp.asarray(gram_22)",
+    ),
+    SurvivorReason(
+        "taylor_remainder_run", EQUIVALENT,
+        "the fine-tuning step η_0/(n − 1) is η_0'/n with η_0' = η_0·n/(n − 1), within 7% of η_0 "
+        "at the quick widths (≥ 16), 3% at full (≥ 32), and → η_0 as n grows: Lemma 1 is "
+        "stated for GD with ε = O(1/n), which n − 1 keeps; the factor raises the small-width "
+        "remainders most, so it can only steepen the fitted slope, by at most "
+        "2·ln(1.067/1.008)/ln 8 ≈ 0.05 if the remainder grows like ε², against slopes of "
+        "−0.8 to −1.1 and a bound of −0.3",
+        operator="n_minus_one", before="setting.eta0 / width",
+    ),
+    SurvivorReason(
+        "taylor_remainder_run", OUTSIDE,
+        "sup_τ‖½f_lin(θ_τ) − f_PT‖ instead of the linear term sup_τ‖J_PTΔθ‖: it only scales "
+        "the round-off premise e_0 ≤ 1e-4·(linear term) and a diagnostic; the mutated scale is "
+        "of the same order (≥ ½‖f_PT‖), so the premise still separates e_0 at round-off "
+        "(~1e-7) from the second-order remainder an expansion at another point would leave "
+        "there, and eq. (14) states nothing about the linear term's size; "
+        "test_taylor_remainder_is_second_order_in_the_step kills it",
+        operator="scale_x0.5", before="linear - start",
+    ),
+    SurvivorReason(
+        "trained_task_vectors", OUTSIDE,
+        "the test targets ½f_PT + Δ instead of f_PT + Δ only enter mse_ft and mse_mt, hence "
+        "the normalised multi-task performance, a diagnostic the Cor 2 claim reports but does "
+        "not decide on (its verdict reads the trained and predicted cosines and the kernel "
+        "step; mse_pt = mean Δ² is computed apart); the unit tests of the run kill it",
+        operator="scale_x0.5", before="f_pt[:, te] + delta[:, te]",
+    ),
+    SurvivorReason(
+        "source_target_data", EQUIVALENT,
+        "the target Δ/2 instead of f_src + Δ/2: another target task, now unrelated to the "
+        "source; the width statements (Thm 3 on pretraining, Thm 5, Lemma 1) hold for any "
+        "bounded target (Assumptions 4.2 and 4.4, ‖Y − f_PT(X)‖ = O(√N), hold), the data are "
+        "noise-free either way, and the relatedness of Sec 3.1 enters no width claim; "
+        "test_source_target_data_labels_are_the_teachers_of_their_inputs kills it",
+        operator="drop_term", before="f_src(x) + 0.5 * _teacher(ks[4], x)",
+    ),
 )  # fmt: skip

@@ -168,9 +168,12 @@ PENDING_BLIND_SPOTS: dict[str, int] = {
     # 1 + 6 = 7 until the remake.
     "stability": 7,
     # Session 33's early-stopping --resume re-drew the sample (a function joined the MiniLM
-    # claims' paths): 15 survivors are new draws with no reason yet — a helper's analysis for
-    # the next session is in the stop note (reasons, or checks to add).
-    "early_stopping": 15,
+    # claims' paths): 15 new survivors; 11 got reasons after a review, 4 are real blind spots
+    # whose checks are planned (stop note): plug_in_stopping_time's C_H toward Y/2 (a second
+    # route to Ĉ_H in the MiniLM stopping rule), simulate_shrinkage_sandwich's gap ×2 and
+    # dropped (a lower anchor on s_KRR ≤ s_GD), simulate_rademacher_facts' R̂ ≤ ϱ flipped
+    # (the attained case R̂ = ϱ below √λ̂_min).
+    "early_stopping": 4,
     # The finished remake (session 31, 2026-12-01) leaves 4 blind spots, all on the MiniLM λ
     # table's path: three gaps (‖f + f̄‖ for ‖f − f̄‖ on train and on test, ½f − f̄ on train,
     # where gap_shrinks only asks the gap to fall with λ) and the label coding {−1, 0} of
@@ -199,18 +202,9 @@ PENDING_UNPINNED: dict[str, str] = {
     "ntsim.theory.stability._tables.duplicate_cells": "its a + 1 is a pending blind spot "
     "(above) until the remake runs tables.repeated_cells on it",
     **{
-        f"ntsim.theory.early_stopping.{name}": "a new draw of session 33's --resume survived "
-        "with no reason yet (PENDING_BLIND_SPOTS above)"
-        for name in (
-            "_real_kernel.plug_in_stopping_time",
-            "_ridge.simulate_shrinkage_sandwich",
-            "_sobolev.sobolev_sample",
-            "_stopping.holdout_early_stopping",
-            "_task_vectors._linear_task_instance",
-            "_task_vectors.task_vector_cosine",
-            "_trained_task_vectors.trained_task_vectors",
-            "_width_scaling.source_target_data",
-        )
+        f"ntsim.theory.early_stopping.{name}": "a new draw of session 33's --resume is a "
+        "blind spot with a planned check (PENDING_BLIND_SPOTS above)"
+        for name in ("_real_kernel.plug_in_stopping_time", "_ridge.simulate_shrinkage_sandwich")
     },
     **{
         f"ntsim.theory.linearization.{name}": "its survivor in the partial rule-2 remake "
