@@ -384,3 +384,22 @@ def test_margin_monotone_with_no_point_removed_decides_nothing():
     claim = dataclasses.replace(get_claim(claim_id), uses=uses)
     (record,) = run_claims([claim], scale="quick", seeds=(0,), cache=RunCache())
     assert record.verdict == "inconclusive", record.per_seed[0].result.diagnostics
+
+
+def test_lemma_a2_4_printed_norm_without_the_bias_no_longer_refutes():
+    """The printed ‖[v̂; b̂]‖ read as ‖v̂‖ (the bias dropped from the run): the proof's form,
+    which holds, so the declared counterexample is no longer found."""
+    from ntsim.claims.stability import _head_tuning_svm as claims_svm
+
+    original = claims_svm.MONO_SMALL.fn
+
+    def planted(key, setting):
+        run = original(key, setting)
+        return run._replace(bias=jnp.zeros_like(run.bias))
+
+    claim_id = "stability.lemma_a2_4.printed_norm"
+    assert _record(claim_id).as_expected
+    uses = dataclasses.replace(claims_svm.MONO_SMALL, fn=planted)
+    claim = dataclasses.replace(get_claim(claim_id), uses=uses)
+    (record,) = run_claims([claim], scale="quick", seeds=(0,), cache=RunCache())
+    assert record.verdict == "holds" and not record.as_expected

@@ -187,7 +187,8 @@ class MarginMonotoneRun(NamedTuple):
     ``support`` ``(N, K)`` whether the removed point is a support vector; ``bias`` ``(N, K+1)``
     ``b̂`` on ``S`` then each ``S^i``; ``bias_bound`` ``(N, K+1)`` ``1 + ‖v̂‖B``;
     ``covered`` ``(N,)`` whether every support vector of ``S`` is among the removed points;
-    ``kkt``."""
+    ``two_classes`` ``(N, K+1)`` whether ``S`` (then each ``S^i``) holds both labels (else
+    the SVM's ``v̂`` is 0 and the lemmas do not apply); ``kkt``."""
 
     gamma: jax.Array
     gamma_loo: jax.Array
@@ -195,7 +196,17 @@ class MarginMonotoneRun(NamedTuple):
     bias: jax.Array
     bias_bound: jax.Array
     covered: jax.Array
+    two_classes: jax.Array
     kkt: jax.Array
+
+
+def _both_labels(y, idx):
+    """Whether ``S`` and each ``S^i`` (``i`` in ``idx``) hold a point of each label."""
+    positives, negatives = jnp.sum(y > 0), jnp.sum(y < 0)
+    pos_left = positives - (y[idx] > 0)
+    neg_left = negatives - (y[idx] < 0)
+    full = (positives > 0) & (negatives > 0)
+    return jnp.concatenate([full[None], (pos_left > 0) & (neg_left > 0)])
 
 
 def simulate_margin_monotone(key, setting: MarginMonotoneSetting) -> MarginMonotoneRun:
@@ -229,6 +240,7 @@ def simulate_margin_monotone(key, setting: MarginMonotoneSetting) -> MarginMonot
             jnp.concatenate([full.bias[None], loo.bias]),
             ht.lemma_a2_3_bound(norms, radius),
             jnp.all(~full.support | jnp.isin(jnp.arange(n), idx)),
+            _both_labels(data.y, idx),
             _worst_kkt(full, loo),
         )
 
