@@ -114,6 +114,13 @@ def check_margin_monotone(run: ht.MarginMonotoneRun):
     })  # fmt: skip
 
 
+#: Lemma A.2.4's proof, the reading of both its ‖v̂‖-form claims.
+_A2_4_PROOF = (
+    "eqs. (13)–(14): ŵ_S is feasible for the problem of S^i, whose objective is ‖v‖², so "
+    "‖v̂_{S^i}‖ ≤ ‖v̂_S‖"
+)
+
+
 def check_printed_norm(run: ht.MarginMonotoneRun):
     """``‖[v̂_{S^i}; b̂_{S^i}]‖ ≤ ‖[v̂_S; b̂_S]‖`` per removal, with ``‖v̂‖ = 1/γ``."""
     kkt = _kkt(run)
@@ -374,9 +381,8 @@ CLAIMS: tuple[Claim, ...] = (
         "(‖v̂_{S^i}‖ ≤ ‖v̂_S‖), with equality when x_i is not a support vector",
         kind="bound",
         reading=proof(
-            "eqs. (13)–(14): ŵ_S is feasible for the problem of S^i, whose objective is ‖v‖², "
-            "so ‖v̂_{S^i}‖ ≤ ‖v̂_S‖ (the lemma prints ‖ŵ_S‖ ≥ ‖ŵ_{S^i}‖ with ŵ = [v; b], "
-            "which the proof does not give: the bias is not in the objective)"
+            _A2_4_PROOF + " (the lemma prints ‖ŵ_S‖ ≥ ‖ŵ_{S^i}‖ with ŵ = [v; b], which the "
+            "proof does not give: the bias is not in the objective)"
         ),  # fmt: skip
         uses=MONO,
         check=check_margin_monotone,
@@ -409,10 +415,7 @@ CLAIMS: tuple[Claim, ...] = (
         "point never lowers the margin, γ_{S^i} ≥ γ_S (‖v̂_{S^i}‖ ≤ ‖v̂_S‖), with equality "
         "when x_i is not a support vector",
         kind="bound",
-        reading=proof(
-            "eqs. (13)–(14): ŵ_S is feasible for the problem of S^i, whose objective is ‖v‖², "
-            "so ‖v̂_{S^i}‖ ≤ ‖v̂_S‖"
-        ),
+        reading=proof(_A2_4_PROOF),
         uses=MONO_SMALL,
         check=check_margin_monotone,
         min_instances=100,
