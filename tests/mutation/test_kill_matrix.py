@@ -29,14 +29,6 @@ KILL_RATE_FLOOR = 0.85
 
 #: Topics the committed matrix does not hold yet (or holds partially), with why.
 PENDING_TOPICS: dict[str, str] = {
-    "linearization": "remade under rule 2 and finished with --resume on 2026-12-01 (session "
-    "31: 64 killed, 27 survived, 0.703); sessions 31–32 added the λ table's anchors "
-    "(gap_second_order, kl_within_logit_bound, changed after referee 63, and the λ "
-    "simulation's scaled gaps and largest logit), so the entry is stale. A --resume at "
-    "1d8710e (before referee 63's changes) gave 0.745 (70 killed, 24 survived) with 10 "
-    "survivors without reasons, several of them killed by the later anchors; it is not merged "
-    "(kept outside the repository). Next: `ntsim mutate --topic linearization --jobs 2 "
-    "--resume` at the current code, then give the survivors their reasons",
     "stability": "session 33 (2026-12-01) added stability.thm2_2.bound_proof_small_radius "
     "(the proof's bound, pinned two-sided), stability.tables.repeated_cells (sanity), the "
     "certificate's ceiling in thm2_2.scaling_lipschitz and a support-vector premise in "
@@ -73,16 +65,18 @@ PENDING_KILL_RATE: dict[str, float] = {
     # two-sided counterexample of soudry.paper_svm_direction kills the e_aug/e_paper swap;
     # remade with --resume (49 mutants): 71 killed, 18 survived (0.798).
     "stability": 0.797,
-    # Remade under rule 2 (sessions 26–28): 62 killed, 30 survived (0.674); finished with
-    # --resume on 2026-12-01 (session 31) at the selective-step premise and the swap probes:
-    # 64 killed, 27 survived (0.703). Round 2 (36 mutants of the nine silent claims' own
-    # functions) adds survivors that are other draws of the same checks. Four blind spots
-    # remain (the MiniLM λ table's, below), which session 31's anchors address once recorded.
-    "linearization": 0.703,
+    # Remade under rule 2 (sessions 26–28, 0.674), finished in session 31 (0.703). Session 33
+    # (2026-12-01): every claim was dated (theory package imports), so --resume re-ran all 153
+    # first-round mutants and 36 of round 2 at the Thm 1 design check, the table KL band and
+    # the λ anchors: 65 killed, 21 survived (0.756) in 42 min at --jobs 2, idle.
+    "linearization": 0.75,
 }
 
 #: Claims of a checked kind that kill no mutant yet, with why.
 PENDING_SILENT_CLAIMS: dict[str, str] = {
+    "linearization.thm3.bound_quadratic": "session 33's remake: its one mutant that moved its "
+    "numbers is simulate_quadratic_gap's 2·2a² + λ (a blind spot above), which leaves Thm 3's "
+    "bound holding on the quadratic model",
     "early_stopping.sec6_2.ridge_sandwich_printed": "session 33's --resume re-drew "
     "simulate_shrinkage_sandwich's mutants (pair.gd − pair.krr ×2, dropped): both moved only "
     "its corrected twin's numbers and are new survivors without a reason; no mutant moved "
@@ -101,9 +95,6 @@ PENDING_SILENT_CLAIMS: dict[str, str] = {
     "6.2's bound holds with room on these draws), and its path's other mutants were killed "
     "first by the two-input closed form and Thm 6.1's claims (a mutant runs only on claims "
     "that have killed nothing yet); the session-25 matrix had one kill by its verdict",
-    "linearization.thm1.identity": "remade under rule 2 (2026-11-30): an identity whose path "
-    "mutants were equivalent, killed first by other claims, or moved only the evaluation point "
-    "(θ_0/2 + v, θ_0 + v/2, θ_0 − v), where Thm 1's identity holds too; 2 kills by raising",
     "linearization.lora.ntk_at_init": "remade under rule 2 (2026-11-30): an identity (the LoRA "
     "NTK at B = 0 is the B-block alone); its 4 kills are by raising, the round-2 mutants of "
     "simulate_kernel_blocks were equivalent (guards that never fire, jac @ jac.T.T)",
@@ -117,9 +108,6 @@ PENDING_SILENT_CLAIMS: dict[str, str] = {
     "linearization.minilm_lambda.gap_shrinks": "an ordering (the gap to the linearisation "
     "falls with λ) that reads the gap only through its trend: ‖f + f̄‖ and ½f − f̄ fall with λ "
     "too (the blind spots above; the fix is the anchor planned there)",
-    "linearization.thm1.flow_monotone": "remade 2026-11-30 (session 21): its path's two "
-    "non-equivalent mutants (selective_step ×2, ×½) were killed first by "
-    "thm1.selective_step_printed (a mutant runs only on claims that have killed nothing yet)",
     **{
         f"stability.fig8.init_distance_{name}": "remade under rule 2 (2026-11-30): a trend "
         "over the initial-head norm; its 7 kills are by raising only (the panel's row/cell "
@@ -174,19 +162,12 @@ PENDING_BLIND_SPOTS: dict[str, int] = {
     # dropped (a lower anchor on s_KRR ≤ s_GD), simulate_rademacher_facts' R̂ ≤ ϱ flipped
     # (the attained case R̂ = ϱ below √λ̂_min).
     "early_stopping": 4,
-    # The finished remake (session 31, 2026-12-01) leaves 4 blind spots, all on the MiniLM λ
-    # table's path: three gaps (‖f + f̄‖ for ‖f − f̄‖ on train and on test, ½f − f̄ on train,
-    # where gap_shrinks only asks the gap to fall with λ) and the label coding {−1, 0} of
-    # `_signed` (the training loss no claim reads). Session 31 added the anchors
-    # linearization.minilm_lambda.gap_second_order (both gaps at least as fast as the
-    # distance) and .kl_within_logit_bound; they kill the gap mutants once recorded
-    # (≈ 75 min, --keep-units) and the entry remade with --resume.
-    # Session 33: the four Thm 1 evaluation points other than θ0 ± 0.5v/√p lost their
-    # "another point of the same identity" reason: thm1.identity now checks, as a premise,
-    # that ‖θ − θ0‖ is the 0.5 its notes state, which the --resume remake is to show kills
-    # them (4 + 4 = 8 until then). Also session 33: bernoulli_kl's two survivors lost their
-    # "no claim reads the KL column" reason, since linearization.table.kl_within_logit_bound
-    # now holds the synthetic table's KL to its gap column (8 + 2 = 10 until the remake).
+    # Session 33's remake (0.756) kills the Thm 1 evaluation points and bernoulli_kl's
+    # mutants, and leaves 10 blind spots: simulate_plateau's max → min Lipschitz estimate,
+    # the MiniLM λ simulation's label coding (2y − ½) and its 2000 + d sentence offset,
+    # _signed's 2y − 2, _constant_run's max(λ, 1e-30) → min, random_instance's target sign,
+    # simulate_selective_step's 0.1/(μ − 1), thm7_bounds' 1 − ½η, thm7_step_bounds' 1 − η → 1,
+    # simulate_quadratic_gap's 2·2a² + λ. Reasons or checks: next session.
     "linearization": 10,
 }
 
@@ -207,14 +188,16 @@ PENDING_UNPINNED: dict[str, str] = {
         for name in ("_real_kernel.plug_in_stopping_time", "_ridge.simulate_shrinkage_sandwich")
     },
     **{
-        f"ntsim.theory.linearization.{name}": "its survivor in the partial rule-2 remake "
-        "(session 27) is a pending blind spot (above)"
-        for name in ("_minilm_lambda.simulate_minilm_lambda", "_minilm_training._signed")
+        f"ntsim.theory.linearization.{name}": "a blind spot of session 33's remake with no "
+        "claim kill yet (PENDING_BLIND_SPOTS above)"
+        for name in (
+            "_minilm_training._signed",
+            "_simulations._constant_run",
+            "_simulations.random_instance",
+            "_spectral.thm7_step_bounds",
+            "quadratic_gap.simulate_quadratic_gap",
+        )
     },
-    "ntsim.theory.linearization._peft.bernoulli_kl": "its two survivors are pending blind "
-    "spots (above) until the remake runs table.kl_within_logit_bound on them",
-    "ntsim.theory.linearization._simulations.simulate_thm1_identity": "its four evaluation "
-    "points other than θ0 ± 0.5v/√p are pending blind spots (above) until the remake",
 }
 
 
