@@ -235,19 +235,27 @@ def check_bound_printed_radius(run: ff.LooGridRun):
     )  # fmt: skip
 
 
-def _radius_violation_band(ratio=_SMALL_R_RATIO, n=10, radius=1e-3, beta=1.0):
-    """The relative violation sup‖Δ‖/eq.(3) − 1 of every instance, in closed form.
+def _sup_range(ratio, n, radius):
+    """``[(μ/β)R/n, R/(n μ/β)]``, where ``sup_T‖Δ_T‖`` lies on every instance (η = 1/β).
 
     ‖Δ_1‖ = ‖H_i(w_0 − w_*)‖/(βn) ≥ (μ/β)R/n (one step, H_i ⪰ μI), and the proof's
     certificate (claim stability.thm2_2.certificate) with ‖∇f(w_s, z_i)‖ ≤ β q^s R,
-    q = 1 − μ/β, sums to sup‖Δ‖ ≤ R/(n μ/β). Eq. (3) with L = βR is written out here
-    again (not imported) so that an error in the library's formula moves the measured
-    violation out of this band: ×0.5 or ×2 on eq. (3) moves it by a factor 2, dropping its
-    q^{1/4} by a factor q^{-1/4} = 1.78, while the band is only (β/μ)² = 1.23 wide.
+    q = 1 − μ/β, sums to sup‖Δ‖ ≤ R/(n μ/β)."""
+    return ratio * radius / n, radius / (n * ratio)
+
+
+def _radius_violation_band(ratio=_SMALL_R_RATIO, n=10, radius=1e-3, beta=1.0):
+    """The relative violation sup‖Δ‖/eq.(3) − 1 of every instance, in closed form.
+
+    :func:`_sup_range` over eq. (3) with L = βR, written out here again (not imported) so
+    that an error in the library's formula moves the measured violation out of this band:
+    ×0.5 or ×2 on eq. (3) moves it by a factor 2, dropping its q^{1/4} by a factor
+    q^{-1/4} = 1.78, while the band is only (β/μ)² = 1.23 wide.
     """
     root = (1 - ratio) ** 0.25
     printed_bound = math.sqrt(2 * beta * radius) * radius / beta * root / (n * (1 - root))
-    return ratio * radius / n / printed_bound - 1, radius / (n * ratio) / printed_bound - 1
+    low, high = _sup_range(ratio, n, radius)
+    return low / printed_bound - 1, high / printed_bound - 1
 
 
 # -------------------------------------------------------------------- Thm 2.2: scaling
@@ -325,7 +333,7 @@ def check_scaling_lipschitz(run: ff.LipschitzScalingRun):
     # Ceiling: the proof's certificate (steps P1–P2) with ‖∇f(w_s, z_i)‖ ≤ cβ(1 − ημ)^s R
     # (ηcβ ≤ 1) sums to sup_T‖Δ_T‖ ≤ (η/n)·cβR/(ημ) = R/(n·μ/β), at every c and either η.
     ceiling = compare(
-        sups, run.radius / (run.n * run.mu_over_beta), relation="upper_bound",
+        sups, _sup_range(run.mu_over_beta, run.n, run.radius)[1], relation="upper_bound",
         atol=ROUND_OFF.value, tolerance=ROUND_OFF, num_instances=fixed.shape[0],
     )  # fmt: skip
     return all_of(*parts, invariant, floor, ceiling, diagnostics={
@@ -449,16 +457,16 @@ def _proof_ratio_band(run: ff.LooGridRun) -> tuple[np.ndarray, np.ndarray]:
     """Per cell, the closed-form range of ``sup‖Δ‖ / (proof's bound)`` (``L = βR``, so β
     cancels from both).
 
-    ``(μ/β)R/n ≤ ‖Δ_1‖ ≤ sup‖Δ‖ ≤ R/(n μ/β)`` (the first step; the proof's certificate
-    summed, see :func:`_radius_violation_band`), divided by the last display of App. A.1,
-    written out here again: ``√(2LR/β)·q^{1/4}/(n(1 − q^{1/4}))`` = ``√2·R·q^{1/4}/(n(1 −
-    q^{1/4}))``. At μ/β = 0.9 the range is [0.495, 0.612]: a factor 2 on the library's
-    bound, either way, moves the measured ratio out of it."""
+    :func:`_sup_range` divided by the last display of App. A.1, written out here again:
+    ``√(2LR/β)·q^{1/4}/(n(1 − q^{1/4}))`` = ``√2·R·q^{1/4}/(n(1 − q^{1/4}))``. At μ/β = 0.9
+    the range is [0.495, 0.612]: a factor 2 on the library's bound, either way, moves the
+    measured ratio out of it."""
     ratio, n, radius = (np.asarray(a, dtype=float) for a in
                         (run.mu_over_beta, run.num_samples, run.radius))  # fmt: skip
     root = (1 - ratio) ** 0.25
     proof_bound = np.sqrt(2 * radius * radius) * root / (n * (1 - root))
-    return ratio * radius / n / proof_bound, radius / (n * ratio) / proof_bound
+    low, high = _sup_range(ratio, n, radius)
+    return low / proof_bound, high / proof_bound
 
 
 def check_bound_proof_small_radius(run: ff.LooGridRun):
