@@ -41,6 +41,34 @@ def test_doubling_the_leave_one_out_metric_is_caught_by_the_anchor(monkeypatch):
     jax.clear_caches()
 
 
+@pytest.mark.parametrize("normalizer", ["full data 1/(n-1)", "S^i mean 1/(n-1)"])
+def test_leave_one_out_normaliser_is_pinned_by_the_first_step(monkeypatch, normalizer):
+    """Either weight vector's 1/n → 1/(n − 1) moves GD's first step off its closed form
+    (gd_loo_distance, a triangle inequality, holds for any weights)."""
+    claim_id = "stability.anchor.gd_first_step"
+    assert _record(claim_id).as_expected
+    if normalizer == "S^i mean 1/(n-1)":
+        original = head_tuning_module.loo_weights
+        monkeypatch.setattr(
+            head_tuning_module,
+            "loo_weights",
+            lambda n, i, _normalizer="n", dtype=None: original(n, i, "n-1", dtype),
+        )
+    else:
+        original_full = jnp.full
+
+        def full(shape, value, dtype=None):
+            n = shape[0] if isinstance(shape, tuple) else shape
+            return original_full(shape, 1.0 / (n - 1) if value == 1.0 / n else value, dtype)
+
+        monkeypatch.setattr(head_tuning_module.jnp, "full", full)
+    jax.clear_caches()
+    record = _record(claim_id)
+    monkeypatch.undo()
+    jax.clear_caches()
+    assert record.verdict == "refuted" and not record.as_expected, normalizer
+
+
 @pytest.mark.slow  # a patched solver: the SVM-in-GD program compiles afresh (≈ 60 s cold)
 def test_paper_svm_with_the_bias_penalised_no_longer_refutes(monkeypatch):
     """If the 'paper SVM' were the augmented one (penalize_bias ignored), GD would be as close

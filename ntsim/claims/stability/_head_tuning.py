@@ -94,6 +94,27 @@ def check_anchor_gd(run: ht.LooAnchorRun):
     )  # fmt: skip
 
 
+def check_anchor_first_step(run: ht.LooAnchorRun):
+    """GD's weights after one step on ``S`` and on ``S^i`` = the closed forms (absolute)."""
+    steps = np.asarray(run.steps)
+    if steps[0] != 1:
+        raise ValueError(f"the anchor's first recorded step is t = {steps[0]}, not 1")
+    closed = ht.loo_anchor_closed_form()
+    first = np.asarray(run.first_step)
+    full = compare(first[:, 0], np.broadcast_to(closed["first_step_s"], (3, 2)), relation="equal",
+                   atol=ROUND_OFF.value, tolerance=ROUND_OFF, num_instances=3)  # fmt: skip
+    left_out = compare(first[:, 1], closed["first_step_loo"], relation="equal",
+                       atol=ROUND_OFF.value, tolerance=ROUND_OFF, num_instances=3)  # fmt: skip
+    return all_of(
+        full, left_out,
+        diagnostics={"w_1(S) (rows i)": first[:, 0], "w_1(S^i) (rows i)": first[:, 1],
+                     "closed form w_1(S^i)": closed["first_step_loo"]},
+        notes="η = 4n/σ_max²(X̃) = 12/7 and −ℓ'(0) = ½, so w_1(S) = (η/2n)Σ_j z_j = (8/7, −2/7) "
+        "and w_1(S) − w_1(S^i) = (η/2n)z_i = (2/7)z_i: both weights' 1/n and the step size "
+        "are pinned (1/(n − 1) on S^i gives (9/7, 0) at i = 1).",
+    )  # fmt: skip
+
+
 # ---------------------------------------------------- Soudry: GD → which SVM direction
 
 # Quick runs of SOUDRY and LOO are compilation: 30–70 s cold on the shared 2 cores at load
@@ -323,6 +344,21 @@ CLAIMS: tuple[Claim, ...] = (
         ),
         uses=ANCHOR,
         check=check_anchor_gd,
+        min_instances=3,
+    ),
+    Claim(
+        id="stability.anchor.gd_first_step",
+        paper=f"{PAPER}, eq. (4) and the proof of Thm 2.2, eq. (12) (1/n kept on S^i)",
+        statement="on the anchor dataset, GD's first step from w_0 = 0 with η = 1/β_F is "
+        "w_1(S) = (8/7, −2/7) and w_1(S^i) = w_1(S) − (2/7)y_i x̃_i, i.e. (6/7, 0), "
+        "(6/7, −4/7), (4/7, 0)",
+        kind="identity",
+        reading=proof(
+            "GD on (1/n)Σ_j ℓ(wᵀy_j x̃_j) and on the same sum without j = i, normalised by 1/n "
+            "as eq. (12) does: the two first steps differ by (η/n)∇ℓ_i(w_0), computed by hand"
+        ),
+        uses=ANCHOR,
+        check=check_anchor_first_step,
         min_instances=3,
     ),
     Claim(

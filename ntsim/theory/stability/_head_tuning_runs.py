@@ -91,9 +91,17 @@ def loo_anchor_closed_form() -> dict:
 
     So ``‖Δ̂‖ = √(2 − 2cos θ_i)``: ``√(2 − 4/√5)``, ``√(2 − √2)`` and ``0``.
 
+    GD's first step from ``w_0 = 0`` (every margin 0, so ``−ℓ'(0) = ½``) with
+    ``η = 1/β_F = 4n/σ_max²(X̃) = 12/7`` (``X̃ᵀX̃ = [[6, −2], [−2, 3]]``, eigenvalues 7 and 2) is
+    ``w_1 = (η/2)Σ_j c_j z_j``: with the weights ``c_j = 1/n`` on ``S``,
+    ``w_1(S) = (2/7)(z_1 + z_2 + z_3) = (8/7, −2/7)``, and with eq. (12)'s ``1/n`` kept on
+    ``S^i``, ``w_1(S^i) = w_1(S) − (2/7)z_i``: ``(6/7, 0)``, ``(6/7, −4/7)``, ``(4/7, 0)``. The
+    mean over ``S^i`` (``1/(n − 1)``) would give ``(9/7, 0)`` for ``i = 1``.
+
     Returns:
       ``heads_s`` ``(2,)``, ``heads_loo`` ``(3, 2)`` (the SVM of ``S^i``, row ``i``),
-      ``distance`` ``(3,)`` and ``mean_distance`` (the average over ``i``).
+      ``distance`` ``(3,)``, ``mean_distance`` (the average over ``i``), and GD's first
+      step ``first_step_s`` ``(2,)`` and ``first_step_loo`` ``(3, 2)``.
 
     Examples:
       >>> [round(v, 6) for v in loo_anchor_closed_form()["distance"]]
@@ -105,6 +113,8 @@ def loo_anchor_closed_form() -> dict:
         "heads_loo": ((2 / 3, 1 / 3), (0.5, -0.5), (1.0, 0.0)),
         "distance": distance,
         "mean_distance": sum(distance) / 3,
+        "first_step_s": (8 / 7, -2 / 7),
+        "first_step_loo": ((6 / 7, 0.0), (6 / 7, -4 / 7), (4 / 7, 0.0)),
     }
 
 
@@ -129,6 +139,8 @@ class LooAnchorRun(NamedTuple):
       kkt: the worst KKT residual of the SVM solves.
       svm_head_s, svm_head_loo: ``(3, 2)`` the SVM heads ``ŵ_S`` and ``ŵ_{S^i}`` (not only
         their directions) as that suite solves them, row ``i``.
+      first_step: ``(3, 2, 2)`` GD's weights after one step, ``[w_1(S), w_1(S^i)]`` in row
+        ``i`` (the first recorded step is ``t = 1``).
     """
 
     steps: jax.Array
@@ -139,6 +151,7 @@ class LooAnchorRun(NamedTuple):
     kkt: jax.Array
     svm_head_s: jax.Array
     svm_head_loo: jax.Array
+    first_step: jax.Array
 
 
 def simulate_loo_anchor(key, setting: LooAnchorSetting) -> LooAnchorRun:
@@ -164,10 +177,11 @@ def simulate_loo_anchor(key, setting: LooAnchorSetting) -> LooAnchorRun:
         w_s, w_si = run.weights[:, 0], run.weights[:, 1]
         error = ht.direction_error(w_s, head_s) + ht.direction_error(w_si, heads_loo[i])
         return (ref["svm_delta"], ref["svm_avg"], ht.direction_error(w_si, w_s), error,
-                ref["kkt"], ref["w_svm"], ref["w_svm_loo"])  # fmt: skip
+                ref["kkt"], ref["w_svm"], ref["w_svm_loo"], run.weights[0])  # fmt: skip
 
-    svm, mean, gd, error, kkt, head_s, head_loo = jax.vmap(one)(jnp.arange(3))
-    return LooAnchorRun(jnp.asarray(steps), svm, mean, gd, error, jnp.max(kkt), head_s, head_loo)
+    svm, mean, gd, error, kkt, head_s, head_loo, first = jax.vmap(one)(jnp.arange(3))
+    return LooAnchorRun(jnp.asarray(steps), svm, mean, gd, error, jnp.max(kkt), head_s, head_loo,
+                        first)  # fmt: skip
 
 
 # ---------------------------------------------------- Soudry: GD → which SVM direction
