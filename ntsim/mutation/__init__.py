@@ -218,9 +218,10 @@ def plan_topic(
     mutant is run on every claim whose path holds its function, the topic's and the shared
     ones, and a kill by either counts.
 
-    ``sample=None`` (the default matrix): one mutant per function, then more until every
-    claim has ``per_claim`` on its path (:func:`cover_claims`); ``sample=K``: exactly
-    ``K``, drawn one function at a time.
+    ``sample=None`` (the default matrix): one mutant per function that has a mutation site,
+    then more until every claim has ``per_claim`` on its path (:func:`cover_claims`);
+    ``sample=K``: exactly ``K``, drawn one function at a time. Draws are seeded per
+    function, so a function's mutants do not change when other functions do.
 
     Raises:
       ValueError: an unknown topic, no function matching ``functions``, or matching
@@ -235,8 +236,13 @@ def plan_topic(
     chosen = [ref for ref in users if not functions or _matches(ref, functions)]
     if not chosen:
         raise ValueError(f"No function on the {topic} claims' paths matches {list(functions)}.")
-    count = len(chosen) if sample is None else sample
-    mutants = select_mutants(chosen, sample=count, seed=sample_seed)
+    if sample is None:  # one per function with a site (a count of all functions would
+        # draw second mutants of whichever functions came first)
+        mutants = [pool for pool in (select_mutants([ref], sample=1, seed=sample_seed)
+                                     for ref in chosen) if pool]  # fmt: skip
+        mutants = [pair for pool in mutants for pair in pool]
+    else:
+        mutants = select_mutants(chosen, sample=sample, seed=sample_seed)
     if functions and not mutants:
         names = ", ".join(f"{module}.{function}" for module, function in chosen)
         raise ValueError(

@@ -1,6 +1,11 @@
 """Which mutants the matrix draws: the functions on the claims' paths, a stratified sample
 of their mutation sites, the sites that give every claim mutants of its *own* functions,
 and the second round for claims that killed nothing (:func:`silent_claim_mutants`).
+
+Every draw is seeded per function (:func:`_function_rng`: the seed, the draw's purpose and the
+function's qualified name): which sites of a function are drawn depends on that function's
+own source only, so adding, removing or editing another function leaves the sample of the
+rest as it was, and ``ntsim mutate --resume`` keeps their outcomes.
 """
 
 from __future__ import annotations
@@ -36,6 +41,21 @@ def _source(module: str) -> str:
     return inspect.getsource(importlib.import_module(module))
 
 
+def _function_rng(seed: int, purpose: str, module: str, function: str) -> random.Random:
+    """A generator for one function's draw: seeded by a string (hashed with SHA-512 by
+    :class:`random.Random`, the same in every process and Python run), not by the state a
+    shared generator reached after the functions drawn before it."""
+    return random.Random(f"{seed}:{purpose}:{module}.{function}")
+
+
+def _shuffled_sites(module: str, function: str, seed: int, purpose: str, operators=None):
+    sites = list(function_sites(_source(module), function))
+    if operators:
+        sites = [s for s in sites if s.operator in operators]
+    _function_rng(seed, purpose, module, function).shuffle(sites)
+    return sites
+
+
 def select_mutants(
     functions: Sequence[FunctionRef],
     *,
@@ -44,19 +64,19 @@ def select_mutants(
     operators: Sequence[str] | None = None,
 ) -> list[tuple[str, Site]]:
     """``(module, site)`` pairs: all sites, or ``sample`` of them drawn one function at a
-    time (functions in random order, each function's sites shuffled), seeded."""
-    rng = random.Random(seed)
+    time (functions in a seeded order, each function's sites shuffled), seeded per function
+    (:func:`_function_rng`)."""
     pools = []
     for module, function in functions:
-        sites = [s for s in function_sites(_source(module), function)]
-        if operators:
-            sites = [s for s in sites if s.operator in operators]
-        rng.shuffle(sites)
+        sites = _shuffled_sites(module, function, seed, "sites", operators)
         if sites:
             pools.append([(module, s) for s in sites])
     if sample is None:
         return [pair for pool in pools for pair in pool]
-    rng.shuffle(pools)
+    # each function's place in the round robin is its own seeded draw, not a shuffle of the
+    # list, so one function more or less does not reorder the others
+    pools.sort(key=lambda pool: _function_rng(seed, "order", pool[0][0], pool[0][1].function)
+               .random())  # fmt: skip
     chosen: list[tuple[str, Site]] = []
     while len(chosen) < sample and any(pools):
         for pool in pools:
@@ -93,16 +113,15 @@ def silent_claim_mutants(
 ) -> list[tuple[str, Site]]:
     """The second round of the matrix: for each claim of ``silent`` (a checked kind that
     killed no mutant of the first round), up to ``per_claim`` more mutants of its own
-    functions (:func:`own_functions`), drawn one function at a time (seeded), none of
-    ``taken`` (``(module, function, index)``) or drawn for an earlier claim."""
-    rng = random.Random(seed)
+    functions (:func:`own_functions`), drawn one function at a time (seeded per claim and
+    function), none of ``taken`` (``(module, function, index)``) or drawn for an earlier
+    claim."""
     own, taken, result = own_functions(users), set(taken), []
     for claim in sorted(silent):
         pools = []
         for module, function in own.get(claim, ()):
-            left = [s for s in function_sites(_source(module), function)
-                    if (module, function, s.index) not in taken]  # fmt: skip
-            rng.shuffle(left)
+            sites = _shuffled_sites(module, function, seed, f"silent:{claim}")
+            left = [s for s in sites if (module, function, s.index) not in taken]
             pools.append([(module, s) for s in left])
         drawn = 0
         while drawn < per_claim and any(pools):
@@ -125,9 +144,9 @@ def cover_claims(
     """``chosen`` plus mutants until every claim has ``per_claim`` of them in its *own*
     functions: those on its path shared by the fewest claims (at most
     ``max(3, fewest)``), so the bugs counted are near its formula, not in shared helpers.
-    Added mutants come from those functions, the most specific first (ties by name).
+    Added mutants come from those functions, the most specific first (ties by name), each
+    function's sites in a seeded order of its own (:func:`_function_rng`).
     """
-    rng = random.Random(seed)
     result = list(chosen)
     taken = {(m, s.function, s.index) for m, s in result}
     own = own_functions(users)
@@ -136,9 +155,8 @@ def cover_claims(
         for module, function in own[claim]:
             if have >= per_claim:
                 break
-            left = [s for s in function_sites(_source(module), function)
-                    if (module, function, s.index) not in taken]  # fmt: skip
-            rng.shuffle(left)
+            sites = _shuffled_sites(module, function, seed, "cover")
+            left = [s for s in sites if (module, function, s.index) not in taken]
             for site in left[: per_claim - have]:
                 result.append((module, site))
                 taken.add((module, function, site.index))

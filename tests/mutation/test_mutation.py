@@ -725,6 +725,33 @@ def test_the_baseline_split_over_jobs_keeps_simulations_together_and_charges_the
     assert mutation.mutant_time_limit(600.0, summaries, ["a1", "b1"]) == 330.0
 
 
+def test_a_functions_draw_does_not_depend_on_the_other_functions():
+    """Seeded per function: dropping one function from the list leaves every other
+    function's drawn site as it was (a shared generator would shift them all), and a different
+    seed draws differently somewhere."""
+    from ntsim.mutation import select_mutants
+
+    functions = [
+        ref
+        for ref in plan_topic("overtraining").users
+        if function_sites(inspect.getsource(importlib.import_module(ref[0])), ref[1])
+    ]
+    assert len(functions) > 10
+
+    def drawn(refs, seed=0):
+        return {(m, s.function, s.index) for m, s in select_mutants(refs, sample=len(refs),
+                                                                       seed=seed)}  # fmt: skip
+
+    everything = drawn(functions)
+    assert len(everything) == len(functions)  # one site per function
+    for dropped in (functions[0], functions[len(functions) // 2], functions[-1]):
+        rest = [ref for ref in functions if ref != dropped]
+        assert drawn(rest) == {k for k in everything if k[:2] != dropped}, dropped
+    assert drawn(functions, seed=1) != everything
+    plan = plan_topic("overtraining")
+    assert everything <= {(m, s.function, s.index) for m, s in plan.mutants}
+
+
 def test_round_two_draws_more_mutants_of_a_silent_claims_own_functions():
     from ntsim.mutation import own_functions, silent_claim_mutants
 
@@ -761,21 +788,22 @@ def test_mutate_topic_gives_the_claims_that_killed_nothing_a_second_round(monkey
                                 site.before, site.after, site.index)  # fmt: skip
         outcome.claims_run = list(claim_ids)
         # in round 2 the silent claim kills (its own functions' mutants)
-        outcome.claims_killed = [silent] if len(seen_rounds) > 15 else killers[:1]
+        outcome.claims_killed = [silent] if len(seen_rounds) > first_round else killers[:1]
         outcome.status = "killed" if outcome.claims_killed else "equivalent"
         return outcome
 
+    first_round = len(plan_topic("intervals").mutants)
     monkeypatch.setattr(mutation, "_split_baseline", fake_baseline)
     monkeypatch.setattr(mutation, "run_mutant", fake_run)
     lines = []
     entry = mutation.mutate_topic("intervals", silent_extra=3, progress=lines.append)
     rounds = [o.get("round", 1) for o in entry["outcomes"]]
-    assert rounds.count(1) == 15 and rounds.count(2) == 3
+    assert rounds.count(1) == first_round and rounds.count(2) == 3
     assert entry["claims"][silent]["killed"] == 3
     assert any("round 2: 3 more mutants" in line for line in lines)
     seen_rounds.clear()  # the same round 1 again: the claim is silent, and nothing follows
     quiet = mutation.mutate_topic("intervals", silent_extra=0)
-    assert len(quiet["outcomes"]) == 15
+    assert len(quiet["outcomes"]) == first_round
 
 
 def test_a_swap_gets_no_probe_where_its_line_event_could_miss_a_rebinding():
