@@ -313,7 +313,9 @@ EARLY_STOPPING_REASONS: tuple[SurvivorReason, ...] = (
         "is still in eq. (29)'s family λ_k ≤ Ck^{−2β} and Σ min{λ_k, ϱ²} drops by N^{−2β} out "
         "of at least k*ϱ²; at quick scale (β = 0.6, 2; N ≥ 10³) ϱ̂² moves by ≤ 4e-5 relative "
         "and the fitted slopes by ≤ 8e-6, against the tolerance 0.02; the unit test of the "
-        "padding kills it",
+        "padding kills it. (Since 2026-12-01 eq30.power_law_rate compares the padded ϱ̂_N² "
+        "with a direct bisection at N = top/1000 and kills it too; kept for the recorded "
+        "matrix until it is remade)",
         operator="compare", before="k <= size",
     ),
     SurvivorReason(
@@ -321,7 +323,9 @@ EARLY_STOPPING_REASONS: tuple[SurvivorReason, ...] = (
         "c√(N/(top − 1)) instead of c√(N/top): the same factor (1 − 1/top)^{−1/2} ≈ 1 + 5e-7 "
         "on the coefficient at every N, i.e. σ divided by it; eq. (30)'s rate is claimed at "
         "every σ (the run's outputs agreed to the last digit); the unit test of the padding "
-        "kills it",
+        "kills it. (Since 2026-12-01 eq30.power_law_rate's direct bisection at N = top/1000 "
+        "sees the 5e-7 shift and kills it too; kept for the recorded matrix until it is "
+        "remade)",
         operator="n_minus_one", before="size / top",
     ),
     SurvivorReason(

@@ -263,4 +263,39 @@ LINEARIZATION_REASONS: tuple[SurvivorReason, ...] = (
         "any targets, and the constructed state's residual ε(y* − f_θ0) scales with them",
         operator="scale_x2", before="u / jnp.linalg.norm(u)",
     ),
+    SurvivorReason(
+        "random_instance", EQUIVALENT,
+        "targets ±1 − 0.5 for ±1 + 0.5 (the KRR instances' offset): negating the output layer "
+        "(weights N(0, 1), bias 0.3·N(0, 1)) is an isometry T of θ that preserves θ_0's law "
+        "and maps f_θ to −f_{Tθ}, so the mutant's (f_θ0, y*) has the law of the original's "
+        "(−f_θ0, −y*) with the same kernel K; the KRR claims read ỹ, residuals, their norms "
+        "and the flow's ridge, which this map carries over exactly: another draw of the same "
+        "family",
+        operator="flip_sign", before="1.0, -1.0) + target_offset",
+    ),
+    SurvivorReason(
+        "simulate_selective_step", OUTSIDE,
+        "the step's cap 0.1/(μ − 1) for 0.1/μ (μ = λ_max(ΦΦᵀ), median ≈ 1.9 for Φ of n × 4n "
+        "with N(0, 1/4n) entries): η ≈ 0.1, still below the descent limit 1/μ wherever μ > "
+        "1.11; the printed scheme is refuted for any such step, by a relative increase in "
+        "[λη/ε − 2, λη/ε] read from the logged λη, and the worst case λη = 1/2 (λ ≥ 5μ, "
+        "η = 0.5/λ) is unchanged",
+        operator="n_minus_one", before="0.1 / mu",
+    ),
+    SurvivorReason(
+        "simulate_minilm_lambda", OUTSIDE,
+        "minibatch order and dropout drawn from fold_in(key, d), the key that drew the "
+        "dataset's sentences (a permutation of the whole dataset), for fold_in(key, 2000 + d): "
+        "the same sentences and another draw of the training randomness; the table's "
+        "orderings are claimed for every run, whatever its minibatch order and dropout masks",
+        operator="drop_term", before="2000 + d",
+    ),
+    SurvivorReason(
+        "simulate_quadratic_gap", OUTSIDE,
+        "the time grid [10⁻³, 10]/(4a² + λ) for /(2a² + λ): another grid, from A·t_1 ≤ 10⁻³ "
+        "(A = 2a² + λ) to A·t ≥ 5; Thm 3 is stated at every t, the closed forms are evaluated "
+        "at the run's own times (the quadrature where A·t ≤ 1, the onset at t_1, still inside "
+        "its regime), and the bound is tightest as t → 0, which a smaller t_1 only nears",
+        operator="scale_x2", before="2 * a ** 2 + lam",
+    ),
 )  # fmt: skip

@@ -85,14 +85,29 @@ def test_rule_check_rejects_a_run_whose_step_grid_is_not_its_curves_grid():
         claims.check_rule_stops_early(run._replace(evaluated_steps=np.array([0])))
 
 
-def _stopping(rule, best) -> minilm.MiniLMStopping:
+def _stopping(rule, best, spectral_factor=1.0) -> minilm.MiniLMStopping:
+    """Runs with Ĉ_H = 0.3 and its second route 0.3·spectral_factor."""
     rule, best = np.asarray(rule, float), np.asarray(best, float)
     zeros = np.zeros_like(rule)
     curve = np.zeros((*rule.shape, 3))
     return minilm.MiniLMStopping(
         np.array([8, 16]), np.array([0, 10, 20]), rule, zeros + 1, zeros + 0.9, zeros + 0.3,
         zeros + 0.01, best, best, curve, curve, zeros + 1, zeros + 1,
+        zeros + 0.3 * spectral_factor,
     )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("factor", "outcome"),
+    [(1.0, "holds"), (1.0 + 5e-4, "holds"), (1.0 + 5e-3, "inconclusive"), (0.5, "inconclusive"),
+     (np.nan, "inconclusive")],
+)  # fmt: skip
+def test_rule_check_needs_the_plug_in_c_h_to_match_its_second_route(factor, outcome):
+    """Ĉ_H against the spectral sum of the same increment: equal within a relative 1e-3, else
+    T̂ is not the rule the statement names and a rule that stops first decides nothing."""
+    early = [[1, 2], [0, 3], [2, 1]], [[100, 200], [150, 90], [200, 120]]
+    result = claims.check_rule_stops_early(_stopping(*early, spectral_factor=factor))
+    assert result.outcome == outcome
 
 
 def test_rule_check_holds_when_the_rule_stops_first_and_is_refuted_when_it_stops_last():

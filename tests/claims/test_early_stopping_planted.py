@@ -85,6 +85,27 @@ def test_power_law_rate_catches_a_dropped_padding_factor(monkeypatch):
     assert planted.verdict == "refuted" and not planted.as_expected
 
 
+@pytest.mark.parametrize(
+    ("keep", "scale"),
+    [(lambda k, size: k < size, lambda size, top: size / top),
+     (lambda k, size: k <= size, lambda size, top: size / (top - 1))],
+    ids=["last_eigenvalue_lost", "padding_over_top_minus_one"],
+)  # fmt: skip
+def test_power_law_rate_catches_a_padding_off_by_one(monkeypatch, keep, scale):
+    """k < N (the eigenvalue N^{−2β} lost) or √(N/(top − 1)): the fitted slopes move by less
+    than 1e-4, and the direct bisection at N = top/1000 sees the padded ϱ̂_N² move."""
+    claim_id = "early_stopping.eq30.power_law_rate"
+
+    def off_by_one(beta, size, top, coefficient):
+        k = jnp.arange(1, top + 1.0)
+        lam = jnp.where(keep(k, size), k ** (-2 * beta), 0.0)
+        return _stopping.critical_radius(lam, coefficient * jnp.sqrt(scale(size, top))) ** 2
+
+    monkeypatch.setattr(_stopping, "power_law_critical_radius_squared", off_by_one)
+    planted = _record(claim_id)
+    assert planted.verdict == "refuted" and not planted.as_expected
+
+
 # --- Thm 5 / Lemma 1: the width rates -----------------------------------------------------
 
 
@@ -275,6 +296,28 @@ def test_printed_ridge_rule_counterexample_is_two_sided(monkeypatch, rule):
     assert not _record(claim_id).as_expected
 
 
+@pytest.mark.parametrize(
+    "lower",
+    [lambda gd, krr: 2.0 * gd - krr, lambda gd, krr: gd],
+    ids=["gd_doubled", "krr_dropped"],
+)
+def test_ridge_sandwich_catches_a_wrong_lower_side(monkeypatch, lower):
+    """The lower side s_GD − s_KRR computed as 2s_GD − s_KRR or s_GD: the random instances'
+    margin (the smaller side) cannot see it, the hand instance's lower side (5/48) does."""
+    claim_id = "early_stopping.sec6_2.ridge_sandwich_corrected"
+    assert _record(claim_id).as_expected
+    real = _ridge.sandwich_sides
+
+    def planted(eigenvalues, step_size, steps, *, printed=False):
+        pair = _ridge.shrinkage_sandwich(eigenvalues, step_size, steps, printed=printed)
+        sides = real(eigenvalues, step_size, steps, printed=printed)
+        return sides.at[0].set(jnp.min(lower(pair.gd, pair.krr)))
+
+    monkeypatch.setattr(_ridge, "sandwich_sides", planted)
+    record = _record(claim_id)
+    assert record.verdict == "refuted" and not record.as_expected
+
+
 # --- eqs. (7), (34): kernel GD ------------------------------------------------------------
 
 
@@ -433,3 +476,30 @@ def test_an_off_by_one_width_normaliser_refutes_the_small_width_moment(shift):
     uses = dataclasses.replace(claim.uses, fn=planted, name=claim.uses.name + ".planted")
     (record,) = run_claims([dataclasses.replace(claim, uses=uses)], scale="quick", seeds=(0,))
     assert record.verdict == "refuted"
+
+
+# --- Sec 6.1 on MiniLM: the plug-in Ĉ_H of the stopping rule ------------------------------
+
+
+@pytest.mark.slow  # ≥ 20 s on 2 cores: make test-full (the kill matrix covers CI)
+def test_minilm_rule_catches_a_c_h_from_the_wrong_residual(monkeypatch):
+    """Ĉ_H of kernel GD's increment from the residual f_PT − Y/2 instead of f_PT − Y (the
+    rule stops first either way): the spectral second route disagrees, so the run decides
+    nothing."""
+    from ntsim.theory.early_stopping import _real_kernel, minilm
+
+    claim_id = "early_stopping.minilm.rule_stops_early"
+    real = minilm.plug_in_stopping_time
+
+    def planted(k, k_val, y, y_val, f_pt, f_pt_val, *, step_size, steps, horizon):
+        rule = real(k, k_val, y, y_val, f_pt, f_pt_val, step_size=step_size, steps=steps,
+                    horizon=horizon)  # fmt: skip
+        c = _real_kernel.task_vector_coefficients(
+            k, f_pt - 0.5 * y, step_size=step_size, steps=rule.validation_step
+        )
+        c_h = jnp.sqrt(jnp.maximum(c @ k @ c, jnp.finfo(k.dtype).tiny))
+        return rule._replace(rkhs_distance=c_h)
+
+    monkeypatch.setattr(minilm, "plug_in_stopping_time", planted)
+    record = _record(claim_id)
+    assert record.verdict == "inconclusive" and not record.as_expected

@@ -159,3 +159,77 @@ def test_lemma1_pairs_that_do_not_differ_leave_it_undecided(monkeypatch):
     original = _ball_simulations.lemma1_pair
     monkeypatch.setattr(_ball_simulations, "lemma1_pair", lambda a, b, *r: original(a, a, *r))
     assert _record("linearization.lemma1.kernel_lipschitz", cache=None).verdict == "inconclusive"
+
+
+def test_thm7_ratio_bound_pins_a_to_the_printed_c_over_one_minus_eta_squared(monkeypatch):
+    """a = c/(1 − η/2)² in place of c/(1 − η)²: a smaller a keeps both bounds (they are loose
+    by a = κ/(1 − η)² on each side) and q = √(lower·upper) unchanged; only a = √(upper/lower)
+    against c/(1 − η)² from numpy's eigenvalues and a Cholesky route to η notices it."""
+    assert _record("linearization.thm7.ratio_bound").verdict == "holds"
+    original = lz.thm7_bounds
+
+    def planted(kernel, extra, targets, ridge):
+        b, eta = original(kernel, extra, targets, ridge)
+        shrink = ((1 - eta) / (1 - 0.5 * eta)) ** 2  # a·shrink = c/(1 − η/2)²
+        return b._replace(lower=b.lower / shrink, upper=b.upper * shrink), eta
+
+    monkeypatch.setattr(lz, "thm7_bounds", planted)
+    assert _record("linearization.thm7.ratio_bound", cache=None).verdict == "refuted"
+
+
+@pytest.mark.parametrize("printed", [True, False])
+def test_thm7_step_upper_bound_without_its_one_minus_eta_is_caught(monkeypatch, printed):
+    """σ‖y*‖κ/λ(K + σI) without the 1/(1 − η) still bounds R(θ∪θ̂)^{1/2} (S ⪰ 0 only raises
+    λ_min), and at S = 0, where the equality cases sit, η = 0: only the printed formula
+    evaluated a second way (numpy) notices the missing factor."""
+    original = lz.thm7_step_bounds
+
+    def planted(kernel, extra, targets, ridge, *, printed):
+        b = original(kernel, extra, targets, ridge, printed=printed)
+        if printed is not planted.which:
+            return b
+        return b._replace(upper=b.upper * (1 - lz.perturbation_size(kernel, extra)))
+
+    planted.which = printed
+    monkeypatch.setattr(lz, "thm7_step_bounds", planted)
+    assert _record("linearization.thm7.step_printed", cache=None).verdict == "refuted"
+
+
+def test_a_plateau_lipschitz_estimate_below_the_path_leaves_it_undecided():
+    """Thm 2's Lip(f) bounds ‖J_θs‖ along the path; the path minimum of ‖J‖_op in place of its
+    maximum gives a tighter bound that still holds on the plateau, but it is below ‖J_θs‖ at
+    some step of every run (‖J‖ moves along each run), so the premise fails."""
+    import jax
+
+    from ntsim.claims.linearization import _distance
+
+    with jax.enable_x64(True):
+        run = lz.simulate_plateau(jax.random.key(0), lz.NetworkSetting(instances=16))
+    assert _distance.check_thm2_plateau(run).outcome == "holds"
+    low = np.min(np.asarray(run.jac_norm), axis=-1)
+    planted = run._replace(lip=low, scaled=np.asarray(run.scaled) * np.asarray(run.lip) / low)
+    assert _distance.check_thm2_plateau(planted).outcome == "inconclusive"
+
+
+def test_a_split_step_beyond_half_a_proximal_step_leaves_thm3_undecided(monkeypatch):
+    """η = 0.1/λ_max(K) without its cap 0.5/λ (λ up to 10λ_max: λη up to 1, where the split
+    step puts θ back at θ0 and Δ ≡ 0 satisfies any bound): the design check λη ≤ 1/2 fails."""
+    import jax
+
+    from ntsim.theory.linearization import _ball_simulations, _simulations
+
+    assert _record("linearization.thm3.bound").verdict == "holds"
+
+    def uncapped(key, s, *, selective, zero_fraction=0.0):
+        inst = _simulations.random_instance(key, n=s.n, d=s.d, width=s.width)
+        k_lam, k_zero = jax.random.split(jax.random.fold_in(key, 11))
+        lam = 10 ** jax.random.uniform(k_lam, minval=-1.0, maxval=1.0) * inst.mu_max
+        lam = jnp.where(jax.random.uniform(k_zero) < zero_fraction, 0.0, lam)
+        eta = 0.1 / inst.mu_max
+        run = lz.finetune(_simulations.instance_model(s.width).apply, inst.params0, inst.x,
+                          inst.y, proximal=lam, learning_rate=eta, num_steps=s.steps,
+                          selective=selective)  # fmt: skip
+        return inst, run, lam, eta
+
+    monkeypatch.setattr(_ball_simulations, "_constant_run", uncapped)
+    assert _record("linearization.thm3.bound", cache=None).verdict == "inconclusive"

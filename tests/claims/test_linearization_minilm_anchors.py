@@ -49,8 +49,10 @@ def _run(*, gap_sign=-1.0, kl=bernoulli_kl, n=12, seeds=3, first_order=0.0, cubi
     scaled = lambda part: np.stack([gaps(c, part) for c in (0.5, 0.25)], axis=-1)  # noqa: E731
     zeros = np.zeros_like(distance)
     logit_max = np.maximum(np.abs(f[..., n:]), np.abs(f_lin[..., n:])).max(axis=-1)
+    targets = np.broadcast_to(np.where(np.arange(n) % 2 == 0, 1.0, -1.0), (1, 3, seeds, n))
     return lz.MiniLMLambdaRun(distance, gaps(1.0, train), gaps(1.0, test), kl_test, logit_max,
-                              zeros, zeros, scaled(train), scaled(test), LAMBDAS, n, n)  # fmt: skip
+                              zeros, zeros, targets, scaled(train), scaled(test), LAMBDAS, n,
+                              n)  # fmt: skip
 
 
 def test_second_order_gap_holds_and_a_sum_for_the_difference_is_refuted():
@@ -128,3 +130,21 @@ def test_a_kl_column_twice_too_large_breaks_the_mean_bound(factor, outcome):
     assert anchors.check_kl_within_logit_bound(
         run._replace(kl_test=factor * run.kl_test)
     ).outcome == (outcome)
+
+
+def test_the_lambda_tables_orderings_need_the_cross_entropy_targets():
+    """The λ table's runs train softplus(−y·f), the cross-entropy of labels {0, 1} only for
+    y = 2·label − 1 = ±1. Targets 2·label − 2 ∈ {−2, 0} (another loss, still trainable, whose
+    distances may still fall in λ) leave both orderings undecided."""
+    from ntsim.claims.linearization import _minilm
+    from ntsim.theory.linearization._minilm_training import _signed
+
+    run = _run()
+    labels = (np.arange(run.train_targets.shape[-1]) % 2).astype(np.float32)
+    run = run._replace(train_targets=np.broadcast_to(np.asarray(_signed(labels)),
+                                                     run.train_targets.shape))  # fmt: skip
+    checks = (_minilm.check_distance_decreasing, _minilm.check_gap_below_unregularised)
+    assert [check(run).outcome for check in checks] == ["holds", "holds"]
+    shifted = run._replace(train_targets=np.broadcast_to(2.0 * labels - 2.0,
+                                                         run.train_targets.shape))  # fmt: skip
+    assert [check(shifted).outcome for check in checks] == ["inconclusive", "inconclusive"]

@@ -39,7 +39,18 @@ PENDING_TOPICS: dict[str, str] = {
     "claim pins that 1/n yet — gd_loo_distance is a triangle inequality that holds for any "
     "weights — so the blind spot moves there until a one-step closed-form anchor is added); "
     "the entry predates them: `ntsim mutate --topic stability --jobs 2 --resume`, after the "
-    "full-scale records (all dated)",
+    "full-scale records (all dated); session 34 added the one-step anchor "
+    "stability.anchor.gd_first_step for that 1/n",
+    "early_stopping": "session 34 (2026-12-01) aimed checks at the four blind spots of the "
+    "session-33 resume (a second route to the MiniLM rule's Ĉ_H, the ridge sandwich's sides and "
+    "its hand anchor, the attained R̂ = ϱ below √λ̂_min) and at the power-law padding; the "
+    "draws are now seeded per function, so the remake re-draws the sample once: `ntsim mutate "
+    "--topic early_stopping --jobs 2 --resume`",
+    "linearization": "session 34 (2026-12-01) aimed checks at five of the ten blind spots "
+    "(the plateau's Lipschitz premise, the λ table's ±1 targets, Thm 3's λη ≤ ½ design, Thm 7's "
+    "a = c/(1 − η)² and its printed step formulas by numpy) and gave four reasons; the draws "
+    "are now seeded per function, so the remake re-draws the sample once: `ntsim mutate "
+    "--topic linearization --jobs 2 --resume`",
 }
 
 #: Topics below the floor, with the rate they are at (the test fails if a topic drops
@@ -167,8 +178,12 @@ PENDING_BLIND_SPOTS: dict[str, int] = {
     # the MiniLM λ simulation's label coding (2y − ½) and its 2000 + d sentence offset,
     # _signed's 2y − 2, _constant_run's max(λ, 1e-30) → min, random_instance's target sign,
     # simulate_selective_step's 0.1/(μ − 1), thm7_bounds' 1 − ½η, thm7_step_bounds' 1 − η → 1,
-    # simulate_quadratic_gap's 2·2a² + λ. Reasons or checks: next session.
-    "linearization": 10,
+    # simulate_quadratic_gap's 2·2a² + λ. Session 34: checks for the plateau's max → min, the
+    # label coding (the λ simulation now calls _signed, whose ±1 is a premise of the table's
+    # orderings), _constant_run's max → min (λη ≤ ½) and the two Thm 7 bounds; reasons for
+    # the sentence offset, random_instance's sign and simulate_quadratic_gap's time grid.
+    # The recorded entry's outcomes stay as they were until the remake: 10 − 4 = 6.
+    "linearization": 6,
 }
 
 
@@ -193,9 +208,7 @@ PENDING_UNPINNED: dict[str, str] = {
         for name in (
             "_minilm_training._signed",
             "_simulations._constant_run",
-            "_simulations.random_instance",
             "_spectral.thm7_step_bounds",
-            "quadratic_gap.simulate_quadratic_gap",
         )
     },
 }

@@ -109,6 +109,11 @@ def test_heldout_curve_and_plug_in_distance_equal_explicit_gd_on_a_linear_model(
     assert best == int(steps[jnp.argmin(explicit)])
     distance = float(jnp.linalg.norm(path[best] - theta0))
     assert float(rule.rkhs_distance) == pytest.approx(distance, rel=1e-8)
+    # the second route (the spectral sum) to the same distance, at s* and at other steps
+    for s in (best, 1, 40):
+        spectral = minilm.increment_rkhs_norm(gram[tr, tr], f0[tr] - y[tr], step_size=alpha,
+                                              steps=s)  # fmt: skip
+        assert spectral == pytest.approx(float(jnp.linalg.norm(path[s] - theta0)), rel=1e-8)
 
 
 def test_predicted_cosines_equal_measured_ones_on_a_linear_model():

@@ -63,6 +63,11 @@ def test_power_law_slopes_approach_the_continuum_rate(x64):
     rates = es.simulate_power_law_rates(None, es.PowerLawRateSetting(betas=(1.0, 2.0), top=10**5))
     np.testing.assert_allclose(np.asarray(rates.theory), [-2 / 3, -0.8])
     np.testing.assert_allclose(np.asarray(rates.slopes), np.asarray(rates.theory), atol=0.05)
+    # the padded ϱ̂_N² at N = top/1000 = 100 is eq. (11)'s root on the 100 eigenvalues
+    np.testing.assert_allclose(np.asarray(rates.padding_gap), 0.0, atol=1e-12)
+    c = float(es.critical_radius_coefficient(1.0))
+    padded = float(es.power_law_critical_radius_squared(1.0, 100.0, 10**5, c))
+    assert padded == pytest.approx(_numpy_radius_squared(1.0, 100, c), rel=1e-9)
     assert np.all(np.isfinite(np.asarray(rates.slopes_early)))
     with pytest.raises(ValueError, match="betas"):
         es.PowerLawRateSetting(betas=(0.5,))
@@ -82,6 +87,13 @@ def test_shrinkage_sandwich_simulation_matches_numpy(x64, key):
         margin = min((gd - krr).min(), (2 * krr - gd).min())
         assert float(np.asarray(getattr(run, field))[1]) == pytest.approx(margin, abs=1e-12)
     assert np.asarray(run.corrected).min() > -1e-13  # the sandwich (1 − e^{−x} ≥ x/(1 + x))
+    assert float(np.asarray(run.step_times_lambda_max)[1]) == pytest.approx(alpha * lam.max())
+    # the hand instance λ̂ ∈ {1/2, 1/4}, α = 1, τ ∈ {2, 6}: s_GD = 1 − (1 − λ̂)^τ and
+    # s_KRR = λ̂τ/(λ̂τ + 1), so the sides are min(1/4, 15/64, 5/48, 4547/20480) and
+    # min(1/4, 33/64, 11/48, 7741/20480), the ratios (3/2, 21/16, 21/16, 16835/12288)
+    np.testing.assert_allclose(
+        np.asarray(run.anchor), [5 / 48, 11 / 48, 21 / 16, 3 / 2, 1 / 2], rtol=0, atol=1e-15
+    )
 
 
 def test_c_h_rescaling_bounds_from_the_slope_of_r_over_rho_squared(x64, key):
@@ -103,3 +115,16 @@ def test_optimal_stopping_is_monotone_in_the_drift_and_capped(x64, key):
     t_op = np.asarray(run.t_op)
     assert np.all(np.diff(t_op, axis=1) <= 0) and np.all(t_op <= np.maximum(t_max, 1)[:, None])
     np.testing.assert_array_equal(t_op[:, 0], np.maximum(t_max, 1))  # no drift: T̂_max
+
+
+def test_rademacher_facts_are_attained_at_both_ends_of_the_grid(x64, key):
+    """Eq. (10): R̂ = ϱ below λ̂_min^{1/2} (the grid starts at 10⁻⁶λ̂_max^{1/2}, below it for
+    N ≤ 400), R̂² = tr K/N and R̂ constant above λ̂_max^{1/2}; R̂/ϱ² strictly decreasing."""
+    for n in (50, 400):
+        run = np.asarray(es.simulate_rademacher_facts(
+            key, es.SpectrumSetting(num_eigenvalues=n, instances=10)
+        ))  # fmt: skip
+        np.testing.assert_allclose(run[:, :3], 0.0, atol=1e-14)
+        assert run[:, 3].min() > 0
+        spectrum = np.asarray(es.random_spectrum(jax.random.split(key, 10)[0], n))
+        assert spectrum.min() / spectrum.max() >= 1e-12  # the grid's lower end is below it

@@ -203,9 +203,11 @@ def test_lambda_units_fill_rows_l_times_seeds_plus_j(synthetic_sentiment, key):
         units[dataset]["gap_test_scaled"] = np.stack([rows + 100 * d + 0.5, rows + 100 * d + 0.25],
                                                      axis=1).tolist()  # fmt: skip
         units[dataset]["gap_train_scaled"] = units[dataset]["gap_test_scaled"]
+        units[dataset]["train_targets"] = [[1.0, -1.0] * 4] * 6
     memo, asked = _replay(units)
     run = lz.simulate_minilm_lambda(key, setting, memo=memo)
     assert asked == list(setting.datasets)
+    assert run.train_targets.shape == (2, 3, 2, 8)
     for d in range(2):
         for lam in range(3):
             for j in range(2):

@@ -35,6 +35,7 @@ from ntsim._validation import (
 from ntsim.theory.early_stopping._kernel_gd import gd_shrinkage
 
 __all__ = [
+    "ANCHOR_INSTANCE",
     "SANDWICH_SETTINGS",
     "SandwichMargins",
     "SandwichSetting",
@@ -43,6 +44,7 @@ __all__ = [
     "krr_shrinkage",
     "ridge_for_steps_corrected",
     "ridge_for_steps_printed",
+    "sandwich_sides",
     "shrinkage_sandwich",
 ]
 
@@ -131,6 +133,12 @@ class SandwichSetting:
         check_int_fields(self, ("num_eigenvalues", "num_steps", "instances"))
 
 
+#: The hand instance of :class:`SandwichMargins`'s ``anchor``: ``λ̂ ∈ {1/2, 1/4}``,
+#: ``α = 1``, ``τ ∈ {2, 6}``, where ``s_GD = 1 − (1 − λ̂)^τ`` and
+#: ``s_KRR(1/η_τ) = λ̂τ/(λ̂τ + 1)``.
+ANCHOR_INSTANCE = ((0.5, 0.25), 1.0, (2, 6))
+
+
 class SandwichMargins(NamedTuple):
     """Per instance, ``min over (λ̂, τ)`` of ``min(s_GD − s_KRR, 2 s_KRR − s_GD)`` (``≥ 0``:
     the sandwich holds) and the range of ``s_GD/s_KRR``, for both ridge rules.
@@ -138,20 +146,53 @@ class SandwichMargins(NamedTuple):
     Attributes:
       corrected, printed: the margins with ``λ = 1/η_τ`` and with the printed ``λ = η_τ``.
       corrected_ratio, printed_ratio: ``(min, max)`` of ``s_GD/s_KRR``, ``(instances, 2)``.
+      step_times_lambda_max: ``αλ̂_max`` per instance (the sandwich's premise: ``≤ 1``).
+      anchor: ``(5,)``, :func:`sandwich_sides` of the corrected sandwich on
+        :data:`ANCHOR_INSTANCE` (``λ̂ ∈ {1/2, 1/4}``, ``α = 1``, ``τ ∈ {2, 6}``), by the same
+        code as the instances: ``(5/48, 11/48, 21/16, 3/2, 1/2)`` by hand.
     """
 
     corrected: Array
     printed: Array
     corrected_ratio: Array
     printed_ratio: Array
+    step_times_lambda_max: Array
+    anchor: Array
+
+
+def sandwich_sides(
+    eigenvalues: ArrayLike, step_size: ArrayLike, steps: ArrayLike, *, printed: bool = False
+) -> Array:
+    r"""The two sides of the sandwich, the ratio range over ``(λ̂, τ)`` and the premise, ``(5,)``:
+    ``min(s_GD − s_KRR)``, ``min(2 s_KRR − s_GD)`` (both ``≥ 0`` where it holds),
+    ``(min, max)`` of ``s_GD/s_KRR`` and ``αλ̂_max`` (the sandwich needs ``αλ̂ ≤ 1``)
+    (:func:`shrinkage_sandwich`'s arguments).
+
+    Examples:
+      >>> import jax.numpy as jnp
+      >>> [round(float(v), 6) for v in sandwich_sides(jnp.array([0.5]), 1.0, jnp.array([2, 6]))]
+      [0.234375, 0.25, 1.3125, 1.5, 0.5]
+    """
+    pair = shrinkage_sandwich(eigenvalues, step_size, steps, printed=printed)
+    ratio = pair.gd / pair.krr
+    return jnp.stack(
+        [
+            jnp.min(pair.gd - pair.krr),
+            jnp.min(2 * pair.krr - pair.gd),
+            jnp.min(ratio),
+            jnp.max(ratio),
+            step_size * jnp.max(eigenvalues),
+        ]
+    )
 
 
 def simulate_shrinkage_sandwich(key: PRNGKey, setting: SandwichSetting) -> SandwichMargins:
     """The sandwich ``s_KRR ≤ s_GD ≤ 2 s_KRR`` on random spectra, for both ridge rules.
 
     Instance keys ``split(key, instances)``; each instance draws its spectrum, step size
-    and step counts (:class:`SandwichSetting`) and evaluates :func:`shrinkage_sandwich` with
-    ``printed=False`` and ``printed=True`` on the same draw. Run it in float64.
+    and step counts (:class:`SandwichSetting`) and evaluates :func:`sandwich_sides` with
+    ``printed=False`` and ``printed=True`` on the same draw; the ``anchor`` is
+    :func:`sandwich_sides` on :data:`ANCHOR_INSTANCE`. Run it in float64.
     """
     check_setting_type("simulate_shrinkage_sandwich", setting, SandwichSetting)
     check_key("simulate_shrinkage_sandwich", key)
@@ -165,13 +206,14 @@ def simulate_shrinkage_sandwich(key: PRNGKey, setting: SandwichSetting) -> Sandw
         )
         out = []
         for printed in (False, True):
-            pair = shrinkage_sandwich(lam, alpha, steps, printed=printed)
-            margin = jnp.minimum(jnp.min(pair.gd - pair.krr), jnp.min(2 * pair.krr - pair.gd))
-            ratio = pair.gd / pair.krr
-            out.append((margin, jnp.stack([jnp.min(ratio), jnp.max(ratio)])))
-        return SandwichMargins(out[0][0], out[1][0], out[0][1], out[1][1])
+            sides = sandwich_sides(lam, alpha, steps, printed=printed)
+            out.append((jnp.minimum(sides[0], sides[1]), sides[2:4], sides[4]))
+        return out[0][0], out[1][0], out[0][1], out[1][1], out[0][2]
 
-    return jax.jit(jax.vmap(instance))(jax.random.split(key, setting.instances))
+    margins = jax.jit(jax.vmap(instance))(jax.random.split(key, setting.instances))
+    lam, alpha, steps = ANCHOR_INSTANCE
+    anchor = sandwich_sides(jnp.array(lam), alpha, jnp.array(steps, float))
+    return SandwichMargins(*margins, anchor)
 
 
 SANDWICH_SETTINGS = {

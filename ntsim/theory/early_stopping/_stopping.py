@@ -415,12 +415,17 @@ class PowerLawRates(NamedTuple):
       slopes: over ``N ∈ [top/100, top]``.
       slopes_early: over ``N ∈ [top/1000, top/10]``.
       theory: eq. (30)'s ``−2β/(2β+1)``.
+      padding_gap: ``ϱ̂_N²`` of :func:`power_law_critical_radius_squared` (padded to ``top``
+        slots) over ``ϱ̂_N²`` of :func:`empirical_critical_radius` on the ``N`` eigenvalues
+        themselves, minus 1, at ``N = top/1000`` (the smallest fitted ``N``): ``0`` up to
+        round-off.
     """
 
     betas: Array
     slopes: Array
     slopes_early: Array
     theory: Array
+    padding_gap: Array
 
 
 def power_law_critical_radius_squared(beta, size, top: int, coefficient) -> Array:
@@ -438,7 +443,9 @@ def power_law_critical_radius_squared(beta, size, top: int, coefficient) -> Arra
 def simulate_power_law_rates(key, setting: PowerLawRateSetting) -> PowerLawRates:
     """Slopes of ``log ϱ̂_N²`` in ``N`` on exact power laws (eq. (30)); ``key`` is unused.
 
-    Deterministic: the spectra are exact. Run it in float64 (``N`` up to ``10^7``).
+    Deterministic: the spectra are exact. Run it in float64 (``N`` up to ``10^7``). The
+    padded radius is also compared with a direct bisection on the spectrum ``k^{−2β}``,
+    ``k = 1..top/1000`` (``padding_gap``).
     """
     check_setting_type("simulate_power_law_rates", setting, PowerLawRateSetting)
     del key
@@ -446,15 +453,22 @@ def simulate_power_law_rates(key, setting: PowerLawRateSetting) -> PowerLawRates
     top = setting.top
     radius = jax.jit(lambda beta, size: power_law_critical_radius_squared(beta, size, top, c))
     out = {top // 10: [], top: []}
+    ranks = jnp.arange(1, top // 1000 + 1.0)  # the smallest fitted N, eigenvalue by eigenvalue
+    padding_gap = []
     for beta in setting.betas:
         for end in out:
             sizes = np.unique(np.geomspace(end // 100, end, setting.sizes_per_window).astype(int))
             rho2 = jnp.stack([radius(beta, float(m)) for m in sizes])
             out[end].append(log_log_slope(jnp.asarray(sizes, rho2.dtype), rho2)[0])
+        direct = empirical_critical_radius(
+            ranks ** (-2 * beta), setting.noise_std, setting.rkhs_distance
+        )
+        padding_gap.append(radius(beta, float(ranks.shape[0])) / direct**2 - 1)
     betas = jnp.asarray(setting.betas, dtype=c.dtype)
     return PowerLawRates(
         betas=betas,
         slopes=jnp.stack(out[top]),
         slopes_early=jnp.stack(out[top // 10]),
         theory=-2 * betas / (2 * betas + 1),
+        padding_gap=jnp.stack(padding_gap),
     )

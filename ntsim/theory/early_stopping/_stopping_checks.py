@@ -92,14 +92,19 @@ def _instances(fn, key, setting: SpectrumSetting, batch_size: int | None = None)
 
 def simulate_rademacher_facts(key: PRNGKey, setting: SpectrumSetting) -> Array:
     """Per instance, the smallest normalised slack of ``R̂ ≤ ϱ``, ``R̂² ≤ tr K/N``, ``R̂``
-    non-decreasing and ``R̂/ϱ²`` non-increasing over ``radii`` radii spanning 6 decades
-    around ``λ̂_max^{1/2}``: ``(instances, 4)``, ``≥ 0`` where the fact holds (eq. (10))."""
+    non-decreasing and ``R̂/ϱ²`` non-increasing over ``radii`` radii from ``10⁻⁶λ̂_max^{1/2}``
+    to ``10²λ̂_max^{1/2}``: ``(instances, 4)``, ``≥ 0`` where the fact holds (eq. (10)).
+
+    The grid reaches both equality cases of eq. (10): ``ϱ² ≥ λ̂_max`` (``R̂² = tr K/N``) and
+    ``ϱ² ≤ λ̂_min`` (``R̂ = ϱ``). The second needs ``10⁻¹² ≤ λ̂_min/λ̂_max``, which every
+    spectrum of :func:`random_spectrum` with ``N ≤ 400`` meets: ``λ̂_min/λ̂_max ≥
+    (0.5/1.5)·N^{−2β} ≥ N^{−4}/3 ≥ 1.3·10⁻¹¹`` (``β ≤ 2``)."""
     check_setting_type("simulate_rademacher_facts", setting, SpectrumSetting)
     check_key("simulate_rademacher_facts", key)
 
     def instance(k):
         lam = random_spectrum(k, setting.num_eigenvalues)
-        radii = jnp.geomspace(1e-4, 1e2, setting.radii) * jnp.sqrt(jnp.max(lam))
+        radii = jnp.geomspace(1e-6, 1e2, setting.radii) * jnp.sqrt(jnp.max(lam))
         complexity = local_rademacher_complexity(lam, radii)
         scaled = complexity / radii**2
         return jnp.stack(

@@ -59,6 +59,7 @@ from ntsim.theory.early_stopping._minilm_model import (
 from ntsim.theory.early_stopping._real_kernel import (
     PlugInStoppingRule,
     heldout_mse_curve,
+    increment_rkhs_norm,
     kernel_predicted_cosines,
     plug_in_stopping_time,
     vector_cosines,
@@ -70,6 +71,7 @@ __all__ = [
     "PlugInStoppingRule",
     "draw_task_splits",
     "heldout_mse_curve",
+    "increment_rkhs_norm",
     "kernel_predicted_cosines",
     "minilm_scalar_model",
     "plug_in_stopping_time",
@@ -343,6 +345,9 @@ class MiniLMStopping(NamedTuple):
         (``finetune_*`` NaN when not run).
       linearised_mse_at_rule: linearised GD's test MSE at exactly ``T̂``.
       pretrained_mse: test MSE of ``f_PT``.
+      rkhs_distance_spectral: ``Ĉ_H`` by a second route, :func:`increment_rkhs_norm` on the
+        same kernel, residual ``f_PT − Y`` and validation step ``s*`` (NaN in units kept
+        before this field existed).
     """
 
     sizes: np.ndarray
@@ -358,6 +363,7 @@ class MiniLMStopping(NamedTuple):
     finetune_curve: np.ndarray
     linearised_mse_at_rule: np.ndarray
     pretrained_mse: np.ndarray
+    rkhs_distance_spectral: np.ndarray
 
 
 def _stopping_seed(setting: MiniLMStoppingSetting, key: PRNGKey) -> dict:
@@ -403,6 +409,9 @@ def _stopping_seed(setting: MiniLMStoppingSetting, key: PRNGKey) -> dict:
             "finetune_curve": ft_curve.tolist(),
             "linearised_mse_at_rule": float(curve[-1]),
             "pretrained_mse": float(curve[0]),
+            "rkhs_distance_spectral": increment_rkhs_norm(
+                k_n, f_pt[n] - y[n], step_size=alpha, steps=int(rule.validation_step)
+            ),
         }
         for name, value in values.items():
             out[name].append(value)
@@ -421,7 +430,9 @@ def simulate_minilm_stopping_rule(
     check_key("simulate_minilm_stopping_rule", key)
     units = [memo(f"seed{s}", lambda s=s: _stopping_seed(setting, jax.random.fold_in(key, s)))
              for s in range(setting.seeds)]  # fmt: skip
-    fields = {name: np.asarray([u[name] for u in units]) for name in MiniLMStopping._fields[2:]}
+    missing = np.full(len(setting.sizes), np.nan)  # a field that units kept earlier lack
+    fields = {name: np.asarray([u.get(name, missing) for u in units])
+              for name in MiniLMStopping._fields[2:]}  # fmt: skip
     return MiniLMStopping(
         sizes=np.asarray(setting.sizes),
         evaluated_steps=np.arange(0, setting.max_steps + 1, setting.eval_every),

@@ -189,17 +189,22 @@ def simulate_distance(key: PRNGKey, setting: DistanceSetting) -> DistanceRun:
 
 
 class PlateauRun(NamedTuple):
-    """Constant λ on a grid ``λ = factor·λ_max(K)``, ``η = 0.5/λ``, ``(I, L)`` each.
+    """Constant λ on a grid ``λ = factor·λ_max(K)``, ``η = 0.5/λ``, ``(I, L)`` each (``jac_norm``
+    ``(I, L, T + 1)``).
 
     Attributes:
       distance: ``‖θ_T − θ_0‖``.
       scaled: ``λ‖θ_T − θ_0‖/(2L̂r_0)`` (``L̂`` the path maximum of ``‖J‖_op``).
       lam: the λ values.
+      lip: ``L̂``, the ``Lip(f)`` the bound is evaluated with.
+      jac_norm: ``‖J_θs‖_op`` at every step of the run (Thm 2's hypothesis: each ``≤ L̂``).
     """
 
     distance: Array
     scaled: Array
     lam: Array
+    lip: Array
+    jac_norm: Array
 
 
 #: λ grid (units of λ_max(K)) for Thm 2's plateau.
@@ -224,7 +229,8 @@ def simulate_plateau(key: PRNGKey, setting: NetworkSetting) -> PlateauRun:
             )  # fmt: skip
             r0 = jnp.linalg.norm(run.train[0] - inst.y)
             dist = run.distance[-1]
-            return dist, lam * dist / (2 * jnp.max(run.jac_norm) * r0), lam
+            lip = jnp.max(run.jac_norm)
+            return dist, lam * dist / (2 * lip * r0), lam, lip, run.jac_norm
 
         return PlateauRun(*jax.vmap(at)(jnp.asarray(PLATEAU_FACTORS)))
 

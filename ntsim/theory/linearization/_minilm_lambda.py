@@ -21,7 +21,9 @@ loss scale; the slides do not give theirs), every λ and seed stacked in one run
 * ``kl_test`` — mean ``KL(Ber σ(f) ‖ Ber σ(f̄))`` over the test sentences, and
   ``logit_max_test`` — the largest ``|f|`` or ``|f̄|`` over them (the KL's curvature
   ``σ(z)(1 − σ(z))`` is at least its value there);
-* ``accuracy`` — test accuracy of ``f(θ_T)``.
+* ``accuracy`` — test accuracy of ``f(θ_T)``;
+* ``train_targets`` — the targets ``y = 2·label − 1`` the training loss ``softplus(−y·f)``
+  (and ``train_loss``) read: the cross-entropy of labels ``{0, 1}`` needs them at ``±1``.
 
 Flax is imported inside the functions only.
 """
@@ -40,6 +42,7 @@ from ntsim._validation import check_key, check_setting_type
 from ntsim.theory.linearization._minilm_training import (
     Memo,
     TrainingSetup,
+    _signed,
     fit_stacked,
     linearization_gap,
     stack,
@@ -94,6 +97,7 @@ class MiniLMLambdaRun(NamedTuple):
     Attributes:
       distance, gap_train, gap_test, kl_test, logit_max_test, accuracy: ``(D, L, S)``.
       train_loss: ``(D, L, S)`` final training cross-entropy (full set, dropout off).
+      train_targets: ``(D, L, S, n)`` the ``±1`` targets the training loss read.
       gap_train_scaled, gap_test_scaled: ``(D, L, S, 2)``: the gaps at
         ``θ_0 + s(θ_T − θ_0)``, ``s`` in :data:`TAYLOR_SCALES`.
       lambdas: ``(L,)``.
@@ -107,6 +111,7 @@ class MiniLMLambdaRun(NamedTuple):
     logit_max_test: Array
     accuracy: Array
     train_loss: Array
+    train_targets: Array
     gap_train_scaled: Array
     gap_test_scaled: Array
     lambdas: Array
@@ -189,7 +194,7 @@ def simulate_minilm_lambda(
             scaled.append(np.stack(split_gaps(np.asarray(f_s), np.asarray(f_lin_s)), axis=1))
         scaled = np.stack(scaled, axis=-1)
         gap_train, gap_test = split_gaps(f, f_lin)
-        signed = 2.0 * np.asarray(train["label"]) - 1.0
+        signed = np.asarray(_signed(np.asarray(train["label"], np.float32)))  # the loss's y
         y_test = np.asarray(test["label"]) > 0.5
         values = {
             "distance": distance,
@@ -199,6 +204,7 @@ def simulate_minilm_lambda(
             "logit_max_test": np.maximum(np.abs(f[:, n:]), np.abs(f_lin[:, n:])).max(axis=1),
             "accuracy": np.mean((f[:, n:] > 0) == y_test, axis=1),
             "train_loss": np.mean(np.logaddexp(0.0, -signed * f[:, :n]), axis=1),
+            "train_targets": np.tile(signed, (f.shape[0], 1)),
             "gap_train_scaled": scaled[:, 0],
             "gap_test_scaled": scaled[:, 1],
         }
