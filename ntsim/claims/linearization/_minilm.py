@@ -35,8 +35,12 @@ _STRICT = 1e-5
 
 def _cross_entropy_targets(run: lz.MiniLMLambdaRun) -> dict:
     """The premise that the runs are the table's cross-entropy fine-tuning: the loss
-    ``softplus(−y·f)`` is the cross-entropy of labels ``{0, 1}`` only for targets ``y = ±1``
-    (per dataset, λ and seed, from the targets the loss read)."""
+    ``softplus(−y·f)`` is the cross-entropy of labels ``{0, 1}`` only for targets ``y = ±1``.
+
+    An implementation check: the targets are those the label coding the loss calls
+    (``_signed``) gives for the training labels, recomputed by the simulation beside the
+    training run, not the array the loss read; for labels in ``{0, 1}`` and a correct coding
+    they are ``±1`` by construction. It catches a wrong coding, not a loss that ignores it."""
     targets = np.asarray(run.train_targets)  # (D, L, S, n)
     signed = np.all(np.abs(targets) == 1.0, axis=-1)
     return {"the training targets are ±1 (softplus(−yf): the cross-entropy of labels {0, 1})":

@@ -22,8 +22,9 @@ loss scale; the slides do not give theirs), every λ and seed stacked in one run
   ``logit_max_test`` — the largest ``|f|`` or ``|f̄|`` over them (the KL's curvature
   ``σ(z)(1 − σ(z))`` is at least its value there);
 * ``accuracy`` — test accuracy of ``f(θ_T)``;
-* ``train_targets`` — the targets ``y = 2·label − 1`` the training loss ``softplus(−y·f)``
-  (and ``train_loss``) read: the cross-entropy of labels ``{0, 1}`` needs them at ``±1``.
+* ``train_targets`` — the targets ``y = 2·label − 1`` of the training labels, by the label
+  coding the training loss ``softplus(−y·f)`` calls (recomputed here, and read by
+  ``train_loss``): the cross-entropy of labels ``{0, 1}`` needs them at ``±1``.
 
 Flax is imported inside the functions only.
 """
@@ -97,7 +98,8 @@ class MiniLMLambdaRun(NamedTuple):
     Attributes:
       distance, gap_train, gap_test, kl_test, logit_max_test, accuracy: ``(D, L, S)``.
       train_loss: ``(D, L, S)`` final training cross-entropy (full set, dropout off).
-      train_targets: ``(D, L, S, n)`` the ``±1`` targets the training loss read.
+      train_targets: ``(D, L, S, n)`` the training labels' ``±1`` targets, by the coding
+        the training loss calls.
       gap_train_scaled, gap_test_scaled: ``(D, L, S, 2)``: the gaps at
         ``θ_0 + s(θ_T − θ_0)``, ``s`` in :data:`TAYLOR_SCALES`.
       lambdas: ``(L,)``.
