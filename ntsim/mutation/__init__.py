@@ -329,6 +329,7 @@ def mutate_topic(
     checkpoint_every: int = 10,
     trace_lines: bool = True,
     silent_extra: int = 4,
+    max_rounds: int = 4,
 ) -> dict:
     """Run the mutants of one topic and return its matrix entry (:func:`write_matrix` input).
 
@@ -360,6 +361,10 @@ def mutate_topic(
         ordering) that killed no mutant gets up to this many more mutants of its own
         functions (:func:`silent_claim_mutants`); they count in the rates like the others
         (``"round": 2`` in their outcomes). 0: no second round.
+      max_rounds: the last round: a claim still silent after round ``r`` gets up to
+        ``silent_extra`` more of its own functions' mutants in round ``r + 1`` (those not yet
+        drawn), until it kills one by its verdict, its functions have no site left, or round
+        ``max_rounds`` has run.
     """
     say = progress or (lambda line: None)
     start = time.perf_counter()
@@ -433,7 +438,7 @@ def mutate_topic(
                     killers.update(verdict_kills(outcome.to_json()))
                 killed += outcome.status == "killed"
                 tests_text = {None: "-", True: "killed", False: "survived"}[outcome.tests_killed]
-                say(f"[{'round 2: ' * (number == 2)}{count}/{len(batch)}] "
+                say(f"[{f'round {number}: ' * (number > 1)}{count}/{len(batch)}] "
                     f"{futures[done].describe()} → {outcome.status} "
                     f"({len(outcome.claims_killed)} claims; tests {tests_text}) "
                     f"{outcome.seconds:.0f} s; killed so far {killed}")  # fmt: skip
@@ -455,27 +460,33 @@ def mutate_topic(
                 "counted where their guard can fire); the others are equivalent without a run"
             )
         run_round(mutants, 1)
-        if silent_extra > 0 and sample is None and not functions:
+        taken = {(m, s.function, s.index) for m, s in plan.mutants}
+        number = 2
+        while silent_extra > 0 and sample is None and not functions and number <= max_rounds:
             recorded = reused + [o.to_json() for o in outcomes]
             noticed = {cid for o in recorded for cid in verdict_kills(o)}
             silent = [c.id for c in claims if c.topic == topic and c.kind in CHECKED_KINDS
                       and c.id not in noticed]  # fmt: skip
-            taken = {(m, s.function, s.index) for m, s in plan.mutants}
             extra = silent_claim_mutants(users, silent, taken, per_claim=silent_extra,
                                          seed=sample_seed)  # fmt: skip
-            reused += [dict(kept[k], round=2) for m, s in extra if (k := site_key(m, s)) in kept]
-            second = [(m, s) for m, s in extra if site_key(m, s) not in kept]
-            say(f"{topic}: {len(silent)} claims of a checked kind killed no mutant; round 2: "
-                f"{len(extra)} more mutants of their own functions ({len(extra) - len(second)} "
-                "already recorded)")  # fmt: skip
-            missing = sorted({cid for m, s in second for cid in users[(m, s.function)]}
+            if not extra:
+                break
+            taken |= {(m, s.function, s.index) for m, s in extra}
+            reused += [dict(kept[k], round=number) for m, s in extra
+                       if (k := site_key(m, s)) in kept]  # fmt: skip
+            more_mutants = [(m, s) for m, s in extra if site_key(m, s) not in kept]
+            say(f"{topic}: {len(silent)} claims of a checked kind killed no mutant by a verdict; "
+                f"round {number}: {len(extra)} more mutants of their own functions "
+                f"({len(extra) - len(more_mutants)} already recorded)")  # fmt: skip
+            missing = sorted({cid for m, s in more_mutants for cid in users[(m, s.function)]}
                              - set(baseline))  # fmt: skip
             if missing:
                 more, lines = _split_baseline(missing, claims, jobs, scale=scale, seed=claim_seed,
                                               timeout=timeout, trace_lines=trace_lines)  # fmt: skip
                 baseline.update(more)
                 coverage = None if lines is None else {**(coverage or {}), **lines}
-            run_round(second, 2)
+            run_round(more_mutants, number)
+            number += 1
     finally:
         for each in servers:
             each.close()

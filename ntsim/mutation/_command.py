@@ -60,6 +60,11 @@ def add_mutate_parser(sub, seed_type: Callable[[str], int]) -> argparse.Argument
         "functions for each claim of a checked kind that killed none (default 4; 0: none)",
     )  # fmt: skip
     p.add_argument(
+        "--max-rounds", type=int, default=4, metavar="R",
+        help="whole matrix only: a claim still silent after a round gets --silent-extra more "
+        "of its own mutants in the next, up to round R (default 4)",
+    )  # fmt: skip
+    p.add_argument(
         "--dry-run", action="store_true",
         help="list the first round's mutants; run nothing",
     )  # fmt: skip
@@ -157,6 +162,8 @@ def run_mutate_command(args, log: Callable[[str], None]) -> int:
         raise ValueError(f"--timeout must be positive seconds, got {args.timeout}")
     if args.silent_extra < 0:
         raise ValueError(f"--silent-extra must be 0 or more, got {args.silent_extra}")
+    if args.max_rounds < 1:
+        raise ValueError(f"--max-rounds must be at least 1, got {args.max_rounds}")
     if args.controls:
         return _replay_controls(args)
     if args.rewrite:
@@ -203,6 +210,7 @@ def run_mutate_command(args, log: Callable[[str], None]) -> int:
             tests=args.tests,
             trace_lines=not args.all_claims,
             silent_extra=args.silent_extra,
+            max_rounds=args.max_rounds,
             progress=log,
             previous=_recorded_entry(out, topic, args.claim_seed) if args.resume else None,
             checkpoint=lambda partial: write_matrix(out, [partial]),

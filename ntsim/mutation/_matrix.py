@@ -94,7 +94,7 @@ class MutantOutcome:
     tests_killed: bool | None = None
     error: str | None = None
     seconds: float = 0.0
-    round: int = 1  # 2: drawn for a claim that killed nothing in round 1 (silent_claim_mutants)
+    round: int = 1  # r ≥ 2: drawn for a claim still silent after round r − 1 (silent_claim_mutants)
     #: Calls of the mutated function whose results agreed with the original's, differed, or
     #: could not be compared (:mod:`ntsim.mutation._outputs`); None: not compared.
     outputs: dict | None = None

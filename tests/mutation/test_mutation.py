@@ -806,6 +806,39 @@ def test_mutate_topic_gives_the_claims_that_killed_nothing_a_second_round(monkey
     assert len(quiet["outcomes"]) == first_round
 
 
+def test_a_claim_still_silent_gets_further_rounds_until_max_rounds(monkeypatch):
+    """A claim that kills nothing in round 2 either gets round 3, drawn from its own functions'
+    sites not yet drawn, and so on up to ``max_rounds``; no site is drawn twice."""
+    import ntsim.mutation as mutation
+    from ntsim.mutation import MutantOutcome
+
+    silent = "intervals.spearman_ci.estimate_mean"
+
+    def fake_baseline(claim_ids, claims, jobs, **_):
+        return {c: {"verdict": "holds", "seconds": 1.0} for c in claim_ids}, None
+
+    def fake_run(module, site, claim_ids, baseline, **_):
+        outcome = MutantOutcome(module, site.function, site.operator, site.line,
+                                site.before, site.after, site.index)  # fmt: skip
+        outcome.claims_run = list(claim_ids)
+        outcome.claims_killed = [c for c in claim_ids if c != silent][:1]  # never the silent one
+        outcome.status = "killed" if outcome.claims_killed else "equivalent"
+        return outcome
+
+    monkeypatch.setattr(mutation, "_split_baseline", fake_baseline)
+    monkeypatch.setattr(mutation, "run_mutant", fake_run)
+    lines = []
+    entry = mutation.mutate_topic("intervals", silent_extra=2, max_rounds=3,
+                                  progress=lines.append)  # fmt: skip
+    rounds = [o.get("round", 1) for o in entry["outcomes"]]
+    assert rounds.count(2) == 2 and rounds.count(3) == 2 and max(rounds) == 3
+    sites = [(o["module"], o["function"], o["index"]) for o in entry["outcomes"]]
+    assert len(sites) == len(set(sites))
+    assert any("round 3: 2 more mutants" in line for line in lines)
+    two = mutation.mutate_topic("intervals", silent_extra=2, max_rounds=2)
+    assert max(o.get("round", 1) for o in two["outcomes"]) == 2
+
+
 def test_a_swap_gets_no_probe_where_its_line_event_could_miss_a_rebinding():
     """Referee 53's counterexamples: a statement before the call on its line, a one-line
     loop or ``except ... as`` body, ``:=``, and an in-place resize each rebind (or reshape)
