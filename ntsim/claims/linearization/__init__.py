@@ -6,7 +6,8 @@ regularised dynamics (:mod:`._dynamics`: split step, Lemma 3, Thm 1), distances 
 (:mod:`._gap`: Thms 3, 4; :mod:`._thm4_composition`: Thm 4's bound from Thm 3's;
 :mod:`._quadratic_gap`: Thm 3 on a quadratic model where its
 constant is attained), the KRR reduction and spectral bounds (:mod:`._spectral`:
-Thms 5–7), kernel structure (:mod:`._kernels`: NTK additivity, LoRA NTK at init), the
+Thms 5–6; :mod:`._thm7`: Thm 7), kernel structure (:mod:`._kernels`: NTK additivity, LoRA
+NTK at init), the
 condition-number experiment (:mod:`._kappa`), the λ table on MiniLM (:mod:`._minilm`, its
 absolute anchors in :mod:`._minilm_anchors`) and the condition-number experiment on MiniLM
 (:mod:`._minilm_kappa`). The
@@ -27,6 +28,7 @@ from ntsim.claims.linearization import (
     _quadratic_gap,
     _spectral,
     _thm4_composition,
+    _thm7,
 )
 
 __all__ = ["CLAIMS", "QUICK_SMOKE"]
@@ -41,6 +43,7 @@ CLAIMS = (
     *_thm4_composition.CLAIMS,
     *_quadratic_gap.CLAIMS,
     *_spectral.CLAIMS,
+    *_thm7.CLAIMS,
     *_kernels.CLAIMS,
     *_kappa.CLAIMS,
     *_minilm.CLAIMS,
