@@ -238,9 +238,8 @@ def plan_topic(
         raise ValueError(f"No function on the {topic} claims' paths matches {list(functions)}.")
     if sample is None:  # one per function with a site (a count of all functions would
         # draw second mutants of whichever functions came first)
-        mutants = [pool for pool in (select_mutants([ref], sample=1, seed=sample_seed)
-                                     for ref in chosen) if pool]  # fmt: skip
-        mutants = [pair for pool in mutants for pair in pool]
+        mutants = [pair for ref in chosen
+                   for pair in select_mutants([ref], sample=1, seed=sample_seed)]  # fmt: skip
     else:
         mutants = select_mutants(chosen, sample=sample, seed=sample_seed)
     if functions and not mutants:
