@@ -176,3 +176,25 @@ def test_input_validation():
         soft_margin_svm(x, jnp.array([1.0, -1.0, 1.0, -1.0]), regularization=-1.0)
     with pytest.raises(ValueError, match="ndim"):
         hard_margin_svm(jnp.ones(4), jnp.array([1.0, -1.0, 1.0, -1.0]))
+
+
+def test_hard_margin_does_not_cycle_on_a_planar_leave_one_out_problem(x64):
+    """A regression instance: 7 planar points (one of 1,500 datasets of the Lemma A.2.4
+    claims, seed 1, with point 1 removed) on which uncapped Mehrotra centring cycles with
+    period 4 and stalls at KKT error 8e-2, returning a margin *below* the full set's."""
+    x = np.array([
+        [-0.44371655002637334, 0.896167184867139], [0.1692959631203851, -0.3432979570637553],
+        [-0.5433584882966003, 0.8042581298696273], [-0.01614731116811718, 0.1267893626111845],
+        [-0.47400547478497446, 0.8805218963057483], [-0.748503171000032, 0.6631312110004299],
+        [-0.5343719797439408, 0.8452494231080797], [-0.07571459658536778, -0.5007024930067496],
+    ])  # fmt: skip
+    y = np.array([1.0, 1.0, 1.0, 1.0, 1.0, -1.0, 1.0, -1.0])
+    keep = np.arange(8) != 1
+    sol = hard_margin_svm(x, y, penalize_bias=False, sample_mask=keep)
+    assert float(sol.kkt_residual) <= 1e-9
+    v, b = _primal_slsqp(x[keep], y[keep], penalize_bias=False)
+    np.testing.assert_allclose(sol.weights, v, atol=SLSQP_ATOL)
+    np.testing.assert_allclose(sol.bias, b, atol=SLSQP_ATOL)
+    # Removing a point cannot shrink the margin (Lemma A.2.3's feasibility argument).
+    full = hard_margin_svm(x, y, penalize_bias=False)
+    assert float(sol.margin) >= float(full.margin) - 1e-9
