@@ -128,7 +128,7 @@ def test_svm_anchor_sees_a_rescaled_svm():
         svm_mean=np.full(3, closed["mean_distance"]), gd_distance=np.zeros((3, 2)),
         gd_error=np.zeros((3, 2)), kkt=np.asarray(1e-10),
         svm_head_s=np.tile(closed["heads_s"], (3, 1)), svm_head_loo=np.asarray(closed["heads_loo"]),
-        first_step=np.zeros((3, 2, 2)),  # not read by this claim
+        early_steps=np.zeros((3, 2, 2, 2)),  # not read by this claim
     )  # fmt: skip
     assert _decide(claim_id, run).outcome == "holds"
     planted = run._replace(svm_head_s=2 * run.svm_head_s, svm_head_loo=2 * run.svm_head_loo)

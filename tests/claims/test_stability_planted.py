@@ -385,6 +385,7 @@ def test_margin_monotone_with_one_support_vector_removed_decides_nothing(monkeyp
             gamma_loo=run.gamma_loo[:, keep], support=run.support[:, keep],
             bias=run.bias[:, [0, *(k + 1 for k in keep)]],
             bias_bound=run.bias_bound[:, [0, *(k + 1 for k in keep)]],
+            two_classes=run.two_classes[:, [0, *(k + 1 for k in keep)]],
             covered=jnp.zeros_like(run.covered),
         )  # fmt: skip
 
@@ -431,3 +432,40 @@ def test_lemma_a2_4_printed_norm_without_the_bias_no_longer_refutes():
     claim = dataclasses.replace(get_claim(claim_id), uses=uses)
     (record,) = run_claims([claim], scale="quick", seeds=(0,), cache=RunCache())
     assert record.verdict == "holds" and not record.as_expected
+
+
+@pytest.mark.parametrize("claim_id", ["stability.lemma_a2_4.margin_monotone_small",
+                                      "stability.lemma_a2_4.printed_norm"])  # fmt: skip
+def test_one_label_flags_are_checked_against_the_solutions(monkeypatch, claim_id):
+    """S^i's label flags computed as if no point left (the removed point's label still
+    counted): sets left with one label stay in, where the SVM's v̂ = 0 and γ = 1/‖v̂‖ is
+    astronomically large; "γ_{S^i} ≥ γ_S" would hold on them, the flags' second route does not."""
+    from ntsim.theory.stability import _svm_runs
+
+    def planted(y, idx):
+        both = (jnp.sum(y > 0) > 0) & (jnp.sum(y < 0) > 0)
+        return jnp.broadcast_to(both, (idx.shape[0] + 1,))
+
+    monkeypatch.setattr(_svm_runs, "_both_labels", planted)
+    jax.clear_caches()
+    record = _record(claim_id)
+    assert record.verdict == "inconclusive", record.per_seed[0].result.diagnostics
+    assert "one-label flags" in record.per_seed[0].result.notes
+    monkeypatch.undo()
+    jax.clear_caches()
+
+
+def test_the_sign_inside_the_logistic_derivative_is_pinned_by_the_second_step(monkeypatch):
+    """σ(u) for σ(−u) in GD's step: the first step is unchanged (every margin is 0 at w_0 = 0,
+    σ(0) = ½), the second is not."""
+    claim_id = "stability.anchor.gd_first_step"
+    assert _record(claim_id).as_expected
+    sigmoid = jax.nn.sigmoid
+    monkeypatch.setattr(head_tuning_module.jax.nn, "sigmoid", lambda u: sigmoid(-u))
+    jax.clear_caches()
+    record = _record(claim_id)
+    monkeypatch.undo()
+    jax.clear_caches()
+    assert record.verdict == "refuted" and not record.as_expected
+    (seed,) = record.per_seed
+    assert seed.result.diagnostics["w_1(S) (rows i)"][0] == pytest.approx([8 / 7, -2 / 7])

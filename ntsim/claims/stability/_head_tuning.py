@@ -94,24 +94,43 @@ def check_anchor_gd(run: ht.LooAnchorRun):
     )  # fmt: skip
 
 
+def _second_step(first, i: int) -> np.ndarray:
+    """GD's second step by numpy from a first step ``first`` ``(2, 2)`` (``[w_1(S), w_1(S^i)]``):
+    ``w_2 = w_1 + (η/n)Σ_j σ(−w_1ᵀz_j) z_j`` over the kept ``j``, ``σ(−u) = 1/(1 + eᵘ)`` the
+    logistic loss's ``−ℓ'(u)``, ``z_j = y_j[x_j; −1]``, ``η = 12/7``, ``n = 3`` on both sets."""
+    x = np.asarray(ht.LOO_ANCHOR_POINTS)[:, 0]
+    y = np.asarray(ht.LOO_ANCHOR_LABELS)
+    z = y[:, None] * np.stack([x, -np.ones_like(x)], axis=1)
+    kept = [np.ones(3, bool), np.arange(3) != i]
+    return np.stack([w + (12 / 7) / 3 * ((1 / (1 + np.exp(z[k] @ w)))[:, None] * z[k]).sum(0)
+                     for w, k in zip(first, kept, strict=True)])  # fmt: skip
+
+
 def check_anchor_first_step(run: ht.LooAnchorRun):
-    """GD's weights after one step on ``S`` and on ``S^i`` = the closed forms (absolute)."""
-    steps = np.asarray(run.steps)
-    if steps[0] != 1:
-        raise ValueError(f"the anchor's first recorded step is t = {steps[0]}, not 1")
+    """GD's weights after one step on ``S`` and on ``S^i`` = the closed forms (absolute), and
+    after two = :func:`_second_step` of the closed-form first step (numpy, absolute)."""
     closed = ht.loo_anchor_closed_form()
-    first = np.asarray(run.first_step)
+    early = np.asarray(run.early_steps)
+    first, second = early[:, 0], early[:, 1]
     full = compare(first[:, 0], np.broadcast_to(closed["first_step_s"], (3, 2)), relation="equal",
                    atol=ROUND_OFF.value, tolerance=ROUND_OFF, num_instances=3)  # fmt: skip
     left_out = compare(first[:, 1], closed["first_step_loo"], relation="equal",
                        atol=ROUND_OFF.value, tolerance=ROUND_OFF, num_instances=3)  # fmt: skip
+    expected_second = np.stack([
+        _second_step(np.stack([closed["first_step_s"], closed["first_step_loo"][i]]), i)
+        for i in range(3)
+    ])  # fmt: skip
+    two = compare(second, expected_second, relation="equal", atol=ROUND_OFF.value,
+                  tolerance=ROUND_OFF, num_instances=3)  # fmt: skip
     return all_of(
-        full, left_out,
+        full, left_out, two,
         diagnostics={"w_1(S) (rows i)": first[:, 0], "w_1(S^i) (rows i)": first[:, 1],
-                     "closed form w_1(S^i)": closed["first_step_loo"]},
+                     "closed form w_1(S^i)": closed["first_step_loo"],
+                     "w_2 (rows i; S, S^i)": second, "numpy w_2": expected_second},
         notes="η = 4n/σ_max²(X̃) = 12/7 and −ℓ'(0) = ½, so w_1(S) = (η/2n)Σ_j z_j = (8/7, −2/7) "
         "and w_1(S) − w_1(S^i) = (η/2n)z_i = (2/7)z_i: both weights' 1/n and the step size "
-        "are pinned (1/(n − 1) on S^i gives (9/7, 0) at i = 1).",
+        "are pinned (1/(n − 1) on S^i gives (9/7, 0) at i = 1). The second step is where "
+        "the margins are no longer 0, so it pins the sign inside σ (σ(0) = ½ either way).",
     )  # fmt: skip
 
 
@@ -353,9 +372,11 @@ CLAIMS: tuple[Claim, ...] = (
         "w_1(S) = (8/7, −2/7) and w_1(S^i) = w_1(S) − (2/7)y_i x̃_i, i.e. (6/7, 0), "
         "(6/7, −4/7), (4/7, 0)",
         kind="identity",
-        reading=proof(
+        reading=derived(
             "GD on (1/n)Σ_j ℓ(wᵀy_j x̃_j) and on the same sum without j = i, normalised by 1/n "
-            "as eq. (12) does: the two first steps differ by (η/n)∇ℓ_i(w_0), computed by hand"
+            "as eq. (12) does, at the project's η = 1/β_F (the paper fixes no step size): the "
+            "two first steps differ by (η/n)∇ℓ_i(w_0), computed by hand; the second steps "
+            "follow by numpy from the first"
         ),
         uses=ANCHOR,
         check=check_anchor_first_step,

@@ -139,8 +139,8 @@ class LooAnchorRun(NamedTuple):
       kkt: the worst KKT residual of the SVM solves.
       svm_head_s, svm_head_loo: ``(3, 2)`` the SVM heads ``ŵ_S`` and ``ŵ_{S^i}`` (not only
         their directions) as that suite solves them, row ``i``.
-      first_step: ``(3, 2, 2)`` GD's weights after one step, ``[w_1(S), w_1(S^i)]`` in row
-        ``i`` (the first recorded step is ``t = 1``).
+      early_steps: ``(3, 2, 2, 2)`` GD's weights after one and two steps,
+        ``[[w_1(S), w_1(S^i)], [w_2(S), w_2(S^i)]]`` in row ``i``.
     """
 
     steps: jax.Array
@@ -151,7 +151,7 @@ class LooAnchorRun(NamedTuple):
     kkt: jax.Array
     svm_head_s: jax.Array
     svm_head_loo: jax.Array
-    first_step: jax.Array
+    early_steps: jax.Array
 
 
 def simulate_loo_anchor(key, setting: LooAnchorSetting) -> LooAnchorRun:
@@ -174,14 +174,15 @@ def simulate_loo_anchor(key, setting: LooAnchorSetting) -> LooAnchorRun:
     def one(i):
         ref = syn.svm_reference(x, y, i)
         run = ht.loo_head_tuning(x, y, i, record_steps=steps)
+        early = ht.loo_head_tuning(x, y, i, record_steps=(1, 2)).weights
         w_s, w_si = run.weights[:, 0], run.weights[:, 1]
         error = ht.direction_error(w_s, head_s) + ht.direction_error(w_si, heads_loo[i])
         return (ref["svm_delta"], ref["svm_avg"], ht.direction_error(w_si, w_s), error,
-                ref["kkt"], ref["w_svm"], ref["w_svm_loo"], run.weights[0])  # fmt: skip
+                ref["kkt"], ref["w_svm"], ref["w_svm_loo"], early)  # fmt: skip
 
-    svm, mean, gd, error, kkt, head_s, head_loo, first = jax.vmap(one)(jnp.arange(3))
+    svm, mean, gd, error, kkt, head_s, head_loo, early = jax.vmap(one)(jnp.arange(3))
     return LooAnchorRun(jnp.asarray(steps), svm, mean, gd, error, jnp.max(kkt), head_s, head_loo,
-                        first)  # fmt: skip
+                        early)  # fmt: skip
 
 
 # ---------------------------------------------------- Soudry: GD → which SVM direction
