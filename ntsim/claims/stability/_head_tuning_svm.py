@@ -85,7 +85,9 @@ def _two_label_rows(run: ht.MarginMonotoneRun) -> np.ndarray:
 
 #: γ beyond which an SVM's ``v̂`` counts as 0 (one label): with both labels γ ≤ ``B`` ≤ 1.5 here.
 _ONE_LABEL_GAMMA = Tolerance(
-    "chosen", 1e3, "γ = 1/‖v̂‖ of a one-label set (v̂ = 0) against any two-label margin, which is "
+    "chosen",
+    1e3,
+    "γ = 1/‖v̂‖ of a one-label set (v̂ = 0) against any two-label margin, which is "
     "at most B = max‖x_i‖ ≤ 1.5 for these datasets; 1e3 leaves ×1500 below and ×1e19 above",
     observed="two-label γ ≤ 0.66, one-label γ ≥ 1e22 (full, seeds 0–2)",
 )
@@ -119,10 +121,10 @@ def check_margin_monotone(run: ht.MarginMonotoneRun):
     # Design checks: the d + 1 largest duals removed are every point on S's margin (at most
     # d + 1 in general position, one in each class since Σ α_i y_i = 0), so the lemma is
     # tested on every support vector (a point a few 1e-6 off the margin keeps an
-    # interior-point α ~ μ/slack above `support`'s 1e-6·max α cut, and is not one); and the removals take effect: on every dataset some support
-    # vector's removal raises γ beyond the solver's slack (a support vector with α_i > 0 is
-    # needed by the solution, so leaving it out moves it; "≥" alone cannot tell a removal
-    # that was never made).
+    # interior-point α ~ μ/slack above `support`'s 1e-6·max α cut, and is not one); and the
+    # removals take effect: on every dataset some support vector's removal raises γ beyond
+    # the solver's slack (a support vector with α_i > 0 is needed by the solution, so leaving
+    # it out moves it; "≥" alone cannot tell a removal that was never made).
     rise = np.where(sv, gamma_loo - gamma, -np.inf).max(axis=1)
     return given(sharply_tested(conclusion, {
         "every point on the margin of S removed": np.asarray(run.covered)[keep],
