@@ -11,6 +11,7 @@ import pytest
 
 from ntsim.claims import REGISTRY
 from ntsim.claims.stability import _full_finetuning as claims
+from ntsim.claims.stability import _full_finetuning_lemmas as lemma_claims
 from ntsim.theory.stability import LemmaSides
 from ntsim.theory.stability import descent_attained as da
 
@@ -68,7 +69,7 @@ def test_descent_lemma_is_attained_and_a_looser_right_side_is_refuted(monkeypatc
         monkeypatch.setattr(da, "lemma_a5_1_sides", _looser_descent_sides)
     with jax.enable_x64(True):
         run = da.simulate_descent_attained(jax.random.PRNGKey(5), da.DescentAttainedSetting(64))
-    outcome = claims.check_descent_attained(run).outcome
+    outcome = lemma_claims.check_descent_attained(run).outcome
     assert outcome == ("refuted" if planted else "holds")
 
 

@@ -15,6 +15,7 @@ import pytest
 from experiments.stability import synthetic_loo_stability as exp
 from ntsim.core import hard_margin_svm, loglog_slope, mean_se, separable_dataset, spearman
 from ntsim.theory import stability as st
+from ntsim.theory.stability._synthetic import on_margin
 
 _reference = jax.jit(st.svm_reference)  # one compile per shape, shared by the tests
 
@@ -55,9 +56,12 @@ def test_svm_reference_matches_brute_force_and_lemma_a2_4():
         non_support = int(np.flatnonzero(~support)[0])
         ref = _reference(x, y, non_support)
         ref_sv = _reference(x, y, int(np.flatnonzero(support)[0]))
+        margin_points = on_margin(x, y, full)
     assert bool(ref["svm_avg_exact"])
     np.testing.assert_allclose(float(ref["svm_avg"]), brute.mean(), rtol=1e-6, atol=1e-9)
     assert np.all(brute[~support] < 1e-6)  # Lemma A.2.4: only support vectors move the SVM
+    # the points on the margin are exactly those whose removal moves the SVM (general position)
+    np.testing.assert_array_equal(np.asarray(margin_points), brute > 1e-6)
     assert float(ref["svm_delta"]) < 1e-6
     np.testing.assert_allclose(float(ref_sv["svm_delta"]), brute[support][0], rtol=1e-6)
     assert float(ref["gamma"]) >= 0.2 - 1e-9  # the generator's slab half-width bounds γ_S

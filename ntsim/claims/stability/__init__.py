@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ntsim.claims.stability import (
     _full_finetuning,
+    _full_finetuning_lemmas,
     _head_tuning,
     _learning_rate,
     _methods,
@@ -19,6 +20,7 @@ __all__ = ["CLAIMS"]
 
 CLAIMS = (
     *_full_finetuning.CLAIMS,
+    *_full_finetuning_lemmas.CLAIMS,
     *_head_tuning.CLAIMS,
     *_synthetic_trends.CLAIMS,
     *_methods.CLAIMS,

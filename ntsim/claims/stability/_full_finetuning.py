@@ -1,12 +1,13 @@
-"""Claims of Fu, So & Collier 2023, Sec 2.2 (full fine-tuning): Thm 2.2 and its lemmas (v2).
+"""Claims of Fu, So & Collier 2023, Sec 2.2 (full fine-tuning): Thm 2.2 (v2).
+
+Its lemmas (A.1.1–A.1.3, A.5.1) are in :mod:`._full_finetuning_lemmas`.
 
 The quadratic (Taylor) model of :mod:`ntsim.theory.stability`: per-sample Hessians
 ``H_j = Q_j diag(λ_j) Q_jᵀ`` with Haar ``Q_j`` and ``λ_j ∈ [μ, β]`` (extremes pinned to ``μ``
 and ``β``), ``d = 5``, ``β = 1``, ``w_0 = w_* + R·u``; GD with ``η = 1/β`` on ``S`` and on
 ``S^i`` (1/n convention) from the same ``w_0``, left-out index ``i`` uniform.
 ``L = max_j λ_max(H_j)·R = βR``, the Lipschitz constant on ``B(w_*, R)``. The simulations are
-``simulate_loo_grid``, ``simulate_radius_scaling``, ``simulate_lipschitz_scaling``,
-``simulate_contraction``, ``simulate_pointwise_lemma`` and ``simulate_quadratic_divergence``
+``simulate_loo_grid``, ``simulate_radius_scaling`` and ``simulate_lipschitz_scaling``
 (float64). Identities that hold with equality somewhere (the certificate at ``t = 1``,
 Lemma A.1.3 on the top eigenvector) are checked to ``1e-12`` relative.
 """
@@ -21,7 +22,6 @@ from ntsim.claims._contract import Claim, Simulation, ViolationFraction, derived
 from ntsim.claims._decisions import AtLeast, Interval, Tolerance, all_of, compare, estimate_in
 from ntsim.core import Z95, mean_ci
 from ntsim.theory import stability as ff
-from ntsim.theory.stability import descent_attained as da
 
 __all__ = ["CLAIMS"]
 
@@ -99,26 +99,6 @@ LIPSCHITZ = Simulation(
      "full": ff.LipschitzScalingSetting(instances=1000, num_steps=_STEPS["full"])},
     x64=True, key_name="stability.thm2_2.scaling_lipschitz",
 )  # fmt: skip
-CONTRACTION = Simulation(
-    "stability.lemma_a1_1.contraction", ff.simulate_contraction,
-    {"quick": ff.ContractionSetting(instances=200, num_steps=_STEPS["quick"] // 3),
-     "full": ff.ContractionSetting(instances=1000, num_steps=_STEPS["full"] // 3)},
-    x64=True, key_name="stability.lemma_a1_1.quadratic",
-)  # fmt: skip
-DIVERGENCE = Simulation(
-    "stability.lemma_a5_1.divergence", ff.simulate_quadratic_divergence,
-    {"quick": ff.DivergenceSetting(instances=200), "full": ff.DivergenceSetting(instances=1000)},
-    x64=True, key_name="stability.lemma_a5_1.step_size",
-)  # fmt: skip
-
-
-def _pointwise(lemma: str, family: str) -> Simulation:
-    return Simulation(
-        f"stability.lemma_{lemma}.{family}_draws", ff.simulate_pointwise_lemma,
-        {"quick": ff.PointwiseLemmaSetting(lemma, family, instances=200),
-         "full": ff.PointwiseLemmaSetting(lemma, family, instances=1000)},
-        x64=True, key_name=f"stability.lemma_{lemma}.{family}",
-    )  # fmt: skip
 
 
 # -------------------------------------------------------------- Thm 2.2: the valid parts
@@ -345,90 +325,6 @@ def check_scaling_lipschitz(run: ff.LipschitzScalingRun):
        "summed).")  # fmt: skip
 
 
-# ---------------------------------------------------------------------------- lemmas
-
-
-_SLOW_MODE = Tolerance(
-    "round-off",
-    1e-10,
-    "absolute, R = 1: each of ≤ 200 GD steps on d = 5 adds ~1e-15 relative error to "
-    "w_t − w_*, and the other eigendirections contract at least as fast: ≤ 1e-12, 100x",
-)
-
-
-def check_lemma_a1_1(run: ff.ContractionRun):
-    """Lemma A.1.1 on random starts, and its anchor: started along the slowest eigenvector of
-    the mean Hessian, ``‖w_t − w_*‖ = (1 − ημ)^t R`` exactly, the square of the lemma's
-    ``(1 − ημ)^{t/2}R`` (R = 1). The bound alone is loose (quadratics contract at the square
-    of its rate) and equal at t = 0, so on its own it cannot see a wrong rate."""
-    gap = np.asarray(run.gap)
-    bound = compare(gap, 0.0, relation="upper_bound", atol=ROUND_OFF.value, tolerance=ROUND_OFF,
-                    diagnostics={"worst relative excess": float(gap.max())},
-                    notes="GD on the mean quadratic, η = frac/β; measured = max_t (‖w_t − w_*‖ − "
-                    "bound_t)/bound_t (quadratics contract by (1 − ημ)^t, the lemma's square "
-                    "root).")  # fmt: skip
-    slow = compare(np.asarray(run.slow_bound) ** 2, np.asarray(run.slow_error), relation="equal",
-                   atol=_SLOW_MODE.value, tolerance=_SLOW_MODE,
-                   num_instances=gap.shape[0])  # fmt: skip
-    return all_of(bound, slow, notes="bound on random starts; along the slowest eigenvector the "
-                  "squared bound (1 − ημ)^t equals the measured ‖w_t − w_*‖/R.")  # fmt: skip
-
-
-def check_pointwise(run: ff.PointwiseLemmaRun):
-    gap = (np.asarray(run.lhs) - np.asarray(run.rhs)) / np.asarray(run.scale)
-    return compare(gap, 0.0, relation="upper_bound", atol=ROUND_OFF.value, tolerance=ROUND_OFF,
-                   diagnostics={"worst (lhs − rhs)/scale": float(gap.max()),
-                                "median slack": float(np.median(-gap))})  # fmt: skip
-
-
-def check_descent_attained(run: da.DescentAttainedRun):
-    """Lemma A.5.1's two sides on ``f = (β/2)‖w − w_*‖² + c`` against their closed forms
-    ``c + (β/2)(1 − ηβ)²r²`` and ``c + (β/2)(1 − ηβ)r²`` (written here), and equal at
-    ``η = 1/β`` (relative to ``c + (β/2)r²``)."""
-    lhs, rhs, beta, step, distance, offset = (np.asarray(v) for v in run)
-    curvature = beta / 2 * distance**2
-    scale = offset + curvature
-    shrink = 1 - step * beta
-    largest = np.isclose(step * beta, 1.0, rtol=0, atol=1e-12)
-    if not largest.any() or largest.all():
-        raise ValueError("the run needs losses at η = 1/β and below it")
-    return all_of(
-        compare((lhs - offset - curvature * shrink**2) / scale, 0.0, relation="equal",
-                atol=ROUND_OFF.value, tolerance=ROUND_OFF),
-        compare((rhs - offset - curvature * shrink) / scale, 0.0, relation="equal",
-                atol=ROUND_OFF.value, tolerance=ROUND_OFF),
-        compare(((rhs - lhs) / scale)[largest], 0.0, relation="equal", atol=ROUND_OFF.value,
-                tolerance=ROUND_OFF),
-        diagnostics={"instances at η = 1/β": int(largest.sum()),
-                     "worst |rhs − lhs|/scale there": float(np.abs((rhs - lhs) / scale)[
-                         largest].max()),
-                     "median (rhs − lhs)/scale below it": float(np.median(((rhs - lhs) / scale)[
-                         ~largest]))},
-        notes="isotropic quadratics, β log-uniform on [0.1, 10], c ~ Exp(1); half at η = 1/β, "
-        "where the lemma holds with equality (so its factor 1/2 cannot be raised).",
-    )  # fmt: skip
-
-
-def check_step_size_condition(run: ff.DivergenceRun):
-    growth = np.asarray(run.log_growth)
-    return compare(
-        growth, 0.0, relation="lower_bound",
-        diagnostics={"min log growth": float(growth.min()),
-                     "median log growth": float(np.median(growth))},
-        notes="η = 2.2/β_F on the mean quadratic: |1 − ηβ_F| = 1.2 along the top eigenvector, "
-        "so any initial error with a component along it grows (cannot fail for a random "
-        "direction). Complements Lemma A.5.1: its step-size condition is needed.",
-    )  # fmt: skip
-
-
-DESCENT_ATTAINED = Simulation(
-    "stability.lemma_a5_1.attained", da.simulate_descent_attained,
-    {"quick": da.DescentAttainedSetting(instances=200),
-     "full": da.DescentAttainedSetting(instances=1000)},
-    x64=True,
-)  # fmt: skip
-
-
 def _claim(id_, result, statement, kind, reading, uses, check, min_instances=200, **kw):
     return Claim(id=f"stability.{id_}", paper=f"{_PAPER}, {result}", statement=statement,
                  kind=kind, reading=reading, uses=uses, check=check,
@@ -437,12 +333,6 @@ def _claim(id_, result, statement, kind, reading, uses, check, min_instances=200
 
 _EQ3 = printed("E_S[‖A(S^i) − A(S)‖] ≤ √(2L)‖w_0 − w_*‖/β / (n(1/(1 − μ/β)^{1/4} − 1)) "
                "(eq. (3))")  # fmt: skip
-
-
-def _lemma(lemma, family, statement, text):
-    name = f"Lemma A.{lemma[1]}.{lemma[3]}"
-    return _claim(f"lemma_{lemma}.{family}", name, statement, "bound", printed(text),
-                  _pointwise(lemma, family), check_pointwise)  # fmt: skip
 
 
 def check_corrected_near_one(run: ff.LooGridRun):
@@ -575,33 +465,4 @@ CLAIMS: tuple[Claim, ...] = (
            printed("“reducing the Lipschitz constant L for the function f can similarly "
                    "diminish the leave-one-out model stability” (Sec 2.2)"),
            LIPSCHITZ, check_scaling_lipschitz),
-    _claim("lemma_a1_1.quadratic", "Lemma A.1.1", "GD with 0 < η ≤ 1/β on a μ-strongly convex "
-           "β-smooth quadratic: ‖w_t − w_*‖² ≤ (1 − ημ)^t‖w_0 − w_*‖²", "bound",
-           printed("‖w_t − w_*‖² ≤ (1 − ημ)^t ‖w_0 − w_*‖² (Lemma A.1.1)"), CONTRACTION,
-           check_lemma_a1_1),
-    _lemma("a1_2", "quadratic", "GD steps on a convex β-smooth quadratic are non-expansive for "
-           "0 < η ≤ 2/β", "GD steps are non-expansive for η ≤ 2/β (Lemma A.1.2)"),
-    _lemma("a1_2", "logistic", "GD steps on the logistic loss (β = ‖x‖²/4) are non-expansive "
-           "for 0 < η ≤ 2/β", "GD steps are non-expansive for η ≤ 2/β (Lemma A.1.2)"),
-    _lemma("a1_3", "quadratic", "‖∇f‖² ≤ 2βf for non-negative quadratics",
-           "‖∇f(w)‖² ≤ 2βf(w) for non-negative β-smooth f (Lemma A.1.3)"),
-    _lemma("a1_3", "logistic", "‖∇f‖² ≤ 2βf for the logistic loss, β = ‖x‖²/4",
-           "‖∇f(w)‖² ≤ 2βf(w) for non-negative β-smooth f (Lemma A.1.3)"),
-    _lemma("a5_1", "quadratic", "f(w − η∇f) ≤ f(w) − (η/2)‖∇f‖² for quadratics, 0 < η ≤ 1/β",
-           "f(w − η∇f(w)) ≤ f(w) − (η/2)‖∇f(w)‖² for η < 1/β (Lemma A.5.1)"),
-    _lemma("a5_1", "logistic", "f(w − η∇f) ≤ f(w) − (η/2)‖∇f‖² for the mean logistic loss, "
-           "β = σ_max(X)²/(4n), 0 < η ≤ 1/β",
-           "f(w − η∇f(w)) ≤ f(w) − (η/2)‖∇f(w)‖² for η < 1/β (Lemma A.5.1)"),
-    _claim("lemma_a5_1.attained", "Lemma A.5.1", "on f = (β/2)‖w − w_*‖² + c both sides of "
-           "f(w − η∇f) ≤ f(w) − (η/2)‖∇f‖² equal their closed forms c + (β/2)(1 − ηβ)²r² and "
-           "c + (β/2)(1 − ηβ)r², and they are equal at η = 1/β: the lemma is attained there",
-           "identity",
-           derived("the equality case of the descent lemma (the project's derivation): at the "
-                   "largest step it allows, the bound cannot be tightened"),
-           DESCENT_ATTAINED, check_descent_attained),
-    _claim("lemma_a5_1.step_size", "Lemma A.5.1; Sec 2.3 discussion", "η = 2.2/β_F > 2/β_F: GD "
-           "on the mean quadratic diverges (‖w_T − w_*‖ grows) on every instance (a sanity "
-           "check: |1 − ηβ_F| > 1 along the top eigenvector)", "sanity",
-           derived("the converse of the descent lemma's step-size condition, which the paper "
-                   "uses (Sec 2.3) but does not state"), DIVERGENCE, check_step_size_condition),
 )  # fmt: skip

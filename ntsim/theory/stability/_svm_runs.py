@@ -30,6 +30,7 @@ from ntsim.theory.stability._head_tuning_runs import (
     _dataset,
     _worst_kkt,
 )
+from ntsim.theory.stability._synthetic import on_margin
 
 __all__ = [
     "LemmaSidesRun",
@@ -197,12 +198,6 @@ class MarginMonotoneRun(NamedTuple):
     kkt: jax.Array
 
 
-#: A point counts as on the margin when ``y_i(v̂ᵀx_i − b̂) ≤ 1 + 1e-7``. Not ``support`` (α_i >
-#: 1e-6·max α): the interior-point multiplier of an inactive point just off the margin is
-#: ~μ/slack, and one 4.6e-6 above it (full scale, seed 1) had α = 2.4e-6·max α.
-_ON_MARGIN = 1e-7
-
-
 def _both_labels(y, idx):
     """Whether ``S`` and each ``S^i`` (``i`` in ``idx``) hold a point of each label."""
     positives, negatives = jnp.sum(y > 0), jnp.sum(y < 0)
@@ -234,8 +229,7 @@ def simulate_margin_monotone(key, setting: MarginMonotoneSetting) -> MarginMonot
 
         loo = jax.vmap(drop)(idx)
         radius = jnp.max(jnp.linalg.norm(data.x, axis=1))
-        scores = data.y * (data.x @ full.weights - full.bias)
-        on_margin = scores <= 1.0 + _ON_MARGIN
+        margin_points = on_margin(data.x, data.y, full)
         norms = jnp.concatenate([jnp.linalg.norm(full.weights)[None],
                                  jnp.linalg.norm(loo.weights, axis=1)])  # fmt: skip
         return (
@@ -244,7 +238,7 @@ def simulate_margin_monotone(key, setting: MarginMonotoneSetting) -> MarginMonot
             full.support[idx],
             jnp.concatenate([full.bias[None], loo.bias]),
             ht.lemma_a2_3_bound(norms, radius),
-            jnp.all(~on_margin | jnp.isin(jnp.arange(n), idx)),
+            jnp.all(~margin_points | jnp.isin(jnp.arange(n), idx)),
             _both_labels(data.y, idx),
             _worst_kkt(full, loo),
         )
