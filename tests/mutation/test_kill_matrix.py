@@ -39,6 +39,10 @@ PENDING_TOPICS: dict[str, str] = {
     "a = c/(1 − η)² and its printed step formulas by numpy) and gave four reasons; the draws "
     "are now seeded per function, so the remake re-draws the sample once: `ntsim mutate "
     "--topic linearization --jobs 2 --resume`",
+    "stability": "session 35 (2026-12-01) capped the SVM solver's centring (a period-4 cycle "
+    "at KKT 8e-2), checked the one-label flags against the solutions, sent the step-size runs "
+    "through loo_head_tuning and pinned σ's sign by GD's second step on the anchor; the remake: "
+    "`ntsim mutate --topic stability --jobs 2 --resume`",
 }
 
 #: Topics below the floor, with the rate they are at (the test fails if a topic drops
