@@ -503,3 +503,14 @@ def test_minilm_rule_catches_a_c_h_from_the_wrong_residual(monkeypatch):
     monkeypatch.setattr(minilm, "plug_in_stopping_time", planted)
     record = _record(claim_id)
     assert record.verdict == "inconclusive" and not record.as_expected
+
+
+@pytest.mark.parametrize("name", ["bias_bound", "variance_bound"])
+@pytest.mark.parametrize("factor", [0.5, 2.0])
+def test_eq35_bounds_off_by_a_factor_are_caught_by_the_hand_instances(monkeypatch, name, factor):
+    """A bound ×2 still bounds every random instance (it only loosens); ×½ may too where the
+    bound is slack. The hand instances' ratios, written in closed form, move either way."""
+    original = getattr(_kernel_gd_checks, name)
+    monkeypatch.setattr(_kernel_gd_checks, name, lambda *a: factor * original(*a))
+    record = _record("early_stopping.eq35.bias_variance_bounds")
+    assert record.verdict == "refuted"

@@ -132,14 +132,33 @@ def check_bias_variance_bounds(run: es.BiasVarianceBounds):
         )
         for name in ("bias", "variance")
     ]
+    # The hand instances (N = 2, α = 1): K = diag(1, x), Δ* = 𝕂e₂ gives B²_τ = 2x²(1 − x)^{2τ}
+    # and ‖Δ*‖²_H = 2x, so B²_τ/bound = 2eτx(1 − x)^{2τ} (→ 1 at τ = 1/(2x) as x → 0);
+    # K = I, σ = 1 gives E V_τ = 1 = bound for τ ≥ 1. Both ratios written here, two-sided:
+    # a bound off by any factor, or the wrong e, moves them.
+    taus, x = out["taus"][0], es.BOUNDS_ANCHOR_X
+    bias_ratio = 2 * math.e * taus * x * (1 - x) ** (2 * taus)
+    anchors = [
+        compare(out["anchor_bias"] / out["anchor_bias_bound"],
+                np.broadcast_to(bias_ratio, out["anchor_bias"].shape), relation="equal",
+                rtol=ROUND_OFF.value, tolerance=ROUND_OFF),
+        compare(out["anchor_variance"], 1.0, relation="equal", atol=ROUND_OFF.value,
+                tolerance=ROUND_OFF),
+        compare(out["anchor_variance_bound"], 1.0, relation="equal", atol=ROUND_OFF.value,
+                tolerance=ROUND_OFF),
+    ]  # fmt: skip
     return all_of(
         *parts,
+        *anchors,
         diagnostics={
             "tightest B²/bound": float(np.max(out["bias"] / out["bias_bound"])),
             "tightest E V/bound": float(np.max(out["variance"] / out["variance_bound"])),
+            "hand instance: largest B²/bound (closed form)": float(bias_ratio.max()),
         },
         notes="Δ* = 𝕂a with a ~ N(0, I), 30 step counts τ ∈ [1, 10⁴] (geometric), α = "
-        f"1/λ̂_max; the variance bound is attained as τ → ∞ (e = {math.e:.4f} in the bias one).",
+        f"1/λ̂_max; the variance bound is attained as τ → ∞ (e = {math.e:.4f} in the bias one). "
+        "Hand instances: K = diag(1, x = 0.005) with Δ* along x (B²/bound = 2eτx(1 − x)^{2τ}, "
+        "0.9999 at τ = 100) and K = I (E V_τ = bound = σ²).",
     )
 
 

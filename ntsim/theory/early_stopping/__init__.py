@@ -62,6 +62,7 @@ from ntsim.theory.early_stopping._kernel_gd import (
     variance_bound,
 )
 from ntsim.theory.early_stopping._kernel_gd_checks import (
+    BOUNDS_ANCHOR_X,
     BiasVarianceBounds,
     BoundsSetting,
     ClosedFormErrors,
@@ -226,6 +227,7 @@ __all__ = [
     "simulate_optimal_stopping",
     "simulate_rademacher_facts",
     "simulate_stopping_times",
+    "BOUNDS_ANCHOR_X",
     "BiasVarianceBounds",
     "BoundsSetting",
     "ClosedFormErrors",

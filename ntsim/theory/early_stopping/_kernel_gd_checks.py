@@ -49,6 +49,7 @@ from ntsim.theory.early_stopping._kernel_gd import (
 )
 
 __all__ = [
+    "BOUNDS_ANCHOR_X",
     "BiasVarianceBounds",
     "BoundsSetting",
     "ClosedFormErrors",
@@ -252,12 +253,43 @@ class BoundsSetting:
 
 class BiasVarianceBounds(NamedTuple):
     """Per instance and step count ``(instances, num_taus)``: ``B²_τ`` and ``‖Δ*‖²_H/(2eη_τ)``,
-    ``E V_τ`` and ``σ²η_τ R̂_K(η_τ^{−1/2})²`` (eq. (35))."""
+    ``E V_τ`` and ``σ²η_τ R̂_K(η_τ^{−1/2})²`` (eq. (35)).
+
+    And the same four on two hand instances (one row per instance, ``(instances, num_taus)``),
+    ``N = 2``, ``α = 1``, at the step counts ``taus``: ``K = diag(1, x)`` with
+    ``Δ* = 𝕂e₂`` (``x`` = :data:`BOUNDS_ANCHOR_X`; ``B²_τ/bound = 2eτx(1 − x)^{2τ}``, near 1
+    at ``τ ≈ 1/(2x)``), and ``K = I`` with ``σ = 1`` (``E V_τ = bound = 1`` for every
+    ``τ ≥ 1``: the variance bound is attained)."""
 
     bias: Array
     bias_bound: Array
     variance: Array
     variance_bound: Array
+    taus: Array
+    anchor_bias: Array
+    anchor_bias_bound: Array
+    anchor_variance: Array
+    anchor_variance_bound: Array
+
+
+#: ``αλ̂`` of the bias anchor's direction: its ratio peaks at ``τ = 1/(2x) = 100``.
+BOUNDS_ANCHOR_X = 0.005
+
+
+def _bounds_anchor(taus):
+    """The two hand instances of :class:`BiasVarianceBounds` (library functions only)."""
+    x = BOUNDS_ANCHOR_X
+    kernel = jnp.diag(jnp.asarray([1.0, x]))
+    coef = jnp.asarray([0.0, 1.0])
+    gram = 2 * kernel  # 𝕂 = N K
+    eta = 1.0 * taus  # α = 1/λ̂_max = 1
+    identity = jnp.ones((2,))
+    return (
+        squared_bias(kernel, gram @ coef, 1.0, taus),
+        bias_bound(coef @ gram @ coef, eta),
+        expected_variance(identity, 1.0, taus, 1.0),
+        variance_bound(identity, eta, 1.0),
+    )
 
 
 def simulate_bias_variance_bounds(key: PRNGKey, setting: BoundsSetting) -> BiasVarianceBounds:
@@ -282,6 +314,8 @@ def simulate_bias_variance_bounds(key: PRNGKey, setting: BoundsSetting) -> BiasV
             bias_bound(coef @ gram @ coef, eta),
             expected_variance(lam, alpha, taus, sigma),
             variance_bound(lam, eta, sigma),
+            taus,
+            *_bounds_anchor(taus),
         )
 
     return _instances(instance, key, setting.instances)
