@@ -19,7 +19,9 @@ Hard margin is ``C_i = ∞``; the soft margin of Lemma A.2.5 is ``C = 1/(2λm)``
 **Solver.** Both forms are the quadratic programme ``min ½wᵀPw + Σ C_i ξ_i`` subject to
 ``y_i wᵀz_i + ξ_i ≥ 1``, ``ξ ≥ 0`` (no ``ξ`` for hard margin), ``P = diag(1, …, 1, 1 or 0)``,
 solved by Mehrotra's predictor-corrector primal-dual interior-point method (Nocedal & Wright
-2006, Alg. 16.4). Each iteration solves one ``(d+1) × (d+1)`` system
+2006, Alg. 16.4), with the centring parameter σ = (μ_aff/μ)³ capped at ½ (uncapped, it
+can fall into a period-4 cycle that stalls the KKT error; see ``_solve``). Each iteration
+solves one ``(d+1) × (d+1)`` system
 ``(P + Σ_i a_i a_iᵀ/D_i) Δw = r``, so the cost is ``O(n d²)`` per iteration with no
 sequential loop over points, and 15–40 iterations reach round-off (float64). It vectorises
 under ``vmap``: the ``while_loop`` runs until every instance has converged. The dual
