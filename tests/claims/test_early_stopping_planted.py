@@ -514,3 +514,31 @@ def test_eq35_bounds_off_by_a_factor_are_caught_by_the_hand_instances(monkeypatc
     monkeypatch.setattr(_kernel_gd_checks, name, lambda *a: factor * original(*a))
     record = _record("early_stopping.eq35.bias_variance_bounds")
     assert record.verdict == "refuted"
+
+
+def test_eq35_variance_bound_branch_and_step_are_pinned_by_the_hand_instance(monkeypatch):
+    """min{1, 2ηλ̂} in the variance bound (the unclipped branch off by 2), and η = τ for
+    η = ατ in the bounds (α = ½ on the hand instance): both refuted (referee 71)."""
+
+    def doubled_branch(eigenvalues, eta, noise_std):
+        lam = jnp.maximum(jnp.asarray(eigenvalues), 0)
+        eta = jnp.asarray(eta)[..., None]
+        return noise_std**2 * jnp.mean(jnp.minimum(1.0, 2 * eta * lam), axis=-1)
+
+    monkeypatch.setattr(_kernel_gd_checks, "variance_bound", doubled_branch)
+    assert _record("early_stopping.eq35.bias_variance_bounds").verdict == "refuted"
+    monkeypatch.undo()
+    original = _kernel_gd_checks.bias_bound
+    monkeypatch.setattr(_kernel_gd_checks, "_bounds_anchor", _unit_step_anchor(original))
+    assert _record("early_stopping.eq35.bias_variance_bounds").verdict == "refuted"
+
+
+def _unit_step_anchor(bias_bound):
+    original = _kernel_gd_checks._bounds_anchor
+
+    def anchor(taus):
+        bias, _, variance, variance_bound = original(taus)
+        x = _kernel_gd_checks.BOUNDS_ANCHOR_X
+        return bias, bias_bound(4 * x, 1.0 * taus), variance, variance_bound  # η = τ, not τ/2
+
+    return anchor

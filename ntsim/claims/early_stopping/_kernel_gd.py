@@ -132,20 +132,23 @@ def check_bias_variance_bounds(run: es.BiasVarianceBounds):
         )
         for name in ("bias", "variance")
     ]
-    # The hand instances (N = 2, α = 1): K = diag(1, x), Δ* = 𝕂e₂ gives B²_τ = 2x²(1 − x)^{2τ}
-    # and ‖Δ*‖²_H = 2x, so B²_τ/bound = 2eτx(1 − x)^{2τ} (→ 1 at τ = 1/(2x) as x → 0);
-    # K = I, σ = 1 gives E V_τ = 1 = bound for τ ≥ 1. Both ratios written here, two-sided:
-    # a bound off by any factor, or the wrong e, moves them.
+    # The hand instance (N = 2): K = diag(2, 2x), so α = ½ and η_τ = τ/2. Δ* = 𝕂e₂ = (0, 4x)
+    # gives B²_τ = 8x²(1 − x)^{2τ} and ‖Δ*‖²_H = 4x, so B²_τ/bound = 2eτx(1 − x)^{2τ}; σ = 1
+    # gives E V_τ = ½[1 + (1 − (1 − x)^τ)²] and bound ½[min(1, τ) + min(1, τx)]. All written
+    # here, two-sided: a bound off by any factor, the wrong e, η = τ for ατ, or a wrong
+    # branch of min{1, ηλ̂} moves them.
     taus, x = out["taus"][0], es.BOUNDS_ANCHOR_X
     bias_ratio = 2 * math.e * taus * x * (1 - x) ** (2 * taus)
+    variance = 0.5 * (1 + (1 - (1 - x) ** taus) ** 2)
+    variance_bound = 0.5 * (np.minimum(1, taus) + np.minimum(1, taus * x))
     anchors = [
+        compare(out[f"anchor_{name}"], np.broadcast_to(value, out[f"anchor_{name}"].shape),
+                relation="equal", rtol=ROUND_OFF.value, tolerance=ROUND_OFF)
+        for name, value in (("variance", variance), ("variance_bound", variance_bound))
+    ] + [
         compare(out["anchor_bias"] / out["anchor_bias_bound"],
                 np.broadcast_to(bias_ratio, out["anchor_bias"].shape), relation="equal",
                 rtol=ROUND_OFF.value, tolerance=ROUND_OFF),
-        compare(out["anchor_variance"], 1.0, relation="equal", atol=ROUND_OFF.value,
-                tolerance=ROUND_OFF),
-        compare(out["anchor_variance_bound"], 1.0, relation="equal", atol=ROUND_OFF.value,
-                tolerance=ROUND_OFF),
     ]  # fmt: skip
     return all_of(
         *parts,
@@ -157,8 +160,9 @@ def check_bias_variance_bounds(run: es.BiasVarianceBounds):
         },
         notes="Δ* = 𝕂a with a ~ N(0, I), 30 step counts τ ∈ [1, 10⁴] (geometric), α = "
         f"1/λ̂_max; the variance bound is attained as τ → ∞ (e = {math.e:.4f} in the bias one). "
-        "Hand instances: K = diag(1, x = 0.005) with Δ* along x (B²/bound = 2eτx(1 − x)^{2τ}, "
-        "0.9999 at τ = 100) and K = I (E V_τ = bound = σ²).",
+        "Hand instance: K = diag(2, 2x), x = 0.005, α = ½: Δ* along 2x (B²/bound = "
+        "2eτx(1 − x)^{2τ}, largest 0.985 on the grid, at τ = 85) and σ = 1 (E V_τ and its bound "
+        "in closed form, both branches of min{1, ηλ̂}).",
     )
 
 

@@ -255,11 +255,12 @@ class BiasVarianceBounds(NamedTuple):
     """Per instance and step count ``(instances, num_taus)``: ``B²_τ`` and ``‖Δ*‖²_H/(2eη_τ)``,
     ``E V_τ`` and ``σ²η_τ R̂_K(η_τ^{−1/2})²`` (eq. (35)).
 
-    And the same four on two hand instances (one row per instance, ``(instances, num_taus)``),
-    ``N = 2``, ``α = 1``, at the step counts ``taus``: ``K = diag(1, x)`` with
-    ``Δ* = 𝕂e₂`` (``x`` = :data:`BOUNDS_ANCHOR_X`; ``B²_τ/bound = 2eτx(1 − x)^{2τ}``, near 1
-    at ``τ ≈ 1/(2x)``), and ``K = I`` with ``σ = 1`` (``E V_τ = bound = 1`` for every
-    ``τ ≥ 1``: the variance bound is attained)."""
+    And the same four on a hand instance (one row per random instance, ``(instances,
+    num_taus)``), ``N = 2``, ``K = diag(2, 2x)`` (``x`` = :data:`BOUNDS_ANCHOR_X`), so
+    ``α = 1/λ̂_max = ½`` and ``η_τ = τ/2``, at the step counts ``taus``: with ``Δ* = 𝕂e₂``,
+    ``B²_τ/bound = 2eτx(1 − x)^{2τ}`` (near 1 at ``τ ≈ 1/(2x)``); with ``σ = 1``,
+    ``E V_τ = ½[1 + (1 − (1 − x)^τ)²]`` and the bound ``½[1 + min(1, τx)]`` (both branches
+    of ``min{1, ηλ̂}``)."""
 
     bias: Array
     bias_bound: Array
@@ -272,23 +273,24 @@ class BiasVarianceBounds(NamedTuple):
     anchor_variance_bound: Array
 
 
-#: ``αλ̂`` of the bias anchor's direction: its ratio peaks at ``τ = 1/(2x) = 100``.
+#: ``αλ̂`` of the hand instance's second direction: its bias ratio peaks near ``τ = 1/(2x)``.
 BOUNDS_ANCHOR_X = 0.005
 
 
 def _bounds_anchor(taus):
-    """The two hand instances of :class:`BiasVarianceBounds` (library functions only)."""
+    """The hand instance of :class:`BiasVarianceBounds` (library functions only)."""
     x = BOUNDS_ANCHOR_X
-    kernel = jnp.diag(jnp.asarray([1.0, x]))
+    kernel = jnp.diag(jnp.asarray([2.0, 2.0 * x]))
+    lam = jnp.asarray([2.0 * x, 2.0])  # ascending, as eigvalsh gives them
+    alpha = 1.0 / lam[-1]
     coef = jnp.asarray([0.0, 1.0])
     gram = 2 * kernel  # 𝕂 = N K
-    eta = 1.0 * taus  # α = 1/λ̂_max = 1
-    identity = jnp.ones((2,))
+    eta = alpha * taus
     return (
-        squared_bias(kernel, gram @ coef, 1.0, taus),
+        squared_bias(kernel, gram @ coef, alpha, taus),
         bias_bound(coef @ gram @ coef, eta),
-        expected_variance(identity, 1.0, taus, 1.0),
-        variance_bound(identity, eta, 1.0),
+        expected_variance(lam, alpha, taus, 1.0),
+        variance_bound(lam, eta, 1.0),
     )
 
 
