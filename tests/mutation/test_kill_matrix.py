@@ -54,7 +54,7 @@ PENDING_KILL_RATE: dict[str, float] = {
     # idle at --jobs 2): 83 killed, 21 survived (0.798). The new function on the MiniLM path
     # re-drew the seeded sample of many others, so 15 survivors are new draws without a
     # reason yet (below). Session 35: re-drawn once under the per-function seeds (checkpoint
-    # after round 3, 2.4 h at --jobs 2 beside the stability run; round 4 left for --resume):
+    # after round 3, 2 h wall at --jobs 2 beside the stability run; round 4 left for --resume):
     # 96 killed, 21 survived (0.821), before eq. (35)'s hand instance and the SVM cap.
     "early_stopping": 0.82,
     # Remade under rule 2 (sessions 24–25, finished with --resume on 2026-11-30): 71 killed, 17
