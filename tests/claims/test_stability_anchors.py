@@ -105,6 +105,8 @@ def _gap_run(radius_from_min: bool):
         lams=lams, gap=np.full((30, 3), 1e-3), lipschitz=np.sqrt(norms.max(1) ** 2 + 1.0),
         radius=radius, gamma=np.full(30, 0.1), points=8, kkt=np.asarray(1e-10),
         removed_lipschitz=np.sqrt(norms[:, 0] ** 2 + 1.0), inside_margin=np.zeros((30, 3), bool),
+        capped_duals=np.tile(1.0 / (2 * lams[None, :, None, None] * np.array([8, 7])[:, None]),
+                             (30, 1, 1, 2)),
     )  # fmt: skip
 
 

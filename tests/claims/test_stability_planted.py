@@ -469,3 +469,58 @@ def test_the_sign_inside_the_logistic_derivative_is_pinned_by_the_second_step(mo
     assert record.verdict == "refuted" and not record.as_expected
     (seed,) = record.per_seed
     assert seed.result.diagnostics["w_1(S) (rows i)"][0] == pytest.approx([8 / 7, -2 / 7])
+
+
+def test_a_wrong_leave_one_out_normaliser_leaves_lemma_a2_5_undecided():
+    """S^i solved with the mean over n points (the rigorous convention) where the claim reads
+    the paper's mean over n − 1: the bound still holds with room, so only the box caps of
+    the duals (1/(2λ(n − 1)) against the solver's 1/(2λn), 1.7% apart at n = 60) notice."""
+    from ntsim.claims.stability import _head_tuning_svm as claims_svm
+
+    original = claims_svm.GAP_PAPER.fn
+
+    def planted(key, setting):
+        return original(key, dataclasses.replace(setting, loo_normalizer="n"))
+
+    claim_id = "stability.lemma_a2_5.paper_setting"
+    uses = dataclasses.replace(claims_svm.GAP_PAPER, fn=planted)
+    claim = dataclasses.replace(get_claim(claim_id), uses=uses)
+    (record,) = run_claims([claim], scale="quick", seeds=(0,), cache=RunCache())
+    result = record.per_seed[0].result
+    assert record.verdict == "inconclusive", result.diagnostics
+    assert "duals of points strictly inside the margin" in result.notes
+
+
+def test_an_on_margin_test_that_finds_nothing_leaves_lemma_a2_4_undecided(monkeypatch):
+    """No point counted on the margin makes "every point on the margin removed" vacuous;
+    the count of margin points (2 to d + 1, both labels) notices."""
+    from ntsim.theory.stability import _svm_runs
+
+    monkeypatch.setattr(_svm_runs, "on_margin", lambda x, y, solution: jnp.zeros_like(y, bool))
+    jax.clear_caches()
+    record = _record("stability.lemma_a2_4.margin_monotone")
+    result = record.per_seed[0].result
+    assert record.verdict == "inconclusive", result.diagnostics
+    assert "2 to d + 1 distinct points" in result.notes
+    monkeypatch.undo()
+    jax.clear_caches()
+
+
+def test_a_stretched_right_side_of_jensen_is_caught_at_one_head(monkeypatch):
+    """mean_h ‖2·w_h/‖w_h‖ − ŵ/‖ŵ‖‖ on the right: "≤" still holds (it only grows), the
+    equality case H = 1 does not."""
+    claim_id = "stability.a4_1.convexity"
+    assert _record(claim_id).verdict == "holds"
+
+    def planted(heads, reference):
+        dirs = head_tuning_module.normalize(heads)
+        target = head_tuning_module.normalize(reference)
+        lhs = jnp.linalg.norm(jnp.mean(dirs, axis=-2) - target, axis=-1)
+        rhs = jnp.mean(jnp.linalg.norm(2.0 * dirs - target[..., None, :], axis=-1), axis=-1)
+        return head_tuning_module.LemmaSides(lhs, rhs)
+
+    monkeypatch.setattr(head_tuning_module, "a4_1_convexity_sides", planted)
+    jax.clear_caches()
+    assert _record(claim_id).verdict == "refuted"
+    monkeypatch.undo()
+    jax.clear_caches()

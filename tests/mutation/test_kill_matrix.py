@@ -29,6 +29,10 @@ KILL_RATE_FLOOR = 0.85
 
 #: Topics the committed matrix does not hold yet (or holds partially), with why.
 PENDING_TOPICS: dict[str, str] = {
+    "stability": "session 36 (2026-12-01) changed the on-margin rule (slack against the dual), "
+    "counted exact copies once, and added checks (margin size and labels, the λ-SVM box caps, "
+    "Jensen's H = 1 equality case), which date its claims; `ntsim mutate --topic stability "
+    "--jobs 2 --resume` reuses the rest",
     "early_stopping": "session 35 (2026-12-01) re-drew the sample once under the per-function "
     "seeds (checkpointed after round 3: 0.821), then capped the SVM solver's centring (on this "
     "topic's paths through ntsim.core) and added eq. (35)'s hand instance, which date 22 of "

@@ -15,7 +15,7 @@ import pytest
 from experiments.stability import synthetic_loo_stability as exp
 from ntsim.core import hard_margin_svm, loglog_slope, mean_se, separable_dataset, spearman
 from ntsim.theory import stability as st
-from ntsim.theory.stability._synthetic import on_margin
+from ntsim.theory.stability._synthetic import distinct_count, on_margin, removed_or_copy
 
 _reference = jax.jit(st.svm_reference)  # one compile per shape, shared by the tests
 
@@ -123,3 +123,51 @@ def test_config_validation():
     full = exp.SCALES["full"]
     assert full.num_steps == 100_000 and full.d == 10
     assert 10_000 in st.log_spaced_steps(full.num_steps, full.num_records)
+
+
+def test_on_margin_reads_the_slack_against_the_dual():
+    """The two cases a fixed slack cut gets wrong, as the interior-point solver leaves them: a
+    true support vector with a small dual (α = 1e-4·max α) 6.8e-7 above the margin is on it;
+    an inactive point 4.6e-6 above it, with α = 2.4e-6·max α ~ μ/slack, is not."""
+    from ntsim.core import SVMSolution
+
+    with jax.enable_x64(True):
+        x = jnp.array([[1.0], [-1.0], [1.0 + 6.8e-7], [1.0 + 4.6e-6], [3.0]], jnp.float64)
+        y = jnp.array([1.0, -1.0, 1.0, 1.0, 1.0], jnp.float64)
+        dual = jnp.array([1.0, 0.5, 1e-4, 2.4e-6, 1e-9], jnp.float64)
+        solution = SVMSolution(jnp.array([1.0]), jnp.array(0.0), dual, dual > 1e-6,
+                               jnp.array(1.0), jnp.array(0.0), jnp.array(0))  # fmt: skip
+        got = np.asarray(on_margin(x, y, solution))
+    np.testing.assert_array_equal(got, [True, True, True, False, False])  # x₄ has slack 2
+
+
+def test_on_margin_points_are_those_whose_removal_moves_the_svm():
+    """Over 40 planar datasets (the paper's SVM, b free): the points on the margin are exactly
+    those whose removal changes γ (brute force over every i), in general position."""
+    keys = jax.random.split(jax.random.key(7), 40)
+    with jax.enable_x64(True):
+        data = jax.vmap(lambda k: separable_dataset(k, 10, 2, margin=0.1, radius=1.0,
+                                                    offset=0.5))(keys)  # fmt: skip
+        x, y = data.x.astype(jnp.float64), data.y.astype(jnp.float64)
+        masks = jnp.arange(10)[None, :] != jnp.arange(10)[:, None]
+
+        def one(xi, yi):
+            full = hard_margin_svm(xi, yi, penalize_bias=False)
+            loo = jax.vmap(lambda m: hard_margin_svm(xi, yi, penalize_bias=False,
+                                                     sample_mask=m))(masks)  # fmt: skip
+            return on_margin(xi, yi, full), loo.margin - full.margin, jnp.all(yi[None] * masks)
+
+        flags, rise, _ = jax.jit(jax.vmap(one))(x, y)
+    one_label = np.asarray([len(set(np.asarray(row).tolist())) < 2 for row in y])
+    keep = ~one_label
+    moved = np.asarray(rise)[keep] > 1e-6
+    np.testing.assert_array_equal(np.asarray(flags)[keep], moved)
+    assert moved.sum() >= 2 * keep.sum()  # at least one point per class on every margin
+
+
+def test_exact_copies_count_once():
+    x = jnp.array([[0.0, 1.0], [2.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    np.testing.assert_array_equal(np.asarray(removed_or_copy(x, jnp.array([0]))),
+                                  [True, False, True, False])  # fmt: skip
+    assert int(distinct_count(x, jnp.array([True, False, True, True]))) == 2
+    assert int(distinct_count(x, jnp.array([False, True, True, False]))) == 2

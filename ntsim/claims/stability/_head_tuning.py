@@ -324,7 +324,7 @@ def check_heads_saturate(run: ht.MultiHeadRun):
 
 def check_a4_1_convexity(run: ht.MultiHeadRun):
     lhs, rhs = np.asarray(run.conv_lhs), np.asarray(run.conv_rhs)
-    return compare(
+    bound = compare(
         lhs, rhs, relation="upper_bound", atol=ROUND_OFF.value, tolerance=ROUND_OFF,
         num_instances=lhs.shape[0],
         diagnostics={"mean lhs at T (per H)": lhs[:, -1].mean(0),
@@ -333,6 +333,15 @@ def check_a4_1_convexity(run: ht.MultiHeadRun):
         "from ŵ as one head at T (it does not → 0 with H), contrary to Lemma A.4.1's "
         "E[w(t)/‖w(t)‖] = ŵ/‖ŵ‖.",
     )  # fmt: skip
+    if 1 not in run.heads:
+        return bound
+    # Jensen's equality case: one head is its own average, so both sides are the same
+    # distance ‖w_1/‖w_1‖ − ŵ/‖ŵ‖‖ (pins the right side, which "≤" alone cannot).
+    one = run.heads.index(1)
+    equal = compare(lhs[..., one], rhs[..., one], relation="equal", atol=ROUND_OFF.value,
+                    tolerance=ROUND_OFF, num_instances=lhs.shape[0],
+                    notes="H = 1, Jensen's equality case: both sides are one distance")  # fmt: skip
+    return all_of(bound, equal)
 
 
 CLAIMS: tuple[Claim, ...] = (

@@ -30,7 +30,7 @@ from ntsim.theory.stability._head_tuning_runs import (
     _dataset,
     _worst_kkt,
 )
-from ntsim.theory.stability._synthetic import on_margin
+from ntsim.theory.stability._synthetic import distinct_count, on_margin, removed_or_copy
 
 __all__ = [
     "LemmaSidesRun",
@@ -183,8 +183,9 @@ class MarginMonotoneRun(NamedTuple):
     """``gamma`` ``(N,)`` the margin on ``S``; ``gamma_loo`` ``(N, K)`` on each ``S^i``;
     ``support`` ``(N, K)`` whether the removed point is a support vector; ``bias`` ``(N, K+1)``
     ``b̂`` on ``S`` then each ``S^i``; ``bias_bound`` ``(N, K+1)`` ``1 + ‖v̂‖B``;
-    ``covered`` ``(N,)`` whether every point on the margin of ``S`` (the support vectors) is
-    among the removed points;
+    ``covered`` ``(N,)`` whether every point on the margin of ``S`` (the support vectors), or
+    an exact copy of it, is among the removed points; ``margin_count`` ``(N,)`` the distinct
+    points on that margin and ``margin_labels`` ``(N,)`` whether they hold both labels;
     ``two_classes`` ``(N, K+1)`` whether ``S`` (then each ``S^i``) holds both labels (else
     the SVM's ``v̂`` is 0 and the lemmas do not apply); ``kkt``."""
 
@@ -194,8 +195,11 @@ class MarginMonotoneRun(NamedTuple):
     bias: jax.Array
     bias_bound: jax.Array
     covered: jax.Array
+    margin_count: jax.Array
+    margin_labels: jax.Array
     two_classes: jax.Array
     kkt: jax.Array
+    dim: int
 
 
 def _both_labels(y, idx):
@@ -238,13 +242,15 @@ def simulate_margin_monotone(key, setting: MarginMonotoneSetting) -> MarginMonot
             full.support[idx],
             jnp.concatenate([full.bias[None], loo.bias]),
             ht.lemma_a2_3_bound(norms, radius),
-            jnp.all(~margin_points | jnp.isin(jnp.arange(n), idx)),
+            jnp.all(~margin_points | removed_or_copy(data.x, idx)),
+            distinct_count(data.x, margin_points),
+            jnp.any(margin_points & (data.y > 0)) & jnp.any(margin_points & (data.y < 0)),
             _both_labels(data.y, idx),
             _worst_kkt(full, loo),
         )
 
     *fields, kkt = sweep(one, jax.random.split(key, s.datasets))
-    return MarginMonotoneRun(*fields, jnp.max(kkt))
+    return MarginMonotoneRun(*fields, jnp.max(kkt), s.dim)
 
 
 @dataclass(frozen=True)
@@ -270,7 +276,10 @@ class SvmGapRun(NamedTuple):
     ``lipschitz`` ``max‖x̃_i‖``, ``radius`` ``max‖x_i‖``, ``gamma`` the hard-margin (b free)
     margin; ``points`` ``n``; ``kkt``; ``removed_lipschitz`` ``(N,)`` ``‖x̃_i‖`` of the removed
     point; ``inside_margin`` ``(N, L)``: every training point of ``S`` and of ``S^i`` has
-    ``y_j ŵᵀx̃_j < 0.99`` (all hinges in their linear piece)."""
+    ``y_j ŵᵀx̃_j < 0.99`` (all hinges in their linear piece); ``capped_duals`` ``(N, L, 2, 2)``:
+    for ``S`` then ``S^i``, the smallest and largest dual ``α_j`` over the points strictly
+    inside that problem's margin (``y_j ŵᵀx̃_j < 0.99``; ``+inf``/``−inf`` when there is none),
+    which KKT puts at the box cap ``C = 1/(2λm)``, ``m`` the problem's normaliser."""
 
     lams: np.ndarray
     gap: jax.Array
@@ -281,6 +290,7 @@ class SvmGapRun(NamedTuple):
     kkt: jax.Array
     removed_lipschitz: jax.Array
     inside_margin: jax.Array
+    capped_duals: jax.Array
 
 
 def simulate_svm_gaps(key, setting: SvmGapSetting) -> SvmGapRun:
@@ -309,10 +319,20 @@ def simulate_svm_gaps(key, setting: SvmGapSetting) -> SvmGapRun:
             margins = data.y * (both.weights @ data.x.T - both.bias[:, None])  # (2, n)
             # strictly inside: 1% below the margin (the interior-point solution of a point
             # on the margin can sit 1e-4 inside it, and its subgradient is not 1)
-            inside = jnp.all(jnp.where(masks, margins < 1.0 - 1e-2, True))
-            return jnp.linalg.norm(head_si - head_s), _worst_kkt(both), inside
+            strict = masks & (margins < 1.0 - 1e-2)
+            inside = jnp.all(jnp.where(masks, strict, True))
+            # the duals of strictly-inside points sit at the box cap C = 1/(2λm) of each
+            # problem (m its normaliser): their extremes, per problem, ±inf when none is inside
+            capped = jnp.stack(
+                [
+                    jnp.min(jnp.where(strict, both.dual, jnp.inf), axis=1),
+                    jnp.max(jnp.where(strict, both.dual, -jnp.inf), axis=1),
+                ],
+                -1,
+            )
+            return jnp.linalg.norm(head_si - head_s), _worst_kkt(both), inside, capped
 
-        gaps, kkts, inside = jax.vmap(solve)(jnp.asarray(s.lams))
+        gaps, kkts, inside, capped = jax.vmap(solve)(jnp.asarray(s.lams))
         hard = hard_margin_svm(data.x, data.y, penalize_bias=False)
         return (
             gaps,
@@ -322,13 +342,14 @@ def simulate_svm_gaps(key, setting: SvmGapSetting) -> SvmGapRun:
             jnp.maximum(jnp.max(kkts), _worst_kkt(hard)),
             jnp.sqrt(jnp.sum(data.x[removed] ** 2) + 1.0),
             inside,
+            capped,
         )
 
-    gap, lipschitz, radius, gamma, kkt, removed_lipschitz, inside = sweep(
+    gap, lipschitz, radius, gamma, kkt, removed_lipschitz, inside, capped = sweep(
         one, jax.random.split(key, s.datasets)
     )
     return SvmGapRun(np.asarray(s.lams), gap, lipschitz, radius, gamma, n, jnp.max(kkt),
-                     removed_lipschitz, inside)  # fmt: skip
+                     removed_lipschitz, inside, capped)  # fmt: skip
 
 
 @dataclass(frozen=True)
