@@ -394,4 +394,86 @@ EARLY_STOPPING_REASONS: tuple[SurvivorReason, ...] = (
         "test_source_target_data_labels_are_the_teachers_of_their_inputs kills it",
         operator="drop_term", before="f_src(x) + 0.5 * _teacher(ks[4], x)",
     ),
+    SurvivorReason(
+        "layer_norm", OUTSIDE,
+        "(2x − μ)/√(var + ε) instead of (x − μ)/√(var + ε): a LayerNorm that no longer centres, "
+        "so another smooth network; the early-stopping claims on this path (the attention "
+        "models of the width, Lemma 5, learning-curve and Cor 2 runs) are about whatever "
+        "network is pretrained and fine-tuned (the width orders, Lemma 5's identities, the "
+        "rates of its own NTK), and test_layer_norm_normalises_and_rescales kills it",
+        operator="scale_x2", before="x - mean",
+    ),
+    SurvivorReason(
+        "mlp", OUTSIDE,
+        "b_std = 0 rejected as well as b_std < 0: input validation at a value no "
+        "early-stopping setting uses (every MLP there has b_std > 0), so no claim runs into "
+        "it; the model tests that build bias-free MLPs kill it",
+        operator="compare", before="b_std < 0",
+    ),
+    SurvivorReason(
+        "_weighted_slope", OUTSIDE,
+        "ȳ dropped from the residual y − ȳ − slope·(x − x̄): only the slope's standard error "
+        "moves (the slope's own Σw(x − x̄)(y − ȳ) is untouched); every early-stopping caller "
+        "reads the slope alone (eigen_decay_exponent returns −slope/2, and log_log_slope's "
+        "callers there take [0]); test_log_log_slope_matches_linregress kills it",
+        operator="drop_term", before="y - y_mean",
+    ),
+    SurvivorReason(
+        "_compiled_functions", EQUIVALENT,
+        "the transpose operator only swaps the last two axes of a square operand: the pooled "
+        "features are (sentences, 384) and no MiniLM claim scores a batch of 384 sentences "
+        "(one-sentence NTK rows, at most 200 at full scale), so the score is unchanged; the "
+        "stand-in cannot see it because the function returns closures",
+        operator="transpose", before="features @ p['head']['kernel']",
+    ),
+    SurvivorReason(
+        "simulate_mixed_init_blocks", OUTSIDE,
+        "the backbone θ_BB = ξ instead of θ_0 + ξ (ξ ~ N(0, I/size)): another backbone; Lemma "
+        "5's eqs. (93), (95) are identities for any backbone (the mixed init's blocks are "
+        "computed from whatever θ_BB is), so the claim's two routes move together; "
+        "test_mixed_init_blocks_simulation_matches_the_lemma5_formulas kills it",
+        operator="drop_term", before="leaf + jax.random.normal(kk, leaf.shape)",
+    ),
+    SurvivorReason(
+        "sobolev_benchmark", OUTSIDE,
+        "max(T̂, 1) → min(T̂, 1) only in the ridge column's λ = 1/(ηT̂), a diagnostic baseline "
+        "(kernel ridge at the rule's matched penalty) that no verdict reads: the rule, the "
+        "hold-out oracle and the guarantee are computed apart from it",
+        operator="min_max", before="jnp.maximum(t_hat, 1)",
+    ),
+    SurvivorReason(
+        "_step_size", EQUIVALENT,
+        "the task-vector GD step 1/(2λ_max(JJᵀ/n)) instead of 1/λ_max: another step in the "
+        "stable range (ηλ_max ≤ 1); Cor 1 and Cor 2 are claimed for every such step, and "
+        "both the trained vectors and their kernel predictions use the returned step",
+        operator="scale_x0.5", before="1.0 / jnp.linalg.eigvalsh",
+    ),
+    SurvivorReason(
+        "task_vector_cosine", EQUIVALENT,
+        "c₁ᵀG₁₁ᵀ for c₁ᵀG₁₁: G₁₁ is a Gram matrix (symmetric), so only round-off moves (the "
+        "stand-in's outputs agreed on all 802 calls)",
+        operator="transpose", before="c_1 @ jnp.asarray(gram_11)",
+    ),
+    SurvivorReason(
+        "task_vector_bases", EQUIVALENT,
+        "the task bases scaled by √(d/(r − 1)) instead of √(d/r): every input is larger by "
+        "√(r/(r − 1)), another input scale of the same subspace tasks; Cor 2's prediction "
+        "and the trained cosines are computed on the same inputs, and it holds at any scale",
+        operator="n_minus_one", before="d / r",
+    ),
+    SurvivorReason(
+        "trained_task_vectors", OUTSIDE,
+        "½mse_pt − mse_mt in the normalised multi-task performance, a diagnostic the Cor 2 "
+        "claim reports but does not decide on (its verdict reads the trained and predicted "
+        "cosines and the kernel step)",
+        operator="scale_x0.5", before="mse_pt - mse_mt",
+    ),
+    SurvivorReason(
+        "width_scaling_run", EQUIVALENT,
+        "the fine-tuning step η_0/(m − 1) is η_0'/m with η_0' = η_0·m/(m − 1), within 7% of "
+        "η_0 at the quick widths (≥ 16) and → η_0 as m grows: Lemma 1, Thm 3 and Thm 5 are "
+        "stated for every η_0 below the critical step, with the same 1/m order, so their "
+        "bounds and slopes are claimed for this step too",
+        operator="n_minus_one", before="setting.eta0 / width",
+    ),
 )  # fmt: skip

@@ -85,16 +85,31 @@ def test_rule_check_rejects_a_run_whose_step_grid_is_not_its_curves_grid():
         claims.check_rule_stops_early(run._replace(evaluated_steps=np.array([0])))
 
 
-def _stopping(rule, best, spectral_factor=1.0) -> minilm.MiniLMStopping:
-    """Runs with Ĉ_H = 0.3 and its second route 0.3·spectral_factor."""
+def _stopping(rule, best, spectral_factor=1.0, start_factor=1.0) -> minilm.MiniLMStopping:
+    """Runs with Ĉ_H = 0.3 and its second route 0.3·spectral_factor; f_PT's test MSE 1.0, the
+    test curves starting at start_factor."""
     rule, best = np.asarray(rule, float), np.asarray(best, float)
     zeros = np.zeros_like(rule)
     curve = np.zeros((*rule.shape, 3))
+    curve[..., 0] = start_factor
     return minilm.MiniLMStopping(
         np.array([8, 16]), np.array([0, 10, 20]), rule, zeros + 1, zeros + 0.9, zeros + 0.3,
         zeros + 0.01, best, best, curve, curve, zeros + 1, zeros + 1,
         zeros + 0.3 * spectral_factor,
     )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("factor", "outcome"),
+    [(1.0, "holds"), (1.0 + 5e-5, "holds"), (1.0 + 5e-4, "inconclusive"), (0.25, "inconclusive")],
+)  # fmt: skip
+def test_rule_check_needs_the_curve_to_start_at_the_pretrained_mse(factor, outcome):
+    """The test curve's step 0 against f_PT's test MSE from the scores: equal within a
+    relative 1e-4, else the curve τ* is read from is not linearised GD's from f_PT (0.25: the
+    targets halved when f_PT ≈ 0)."""
+    early = [[1, 2], [0, 3], [2, 1]], [[100, 200], [150, 90], [200, 120]]
+    result = claims.check_rule_stops_early(_stopping(*early, start_factor=factor))
+    assert result.outcome == outcome
 
 
 @pytest.mark.parametrize(

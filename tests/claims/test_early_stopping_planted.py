@@ -505,6 +505,24 @@ def test_minilm_rule_catches_a_c_h_from_the_wrong_residual(monkeypatch):
     assert record.verdict == "inconclusive" and not record.as_expected
 
 
+@pytest.mark.slow  # ≥ 20 s on 2 cores: make test-full (the kill matrix covers CI)
+def test_minilm_rule_catches_a_test_curve_with_halved_targets(monkeypatch):
+    """The held-out curve scored against Y/2 (τ* read from the wrong curve): its step 0 no
+    longer equals f_PT's test MSE from the scores, so the run decides nothing."""
+    from ntsim.theory.early_stopping import minilm
+
+    claim_id = "early_stopping.minilm.rule_stops_early"
+    real = minilm.heldout_mse_curve
+
+    def planted(k, k_ho, y, y_ho, f_pt, f_pt_ho, *, step_size, steps):
+        return real(k, k_ho, y, 0.5 * y_ho, f_pt, f_pt_ho, step_size=step_size, steps=steps)
+
+    monkeypatch.setattr(minilm, "heldout_mse_curve", planted)
+    record = _record(claim_id)
+    assert record.verdict == "inconclusive" and not record.as_expected
+    assert "step 0" in record.per_seed[0].result.notes
+
+
 @pytest.mark.parametrize("name", ["bias_bound", "variance_bound"])
 @pytest.mark.parametrize("factor", [0.5, 2.0])
 def test_eq35_bounds_off_by_a_factor_are_caught_by_the_hand_instances(monkeypatch, name, factor):

@@ -177,14 +177,11 @@ PENDING_BLIND_SPOTS: dict[str, int] = {
     "stability": 2,
     # Session 35's early-stopping run (the once-per-topic re-draw under per-function seeds,
     # checkpointed after round 3; round 4 was left running at the stop): 14 survivors without
-    # a reason. Two are killed since by eq. (35)'s hand instance (bias_bound and
-    # variance_bound ×2, 2c45ff2); the entry predates it and the SVM cap, so it is stale. The
-    # rest are to be sorted next session: equivalent in effect (a positive step or spectrum
-    # scale, a symmetric Gram transposed, an i.i.d. draw rearranged, the mixed-init backbone
-    # "any backbone"), diagnostics no verdict reads (the Sobolev ridge column's η̂, the
-    # trained task vectors' normalised score), and real ones (heldout_mse_curve's ½Y: a second
-    # route to the pretrained MSE; _compiled_functions' transposed head).
-    "early_stopping": 14,
+    # a reason. Session 36 gave 11 of them reasons (_survivors_early_stopping.py) and a check
+    # to heldout_mse_curve's ½Y (the MiniLM test curve's step 0 against f_PT's test MSE from
+    # the scores); bias_bound and variance_bound ×2 are killed by eq. (35)'s hand instance
+    # (2c45ff2). The entry predates both, so 3 stay until the remake.
+    "early_stopping": 3,
     # Session 33's remake (0.756) kills the Thm 1 evaluation points and bernoulli_kl's
     # mutants, and leaves 10 blind spots: simulate_plateau's max → min Lipschitz estimate,
     # the MiniLM λ simulation's label coding (2y − ½) and its 2000 + d sentence offset,
@@ -205,14 +202,7 @@ PENDING_UNPINNED: dict[str, str] = {
         f"ntsim.theory.early_stopping.{name}": "a survivor of session 35's re-draw without a "
         "reason or a claim kill yet (PENDING_BLIND_SPOTS above)"
         for name in (
-            "_minilm_model._compiled_functions",
-            "_mixed_init.simulate_mixed_init_blocks",
             "_real_kernel.heldout_mse_curve",
-            "_sobolev.sobolev_benchmark",
-            "_task_vectors._step_size",
-            "_task_vectors.task_vector_cosine",
-            "_trained_task_vectors.task_vector_bases",
-            "_trained_task_vectors.trained_task_vectors",
         )
     },
     **{

@@ -344,7 +344,8 @@ class MiniLMStopping(NamedTuple):
       linearised_curve, finetune_curve: test MSE at ``evaluated_steps``, ``(S, A, E)``
         (``finetune_*`` NaN when not run).
       linearised_mse_at_rule: linearised GD's test MSE at exactly ``T̂``.
-      pretrained_mse: test MSE of ``f_PT``.
+      pretrained_mse: test MSE of ``f_PT``, from the scores directly (float64), not from
+        the curve (whose step 0 is the same number by another route).
       rkhs_distance_spectral: ``Ĉ_H`` by a second route, :func:`increment_rkhs_norm` on the
         same kernel, residual ``f_PT − Y`` and validation step ``s*`` (NaN in units kept
         before this field existed).
@@ -408,7 +409,10 @@ def _stopping_seed(setting: MiniLMStoppingSetting, key: PRNGKey) -> dict:
             "linearised_curve": curve[:-1].tolist(),
             "finetune_curve": ft_curve.tolist(),
             "linearised_mse_at_rule": float(curve[-1]),
-            "pretrained_mse": float(curve[0]),
+            # directly from the scores, a second route to the curve's step 0
+            "pretrained_mse": float(
+                np.mean((np.asarray(f_pt[te], np.float64) - np.asarray(y[te], np.float64)) ** 2)
+            ),
             "rkhs_distance_spectral": increment_rkhs_norm(
                 k_n, f_pt[n] - y[n], step_size=alpha, steps=int(rule.validation_step)
             ),
