@@ -201,9 +201,7 @@ PENDING_UNPINNED: dict[str, str] = {
     **{
         f"ntsim.theory.early_stopping.{name}": "a survivor of session 35's re-draw without a "
         "reason or a claim kill yet (PENDING_BLIND_SPOTS above)"
-        for name in (
-            "_real_kernel.heldout_mse_curve",
-        )
+        for name in ("_real_kernel.heldout_mse_curve",)
     },
     **{
         f"ntsim.theory.linearization.{name}": "a blind spot of session 33's remake with no "

@@ -165,9 +165,19 @@ def test_on_margin_points_are_those_whose_removal_moves_the_svm():
     assert moved.sum() >= 2 * keep.sum()  # at least one point per class on every margin
 
 
-def test_exact_copies_count_once():
+def test_copies_count_once():
+    """Exact copies and copies one ulp apart (what the generator's clipped points give under
+    different XLA optimisation levels) count once; points 1e-9 apart are distinct."""
     x = jnp.array([[0.0, 1.0], [2.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     np.testing.assert_array_equal(np.asarray(removed_or_copy(x, jnp.array([0]))),
                                   [True, False, True, False])  # fmt: skip
     assert int(distinct_count(x, jnp.array([True, False, True, True]))) == 2
     assert int(distinct_count(x, jnp.array([False, True, True, False]))) == 2
+    with jax.enable_x64(True):
+        ulp = jnp.array([[-0.56211267, 0.82706067], [-0.56211267 - 1.1e-16, 0.82706067],
+                         [-0.56211267 + 1e-9, 0.82706067]], jnp.float64)  # fmt: skip
+        assert float(ulp[0, 0]) != float(ulp[1, 0])  # one ulp apart, not equal
+        assert int(distinct_count(ulp, jnp.array([True, True, False]))) == 1
+        assert int(distinct_count(ulp, jnp.array([True, True, True]))) == 2
+        np.testing.assert_array_equal(np.asarray(removed_or_copy(ulp, jnp.array([1]))),
+                                      [True, True, False])  # fmt: skip
