@@ -450,7 +450,8 @@ EARLY_STOPPING_REASONS: tuple[SurvivorReason, ...] = (
     ),
     SurvivorReason(
         "task_vector_cosine", EQUIVALENT,
-        "c₁ᵀG₁₁ᵀ for c₁ᵀG₁₁: G₁₁ is a Gram matrix (symmetric), so only round-off moves (the "
+        "c₁ᵀG₁₁ᵀ for c₁ᵀG₁₁ inside the quadratic form c₁ᵀG₁₁c₁, which equals c₁ᵀG₁₁ᵀc₁ for "
+        "any G₁₁ (and G₁₁ is a symmetric Gram matrix besides), so only round-off moves (the "
         "stand-in's outputs agreed on all 802 calls)",
         operator="transpose", before="c_1 @ jnp.asarray(gram_11)",
     ),
@@ -469,11 +470,13 @@ EARLY_STOPPING_REASONS: tuple[SurvivorReason, ...] = (
         operator="scale_x0.5", before="mse_pt - mse_mt",
     ),
     SurvivorReason(
-        "width_scaling_run", EQUIVALENT,
-        "the fine-tuning step η_0/(m − 1) is η_0'/m with η_0' = η_0·m/(m − 1), within 7% of "
-        "η_0 at the quick widths (≥ 16) and → η_0 as m grows: Lemma 1, Thm 3 and Thm 5 are "
-        "stated for every η_0 below the critical step, with the same 1/m order, so their "
-        "bounds and slopes are claimed for this step too",
+        "width_scaling_run", OUTSIDE,
+        "the fine-tuning step η_0/(m − 1) is η_0'/m with η_0' = η_0·m/(m − 1) (pretraining "
+        "keeps η_0/m), 1.067, 1.032, 1.016 × η_0 at widths 16, 32, 64: Lemma 1, Thm 3 and Thm "
+        "5 are stated for every η_0 below the critical step with the same 1/m order, so "
+        "their bounds and slopes are claimed for this step too; the width-dependent factor "
+        "tilts a fitted log-log slope by about 0.035 per unit power of η_0 in the measured "
+        "quantity, within the claims' margins",
         operator="n_minus_one", before="setting.eta0 / width",
     ),
 )  # fmt: skip

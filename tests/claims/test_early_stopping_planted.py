@@ -507,8 +507,8 @@ def test_minilm_rule_catches_a_c_h_from_the_wrong_residual(monkeypatch):
 
 @pytest.mark.slow  # ≥ 20 s on 2 cores: make test-full (the kill matrix covers CI)
 def test_minilm_rule_catches_a_test_curve_with_halved_targets(monkeypatch):
-    """The held-out curve scored against Y/2 (τ* read from the wrong curve): its step 0 no
-    longer equals f_PT's test MSE from the scores, so the run decides nothing."""
+    """The held-out curve scored against Y/2 (τ* read from the wrong curve): it no longer
+    equals eq. (7)'s steps iterated on the true targets, so the run decides nothing."""
     from ntsim.theory.early_stopping import minilm
 
     claim_id = "early_stopping.minilm.rule_stops_early"
@@ -520,7 +520,26 @@ def test_minilm_rule_catches_a_test_curve_with_halved_targets(monkeypatch):
     monkeypatch.setattr(minilm, "heldout_mse_curve", planted)
     record = _record(claim_id)
     assert record.verdict == "inconclusive" and not record.as_expected
-    assert "step 0" in record.per_seed[0].result.notes
+    assert "iterated in float64" in record.per_seed[0].result.notes
+
+
+@pytest.mark.slow  # ≥ 20 s on 2 cores: make test-full (the kill matrix covers CI)
+def test_minilm_rule_catches_a_test_curve_without_the_training_f_pt(monkeypatch):
+    """The held-out curve run from the residual −Y on the training inputs (f_PT dropped
+    there, the held-out side intact): the curve's step 0 is unchanged, its later steps and
+    τ* are not, and the float64 iteration on the true residual notices."""
+    from ntsim.theory.early_stopping import minilm
+
+    claim_id = "early_stopping.minilm.rule_stops_early"
+    real = minilm.heldout_mse_curve
+
+    def planted(k, k_ho, y, y_ho, f_pt, f_pt_ho, *, step_size, steps):
+        return real(k, k_ho, y, y_ho, 0.0 * f_pt, f_pt_ho, step_size=step_size, steps=steps)
+
+    monkeypatch.setattr(minilm, "heldout_mse_curve", planted)
+    record = _record(claim_id)
+    assert record.verdict == "inconclusive" and not record.as_expected
+    assert "iterated in float64" in record.per_seed[0].result.notes
 
 
 @pytest.mark.parametrize("name", ["bias_bound", "variance_bound"])

@@ -58,6 +58,7 @@ from ntsim.theory.early_stopping._minilm_model import (
 )
 from ntsim.theory.early_stopping._real_kernel import (
     PlugInStoppingRule,
+    heldout_mse_by_iteration,
     heldout_mse_curve,
     increment_rkhs_norm,
     kernel_predicted_cosines,
@@ -70,6 +71,7 @@ __all__ = [
     "MiniLMScalarModel",
     "PlugInStoppingRule",
     "draw_task_splits",
+    "heldout_mse_by_iteration",
     "heldout_mse_curve",
     "increment_rkhs_norm",
     "kernel_predicted_cosines",
@@ -358,6 +360,9 @@ class MiniLMStopping(NamedTuple):
       rkhs_distance_spectral: ``Ĉ_H`` by a second route, :func:`increment_rkhs_norm` on the
         same kernel, residual ``f_PT − Y`` and validation step ``s*`` (NaN in units kept
         before this field existed).
+      linearised_curve_iterated: ``linearised_curve`` by a second route,
+        :func:`heldout_mse_by_iteration` (eq. (7)'s steps iterated in float64 on the same
+        kernel, scores and targets), ``(S, A, E)`` (NaN in units kept before this field).
     """
 
     sizes: np.ndarray
@@ -374,6 +379,7 @@ class MiniLMStopping(NamedTuple):
     linearised_mse_at_rule: np.ndarray
     pretrained_mse: np.ndarray
     rkhs_distance_spectral: np.ndarray
+    linearised_curve_iterated: np.ndarray
 
 
 def _stopping_seed(setting: MiniLMStoppingSetting, key: PRNGKey) -> dict:
@@ -425,6 +431,9 @@ def _stopping_seed(setting: MiniLMStoppingSetting, key: PRNGKey) -> dict:
             "rkhs_distance_spectral": increment_rkhs_norm(
                 k_n, f_pt[n] - y[n], step_size=alpha, steps=int(rule.validation_step)
             ),
+            "linearised_curve_iterated": heldout_mse_by_iteration(
+                k_n, kernel[te, n], y[n], y[te], f_pt[n], f_pt[te], step_size=alpha, steps=steps
+            ).tolist(),
         }
         for name, value in values.items():
             out[name].append(value)
@@ -443,12 +452,18 @@ def simulate_minilm_stopping_rule(
     check_key("simulate_minilm_stopping_rule", key)
     units = [memo(f"seed{s}", lambda s=s: _stopping_seed(setting, jax.random.fold_in(key, s)))
              for s in range(setting.seeds)]  # fmt: skip
-    missing = np.full(len(setting.sizes), np.nan)  # a field that units kept earlier lack
-    fields = {name: np.asarray([u.get(name, missing) for u in units])
+    steps = np.arange(0, setting.max_steps + 1, setting.eval_every)
+
+    def missing(name: str) -> np.ndarray:  # a field that units kept earlier lack
+        per_step = name == "linearised_curve_iterated"
+        return np.full((len(setting.sizes), len(steps)) if per_step else len(setting.sizes),
+                       np.nan)  # fmt: skip
+
+    fields = {name: np.asarray([u[name] if name in u else missing(name) for u in units])
               for name in MiniLMStopping._fields[2:]}  # fmt: skip
     return MiniLMStopping(
         sizes=np.asarray(setting.sizes),
-        evaluated_steps=np.arange(0, setting.max_steps + 1, setting.eval_every),
+        evaluated_steps=steps,
         **fields,
     )
 
