@@ -332,14 +332,6 @@ REASONS: tuple[SurvivorReason, ...] = (
         operator=("scale_x2", "scale_x0.5"), before="ff.quadratic_loss(w, h, a) + c",
     ),
     SurvivorReason(
-        "on_margin", OUTSIDE,
-        "the 1e-7 slack of the on-margin test dropped: points whose computed margin is at most "
-        "1 still count, so fewer points count as on the margin and the A.2.4 design check "
-        "(every such point removed) can only pass more easily; the design check is the "
-        "project's guard, not the lemma, and its verdicts did not move",
-        operator="drop_term", before="1.0 + ON_MARGIN",
-    ),
-    SurvivorReason(
         "simulate_lemma_a2_1", EQUIVALENT,
         "pairs b = 0.1g (−a dropped) or b = −a (the noise dropped) instead of the "
         "near-antipodal −a + 0.1g: generic or exactly antipodal pairs, on both of which Lemma "

@@ -29,10 +29,6 @@ KILL_RATE_FLOOR = 0.85
 
 #: Topics the committed matrix does not hold yet (or holds partially), with why.
 PENDING_TOPICS: dict[str, str] = {
-    "stability": "session 36 (2026-12-01) changed the on-margin rule (slack against the dual), "
-    "counted exact copies once, and added checks (margin size and labels, the λ-SVM box caps, "
-    "Jensen's H = 1 equality case), which date its claims; `ntsim mutate --topic stability "
-    "--jobs 2 --resume` reuses the rest",
     "early_stopping": "session 35 (2026-12-01) re-drew the sample once under the per-function "
     "seeds (checkpointed after round 3: 0.821), then capped the SVM solver's centring (on this "
     "topic's paths through ntsim.core) and added eq. (35)'s hand instance, which date 22 of "
@@ -61,24 +57,6 @@ PENDING_KILL_RATE: dict[str, float] = {
     # after round 3, 2 h wall at --jobs 2 beside the stability run; round 4 left for --resume):
     # 96 killed, 21 survived (0.821), before eq. (35)'s hand instance and the SVM cap.
     "early_stopping": 0.82,
-    # Remade under rule 2 (sessions 24–25, finished with --resume on 2026-11-30): 71 killed, 17
-    # survived (0.807). Session 31 (2026-12-01) added the attained cases (Thm 2.2 at μ = β,
-    # Lemma A.5.1 at η = 1/β), which kill the doubled corrected bound; remade with --resume:
-    # 71 killed, 19 survived (0.789). The functions on the edited path were sampled afresh (the
-    # sample depends on the set of functions on the claims' paths), which brought new
-    # survivors: KKT certificates (reasons) and one blind spot (below). Session 32: the
-    # two-sided counterexample of soudry.paper_svm_direction kills the e_aug/e_paper swap;
-    # remade with --resume (49 mutants): 71 killed, 18 survived (0.798). Session 34
-    # (2026-12-01): remade from scratch (the draws are now seeded per function, and every claim
-    # had been dated), 115 first-round mutants and 60 of round 2 in 69 min at --jobs 1 beside a
-    # full-scale verify: 80 killed, 21 survived (0.792). The session-33 checks kill what they
-    # were written for (thm2_2_bound_proof, the Lipschitz-scaling swap, the margin premises,
-    # duplicate_cells); 15 survivors have reasons, 6 are blind spots (below). Session 35
-    # (2026-12-01): after the SVM centring cap, the one-label premise, the step-size runs
-    # through loo_head_tuning and the anchor's second step, --resume re-ran every mutant (all
-    # claims were dated) and the new rounds for silent claims: 114 killed, 22 survived
-    # (0.838) in 87 min at --jobs 1 beside another topic's run; 20 survivors have reasons.
-    "stability": 0.83,
     # Remade under rule 2 (sessions 26–28, 0.674), finished in session 31 (0.703). Session 33
     # (2026-12-01): every claim was dated (theory package imports), so --resume re-ran all 153
     # first-round mutants and 36 of round 2 at the Thm 1 design check, the table KL band and
@@ -89,17 +67,14 @@ PENDING_KILL_RATE: dict[str, float] = {
 #: Claims of a checked kind that kill no mutant yet, with why.
 PENDING_SILENT_CLAIMS: dict[str, str] = {
     **{
-        f"stability.{name}": "session 35's --resume (further rounds of its own mutants for a "
-        f"silent claim, up to round 4): {kills} kills, all by raising, and {moved} mutants "
-        "moved its numbers without its verdict (lemma_a1_3.quadratic, lemma_a2_4.printed_norm "
-        "and mmr.identity, silent in session 34, now kill by their verdicts)"
+        f"stability.{name}": "session 36's --resume at a5c8844 (rounds up to 4 of its own "
+        f"mutants for a silent claim): {kills} kills, all by raising, and {moved} mutants "
+        "moved its numbers without its verdict (fig9.radius_svm_limit, lemma_a2_3.bias_bound "
+        "and lemma_a2_5.paper_setting, silent in session 35, now kill by their verdicts)"
         for name, kills, moved in (
             ("cor3_1.heads_saturate", 4, 14),
             ("fig9.radius_gd", 13, 18),
-            ("fig9.radius_svm_limit", 13, 16),
             ("lemma_a1_3.logistic", 2, 6),
-            ("lemma_a2_3.bias_bound", 3, 8),
-            ("lemma_a2_5.paper_setting", 2, 10),
             ("thm2_2.bound_corrected_small_radius", 4, 6),
             ("thm2_2.bound_printed", 4, 7),
             ("thm2_2.certificate", 4, 4),
@@ -167,14 +142,6 @@ PENDING_SILENT_CLAIMS: dict[str, str] = {
 
 #: Survivors without a reason (blind spots) per topic: at most this many.
 PENDING_BLIND_SPOTS: dict[str, int] = {
-    # Session 35's --resume (2026-12-01, 87 min at --jobs 1 beside the early-stopping run):
-    # the one-label premise and loo_head_tuning in the step-size runs killed session 34's six
-    # blind spots; two new draws are blind: a4_1_convexity_sides' 2·dirs − target (the
-    # convexity bound only loosens; planned: Jensen's equality case, every head the same
-    # direction, as an anchor) and simulate_svm_gaps' n − 1 → 2n − 1 on S^i in the paper
-    # variant (Lemma A.2.5's bound holds with room; planned: the hinge-linear closed form of
-    # the gap, as Cor 2.5's penalised check has).
-    "stability": 2,
     # Session 35's early-stopping run (the once-per-topic re-draw under per-function seeds,
     # checkpointed after round 3; round 4 was left running at the stop): 14 survivors without
     # a reason. Session 36 gave 11 of them reasons (_survivors_early_stopping.py) and a check
