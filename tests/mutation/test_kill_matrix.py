@@ -302,7 +302,9 @@ def test_a_sample_of_mutants_replays_as_recorded(tmp_path, matrix):
         if key in recorded:
             assert o["status"] == recorded[key], f"{key}: {o['status']} now, {recorded[key]} then"
     assert len(fresh) == 20
-    assert all(o["status"] in ("killed", "survived", "equivalent") for o in fresh)
+    # every mutant reached an outcome (an ill-typed one is "invalid", a legitimate outcome)
+    statuses = {o["status"] for o in fresh}
+    assert statuses <= {"killed", "survived", "equivalent", "invalid"}, statuses
 
 
 @pytest.mark.slow
