@@ -28,40 +28,19 @@ TOPICS = sorted({c.topic for c in REGISTRY})
 KILL_RATE_FLOOR = 0.85
 
 #: Topics the committed matrix does not hold yet (or holds partially), with why.
-PENDING_TOPICS: dict[str, str] = {
-    "early_stopping": "session 35 (2026-12-01) re-drew the sample once under the per-function "
-    "seeds (checkpointed after round 3: 0.821), then capped the SVM solver's centring (on this "
-    "topic's paths through ntsim.core) and added eq. (35)'s hand instance, which date 22 of "
-    "its claims; the rest of the entry is reused by `ntsim mutate --topic early_stopping "
-    "--jobs 2 --resume`",
-    "linearization": "session 34 (2026-12-01) aimed checks at five of the ten blind spots "
-    "(the plateau's Lipschitz premise, the λ table's ±1 targets, Thm 3's λη ≤ ½ design, Thm 7's "
-    "a = c/(1 − η)² and its printed step formulas by numpy) and gave four reasons; the draws "
-    "are now seeded per function, so the remake re-draws the sample once: `ntsim mutate "
-    "--topic linearization --jobs 2 --resume`",
-}
+PENDING_TOPICS: dict[str, str] = {}
 
 #: Topics below the floor, with the rate they are at (the test fails if a topic drops
 #: below it, or rises above the floor while still listed).
 PENDING_KILL_RATE: dict[str, float] = {
-    # Remade under rule 2 (sessions 28–30, finished 2026-12-01): 82 killed, 19 survived
-    # (0.812), every survivor with a reason. Session 29's lemma1.taylor_remainder_bound killed
-    # the linearize sign flips; session 30's swap probes (a reading in an enclosing frame is
-    # left out) made three never-firing swaps equivalent. The 19 are draws of the same
-    # families (transposed or sign-flipped Gaussians, another target or overlap), positive
-    # factors a slope or decay fit cannot see, and diagnostics no verdict reads.
-    # Session 33's --resume (after the NTK check's power-iteration route, 2026-12-01, 49 min
-    # idle at --jobs 2): 83 killed, 21 survived (0.798). The new function on the MiniLM path
-    # re-drew the seeded sample of many others, so 15 survivors are new draws without a
-    # reason yet (below). Session 35: re-drawn once under the per-function seeds (checkpoint
-    # after round 3, 2 h wall at --jobs 2 beside the stability run; round 4 left for --resume):
-    # 96 killed, 21 survived (0.821), before eq. (35)'s hand instance and the SVM cap.
-    "early_stopping": 0.82,
     # Remade under rule 2 (sessions 26–28, 0.674), finished in session 31 (0.703). Session 33
     # (2026-12-01): every claim was dated (theory package imports), so --resume re-ran all 153
     # first-round mutants and 36 of round 2 at the Thm 1 design check, the table KL band and
-    # the λ anchors: 65 killed, 21 survived (0.756) in 42 min at --jobs 2, idle.
-    "linearization": 0.75,
+    # the λ anchors: 65 killed, 21 survived (0.756) in 42 min at --jobs 2, idle. Session 37
+    # (2026-12-01): the once-per-topic re-draw under per-function seeds, after session 34's
+    # checks, at --jobs 1 beside the early-stopping remake: 80 killed, 19 survived (0.808),
+    # every survivor with a reason; five more kills by a verdict would reach the floor.
+    "linearization": 0.80,
 }
 
 #: Claims of a checked kind that kill no mutant yet, with why.
@@ -80,13 +59,6 @@ PENDING_SILENT_CLAIMS: dict[str, str] = {
             ("thm2_2.certificate", 4, 4),
         )
     },
-    "linearization.thm3.bound_quadratic": "session 33's remake: its one mutant that moved its "
-    "numbers is simulate_quadratic_gap's 2·2a² + λ (a blind spot above), which leaves Thm 3's "
-    "bound holding on the quadratic model",
-    "early_stopping.sec6_2.ridge_sandwich_printed": "session 33's --resume re-drew "
-    "simulate_shrinkage_sandwich's mutants (pair.gd − pair.krr ×2, dropped): both moved only "
-    "its corrected twin's numbers and are new survivors without a reason; no mutant moved "
-    "this printed claim's numbers",
     "stability.soudry.direction_converges": "session 31's stability remake sampled "
     "simulate_soudry_directions afresh: its kills there (s.dim ± 1) are by errors; the "
     "e_aug/e_paper swap is killed (session 32) by paper_svm_direction's two-sided "
@@ -101,6 +73,15 @@ PENDING_SILENT_CLAIMS: dict[str, str] = {
     "6.2's bound holds with room on these draws), and its path's other mutants were killed "
     "first by the two-input closed form and Thm 6.1's claims (a mutant runs only on claims "
     "that have killed nothing yet); the session-25 matrix had one kill by its verdict",
+    "linearization.kappa.thm5_bound_orders_loss": "session 37's re-draw: a trend (Thm 5's "
+    "bound orders the configurations' losses); its 3 kills are by raising; the two mutants "
+    "that moved its numbers survive with reasons (spearman's denominator − 1, a positive "
+    "factor a rank correlation's sign cannot see; synthetic_tasks without x·w, another "
+    "labelling of the family)",
+    "linearization.thm2.plateau_slope": "session 37's re-draw: a rate (the plateau falls like "
+    "1/λ); its 2 kills are by raising; the mutants that moved its numbers were killed first "
+    "by thm2.plateau (proximal_gd's sign, mse_loss's double) or keep the 1/λ slope "
+    "(simulate_plateau's step 0.5/(λ − 1), with a reason)",
     "linearization.lora.ntk_at_init": "remade under rule 2 (2026-11-30): an identity (the LoRA "
     "NTK at B = 0 is the B-block alone); its 4 kills are by raising, the round-2 mutants of "
     "simulate_kernel_blocks were equivalent (guards that never fire, jac @ jac.T.T)",
@@ -111,9 +92,6 @@ PENDING_SILENT_CLAIMS: dict[str, str] = {
         "sentences): its verdict decides nothing there, so it kills only by raising (5 kills)"
         for name in ("ntk_adamw", "ntk_gd", "sign_adamw", "sign_gd")
     },
-    "linearization.minilm_lambda.gap_shrinks": "an ordering (the gap to the linearisation "
-    "falls with λ) that reads the gap only through its trend: ‖f + f̄‖ and ½f − f̄ fall with λ "
-    "too (the blind spots above; the fix is the anchor planned there)",
     **{
         f"stability.fig8.init_distance_{name}": "remade under rule 2 (2026-11-30): a trend "
         "over the initial-head norm; its 7 kills are by raising only (the panel's row/cell "
@@ -121,11 +99,23 @@ PENDING_SILENT_CLAIMS: dict[str, str] = {
         "normaliser, the step size) moved them without reversing the trend"
         for name in ("gd", "weak")
     },
-    "early_stopping.minilm.beta_above_half": "remade under rule 2 (2026-12-01): a bound on "
-    "the fitted decay exponent β of MiniLM's NTK; its 3 kills are by raising; the mutants "
-    "that move β (eigen_decay_exponent's −slope/2 doubled, _weighted_slope's n − 1) were "
-    "killed first by its sibling beta_above_half_intercept, and its round-2 mutants (the NTK's "
-    "symmetrisation scaled) multiply every eigenvalue by a positive factor β cannot see",
+    **{
+        f"early_stopping.minilm.{name}": "session 37's remake at 154335c: a bound on the fitted "
+        "decay exponent β of MiniLM's NTK; its 8 kills are by raising (the power iteration's "
+        "chunks, the Jacobian products' arguments, eigen_decay_exponent's n + 1), and the "
+        "mutants that move β or its CI (the NTK's symmetrisation scaled, the eigenvalues' "
+        "n − 1, mean_ci's half-width doubled) multiply every eigenvalue by one positive factor, "
+        "which β cannot see, or were killed first by a sibling"
+        for name in ("beta_above_half", "beta_above_half_intercept")
+    },
+    "early_stopping.cor1.negation_gap_printed": "session 37's remake: an identity (the "
+    "printed eq. (9) gap on the linearised model); its one kill is by raising; the mutants "
+    "that moved its numbers (the step size ×2 or ×½, the linearisation's dropped J·Δ, the "
+    "gap's 2f_PT) were killed first by its corrected twin and the sibling negation claims",
+    "early_stopping.thm3.pretraining_distance": "session 37's remake: a rate (the distance "
+    "from pretraining grows like its bound); its 2 kills are by raising; of the mutants that "
+    "moved its numbers, layer_norm's 2x − mean and the swapped source/target inputs have "
+    "reasons, and mean_ci's and mse_loss's doubles were killed first by other claims",
     **{
         f"early_stopping.minilm.{name}": "not recorded yet at full scale (issue 22's MiniLM "
         "task vectors): at quick scale its baseline is a smoke run, so the mutants that moved "
@@ -133,53 +123,14 @@ PENDING_SILENT_CLAIMS: dict[str, str] = {
         "kills by raising"
         for name in ("cosine_matches_kernel", "cosine_order_matches_kernel")
     },
-    "early_stopping.thm1.learning_curve_tail_rate": "remade under rule 2 (2026-12-01): a "
-    "refuted derived reading (the error of the kernel stopping rule flattens at an "
-    "approximation floor for a target outside the NTK's span); 16 mutants moved its numbers "
-    "and none lifted the floor, and its 4 kills are by raising; its twin "
-    "thm1.learning_curve_rate kills by its verdict",
 }
 
 #: Survivors without a reason (blind spots) per topic: at most this many.
-PENDING_BLIND_SPOTS: dict[str, int] = {
-    # Session 35's early-stopping run (the once-per-topic re-draw under per-function seeds,
-    # checkpointed after round 3; round 4 was left running at the stop): 14 survivors without
-    # a reason. Session 36 gave 11 of them reasons (_survivors_early_stopping.py) and a check
-    # to heldout_mse_curve's ½Y (the MiniLM test curve's step 0 against f_PT's test MSE from
-    # the scores); bias_bound and variance_bound ×2 are killed by eq. (35)'s hand instance
-    # (2c45ff2). The entry predates both, so 3 stay until the remake.
-    "early_stopping": 3,
-    # Session 33's remake (0.756) kills the Thm 1 evaluation points and bernoulli_kl's
-    # mutants, and leaves 10 blind spots: simulate_plateau's max → min Lipschitz estimate,
-    # the MiniLM λ simulation's label coding (2y − ½) and its 2000 + d sentence offset,
-    # _signed's 2y − 2, _constant_run's max(λ, 1e-30) → min, random_instance's target sign,
-    # simulate_selective_step's 0.1/(μ − 1), thm7_bounds' 1 − ½η, thm7_step_bounds' 1 − η → 1,
-    # simulate_quadratic_gap's 2·2a² + λ. Session 34: checks for the plateau's max → min, the
-    # label coding (the λ simulation now calls _signed, whose ±1 is a premise of the table's
-    # orderings), _constant_run's max → min (λη ≤ ½) and the two Thm 7 bounds; reasons for
-    # the sentence offset, random_instance's sign and simulate_quadratic_gap's time grid.
-    # The recorded entry's outcomes stay as they were until the remake: 10 − 4 = 6.
-    "linearization": 6,
-}
+PENDING_BLIND_SPOTS: dict[str, int] = {}
 
 
 #: Theory functions with a blind spot and no kill by a claim (see PENDING_BLIND_SPOTS).
-PENDING_UNPINNED: dict[str, str] = {
-    **{
-        f"ntsim.theory.early_stopping.{name}": "a survivor of session 35's re-draw without a "
-        "reason or a claim kill yet (PENDING_BLIND_SPOTS above)"
-        for name in ("_real_kernel.heldout_mse_curve",)
-    },
-    **{
-        f"ntsim.theory.linearization.{name}": "a blind spot of session 33's remake with no "
-        "claim kill yet (PENDING_BLIND_SPOTS above)"
-        for name in (
-            "_minilm_training._signed",
-            "_simulations._constant_run",
-            "_spectral.thm7_step_bounds",
-        )
-    },
-}
+PENDING_UNPINNED: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")
