@@ -411,3 +411,33 @@ def test_a_kl_off_by_a_term_leaves_the_tables_kl_band(monkeypatch):
     assert _record(claim_id, cache=RunCache()).verdict == "refuted"
     monkeypatch.undo()
     jax.clear_caches()
+
+
+@pytest.mark.parametrize(
+    ("claim_id", "module_name", "simulation", "field"),
+    [
+        ("linearization.thm2.plateau", "_distance", "PLATEAU", "r0"),
+        ("linearization.thm4.containment", "_gap", "CONTAINMENT", "network_r0"),
+    ],
+)
+@pytest.mark.parametrize("factor", [0.5, 2.0])
+def test_a_residual_against_another_target_leaves_the_ball_claims_undecided(
+    claim_id, module_name, simulation, field, factor
+):
+    """r_0 off by ×½ or ×2 (a residual taken against y*/2 or 2y*): Thm 2's plateau and Thm
+    4's containment still hold with room, so only the second route to r_0 (the model's
+    residual at θ0, or the run's first record) notices, and the claim is undecided."""
+    import importlib
+
+    claims_module = importlib.import_module(f"ntsim.claims.linearization.{module_name}")
+    original = getattr(claims_module, simulation).fn
+
+    def planted(key, setting):
+        run = original(key, setting)
+        return run._replace(**{field: factor * getattr(run, field)})
+
+    assert _record(claim_id).verdict == "holds"
+    uses = dataclasses.replace(getattr(claims_module, simulation), fn=planted)
+    claim = dataclasses.replace(get_claim(claim_id), uses=uses)
+    (record,) = run_claims([claim], scale="quick", seeds=(0,), cache=RunCache())
+    assert record.verdict == "inconclusive", record.per_seed[0].result.diagnostics

@@ -524,3 +524,29 @@ def test_a_stretched_right_side_of_jensen_is_caught_at_one_head(monkeypatch):
     assert _record(claim_id).verdict == "refuted"
     monkeypatch.undo()
     jax.clear_caches()
+
+
+@pytest.mark.parametrize("average", [jnp.sum, jnp.max])
+def test_a_right_side_of_jensen_that_does_not_average_is_caught_by_the_hand_instance(
+    monkeypatch, average
+):
+    """The right side summed (or maximised) over heads instead of averaged: "≤" only gains
+    room, and one head is still its own sum and maximum, so neither the bound nor the H = 1
+    equality notices; the closed-form instance (heads 2e₁, 3e₂ against 5e₁: both sides
+    1/√2) does."""
+    claim_id = "stability.a4_1.convexity"
+
+    def planted(heads, reference):
+        dirs = head_tuning_module.normalize(heads)
+        target = head_tuning_module.normalize(reference)
+        lhs = jnp.linalg.norm(jnp.mean(dirs, axis=-2) - target, axis=-1)
+        rhs = average(jnp.linalg.norm(dirs - target[..., None, :], axis=-1), axis=-1)
+        return head_tuning_module.LemmaSides(lhs, rhs)
+
+    for module in (head_tuning_module, st):
+        monkeypatch.setattr(module, "a4_1_convexity_sides", planted)
+    jax.clear_caches()
+    record = _record(claim_id)
+    assert record.verdict == "refuted", record.per_seed[0].result.diagnostics
+    monkeypatch.undo()
+    jax.clear_caches()

@@ -15,7 +15,12 @@ import pytest
 from experiments.stability import synthetic_loo_stability as exp
 from ntsim.core import hard_margin_svm, loglog_slope, mean_se, separable_dataset, spearman
 from ntsim.theory import stability as st
-from ntsim.theory.stability._synthetic import distinct_count, on_margin, removed_or_copy
+from ntsim.theory.stability._synthetic import (
+    distinct_count,
+    largest_distinct,
+    on_margin,
+    removed_or_copy,
+)
 
 _reference = jax.jit(st.svm_reference)  # one compile per shape, shared by the tests
 
@@ -181,3 +186,14 @@ def test_copies_count_once():
         assert int(distinct_count(ulp, jnp.array([True, True, True]))) == 2
         np.testing.assert_array_equal(np.asarray(removed_or_copy(ulp, jnp.array([1]))),
                                       [True, True, False])  # fmt: skip
+
+
+def test_largest_duals_skip_copies():
+    """Two copies share one dual: the top two over distinct points are the copy seen first
+    and the next distinct point, never both copies (found at full scale, seed 11)."""
+    x = jnp.array([[0.0, 1.0], [2.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    dual = jnp.array([0.5, 0.1, 0.5, 0.3])
+    assert np.asarray(largest_distinct(x, dual, 2)).tolist() == [0, 3]
+    assert np.asarray(largest_distinct(x, dual, 3)).tolist() == [0, 3, 1]
+    distinct = x.at[2].set(jnp.array([0.0, 2.0]))  # no copies: the plain top duals
+    assert sorted(np.asarray(largest_distinct(distinct, dual, 2)).tolist()) == [0, 2]

@@ -333,15 +333,25 @@ def check_a4_1_convexity(run: ht.MultiHeadRun):
         "from ŵ as one head at T (it does not → 0 with H), contrary to Lemma A.4.1's "
         "E[w(t)/‖w(t)‖] = ŵ/‖ŵ‖.",
     )  # fmt: skip
+    # A hand instance with both sides in closed form: heads 2e₁ and 3e₂ against ŵ = 5e₁. The
+    # directions are e₁ and e₂, so the left side is ‖(e₁ + e₂)/2 − e₁‖ = 1/√2 and the right
+    # side the mean of 0 and ‖e₂ − e₁‖ = √2, also 1/√2 (pins the normalisations and the
+    # averaging over heads on both sides: a sum gives 1 and √2, an elementwise max 1 and √2).
+    hand = ht.a4_1_convexity_sides(np.array([[2.0, 0.0], [0.0, 3.0]]), np.array([5.0, 0.0]))
+    closed_form = compare(
+        np.array([float(hand.lhs), float(hand.rhs)]), np.full(2, 1 / np.sqrt(2)),
+        relation="equal", atol=ROUND_OFF.value, tolerance=ROUND_OFF, num_instances=1,
+        notes="heads (2e₁, 3e₂), ŵ = 5e₁: both sides are 1/√2 in closed form",
+    )  # fmt: skip
     if 1 not in run.heads:
-        return bound
+        return all_of(bound, closed_form)
     # Jensen's equality case: one head is its own average, so both sides are the same
     # distance ‖w_1/‖w_1‖ − ŵ/‖ŵ‖‖ (pins the right side, which "≤" alone cannot).
     one = run.heads.index(1)
     equal = compare(lhs[..., one], rhs[..., one], relation="equal", atol=ROUND_OFF.value,
                     tolerance=ROUND_OFF, num_instances=lhs.shape[0],
                     notes="H = 1, Jensen's equality case: both sides are one distance")  # fmt: skip
-    return all_of(bound, equal)
+    return all_of(bound, equal, closed_form)
 
 
 CLAIMS: tuple[Claim, ...] = (

@@ -198,6 +198,9 @@ class PlateauRun(NamedTuple):
       lam: the λ values.
       lip: ``L̂``, the ``Lip(f)`` the bound is evaluated with.
       jac_norm: ``‖J_θs‖_op`` at every step of the run (Thm 2's hypothesis: each ``≤ L̂``).
+      r0: the ``r_0 = ‖y(0) − y*‖`` that ``scaled`` reads (from the run's first record).
+      residual_at_init: ``‖f_θ0(x*) − y*‖`` from the model directly, once per instance (a
+        second route to ``r_0``).
     """
 
     distance: Array
@@ -205,6 +208,8 @@ class PlateauRun(NamedTuple):
     lam: Array
     lip: Array
     jac_norm: Array
+    r0: Array
+    residual_at_init: Array
 
 
 #: λ grid (units of λ_max(K)) for Thm 2's plateau.
@@ -230,9 +235,10 @@ def simulate_plateau(key: PRNGKey, setting: NetworkSetting) -> PlateauRun:
             r0 = jnp.linalg.norm(run.train[0] - inst.y)
             dist = run.distance[-1]
             lip = jnp.max(run.jac_norm)
-            return dist, lam * dist / (2 * lip * r0), lam, lip, run.jac_norm
+            return dist, lam * dist / (2 * lip * r0), lam, lip, run.jac_norm, r0
 
-        return PlateauRun(*jax.vmap(at)(jnp.asarray(PLATEAU_FACTORS)))
+        residual = jnp.linalg.norm(outputs(apply, inst.params0, inst.x) - inst.y)
+        return PlateauRun(*jax.vmap(at)(jnp.asarray(PLATEAU_FACTORS)), residual)
 
     return _instances(one, key, s.instances)
 
@@ -367,7 +373,9 @@ class ContainmentRun(NamedTuple):
     by Algorithm 1 (16 samples on the ``r``-sphere), ``λ = λ_o·U[1, 4]`` with the derived
     ``λ_o = 2r_0Lip(f)/r``; ``network_ratio`` ``max_t‖θ_t − θ_0‖/r``; ``network_lam_ratio``
     ``λ/λ_o`` with the path maximum of ``‖J‖`` included in ``Lip(f)``;
-    ``network_sphere_error`` Algorithm 1's ``max_i |‖θ_i − θ_0‖/r − 1|`` over its samples.
+    ``network_sphere_error`` Algorithm 1's ``max_i |‖θ_i − θ_0‖/r − 1|`` over its samples;
+    ``network_r0`` the ``r_0`` that ``λ_o`` reads and ``network_r0_run`` ``‖y(0) − y*‖`` from
+    the run's first record (a second route to it).
 
     Linear instances (``linear_*``): ``f = Φθ``, initial residual ``r_0 ~ U[0.2, 1.2]``
     along Φ's top singular direction (``Lip(f) = ‖Φ‖`` exact), ``r = r_0²/(10‖Φ‖)`` so that
@@ -382,6 +390,8 @@ class ContainmentRun(NamedTuple):
     linear_derived_ratio: Array
     linear_r0: Array
     network_sphere_error: Array
+    network_r0: Array
+    network_r0_run: Array
 
 
 @dataclasses.dataclass(frozen=True)
@@ -416,7 +426,8 @@ def simulate_containment(key: PRNGKey, setting: ContainmentSetting) -> Containme
         )  # fmt: skip
         lip_path = jnp.maximum(jnp.max(run.jac_norm), est.lip_f_max)
         lam_ratio = lam / _bounds.thm4_lambda_o(r0, lip_path, radius)
-        return jnp.max(run.distance) / radius, lam_ratio, est.sphere_error
+        r0_run = jnp.linalg.norm(run.train[0] - inst.y)
+        return jnp.max(run.distance) / radius, lam_ratio, est.sphere_error, r0, r0_run
 
     def linear_one(k):
         r0 = jax.random.uniform(jax.random.fold_in(k, 1), minval=0.2, maxval=1.2)
@@ -437,7 +448,8 @@ def simulate_containment(key: PRNGKey, setting: ContainmentSetting) -> Containme
 
     net = _instances(network, key, s.instances)
     lin = _instances(linear_one, jax.random.fold_in(key, 7), setting.linear_instances)
-    return ContainmentRun(net[0], net[1], *lin, network_sphere_error=net[2])
+    return ContainmentRun(net[0], net[1], *lin, network_sphere_error=net[2],
+                          network_r0=net[3], network_r0_run=net[4])  # fmt: skip
 
 
 # ------------------------------------------------------------------------ KRR reduction

@@ -30,7 +30,12 @@ from ntsim.theory.stability._head_tuning_runs import (
     _dataset,
     _worst_kkt,
 )
-from ntsim.theory.stability._synthetic import distinct_count, on_margin, removed_or_copy
+from ntsim.theory.stability._synthetic import (
+    distinct_count,
+    largest_distinct,
+    on_margin,
+    removed_or_copy,
+)
 
 __all__ = [
     "LemmaSidesRun",
@@ -167,8 +172,12 @@ def simulate_mmr_margin(key, setting: MMRSetting) -> MMRRun:
 
 @dataclass(frozen=True)
 class MarginMonotoneSetting:
-    """Per dataset, remove each of the ``d + 1`` largest-α points and ``extra`` random ones
-    and re-solve the paper's SVM (bias not penalised), Lemmas A.2.3–A.2.4."""
+    """Per dataset, remove each of the ``d + 1`` largest-α distinct points and ``extra``
+    random ones and re-solve the paper's SVM (bias not penalised), Lemmas A.2.3–A.2.4.
+
+    ``remove_every_point``: remove each of the ``n`` points in turn instead (``extra`` is
+    then unused) — for small sets, where a class clipped to one depth can put more than
+    ``d + 1`` points on the margin (they are then not in general position)."""
 
     datasets: int = 200
     points: int = 500
@@ -177,6 +186,7 @@ class MarginMonotoneSetting:
     margin: float = 0.1
     radius: float = 1.0
     offset: float = 0.5
+    remove_every_point: bool = False
 
 
 class MarginMonotoneRun(NamedTuple):
@@ -187,7 +197,9 @@ class MarginMonotoneRun(NamedTuple):
     an exact copy of it, is among the removed points; ``margin_count`` ``(N,)`` the distinct
     points on that margin and ``margin_labels`` ``(N,)`` whether they hold both labels;
     ``two_classes`` ``(N, K+1)`` whether ``S`` (then each ``S^i``) holds both labels (else
-    the SVM's ``v̂`` is 0 and the lemmas do not apply); ``kkt``."""
+    the SVM's ``v̂`` is 0 and the lemmas do not apply); ``kkt``; ``dim`` ``d``;
+    ``every_point``: whether every point was removed in turn (the setting's
+    ``remove_every_point``)."""
 
     gamma: jax.Array
     gamma_loo: jax.Array
@@ -200,6 +212,7 @@ class MarginMonotoneRun(NamedTuple):
     two_classes: jax.Array
     kkt: jax.Array
     dim: int
+    every_point: bool = False
 
 
 def _both_labels(y, idx):
@@ -222,10 +235,13 @@ def simulate_margin_monotone(key, setting: MarginMonotoneSetting) -> MarginMonot
         k_data, k_i = jax.random.split(k)
         data = _dataset(k_data, n, s.dim, s.margin, s.radius, s.offset)
         full = hard_margin_svm(data.x, data.y, penalize_bias=False)
-        idx = jnp.concatenate([
-            jnp.argsort(-full.dual)[: s.dim + 1],
-            jax.random.choice(k_i, n, (s.extra,), replace=False),
-        ])  # fmt: skip
+        if s.remove_every_point:
+            idx = jnp.arange(n)
+        else:
+            idx = jnp.concatenate([
+                largest_distinct(data.x, full.dual, s.dim + 1),
+                jax.random.choice(k_i, n, (s.extra,), replace=False),
+            ])  # fmt: skip
 
         def drop(i):
             return hard_margin_svm(data.x, data.y, penalize_bias=False,
@@ -250,7 +266,7 @@ def simulate_margin_monotone(key, setting: MarginMonotoneSetting) -> MarginMonot
         )
 
     *fields, kkt = sweep(one, jax.random.split(key, s.datasets))
-    return MarginMonotoneRun(*fields, jnp.max(kkt), s.dim)
+    return MarginMonotoneRun(*fields, jnp.max(kkt), s.dim, s.remove_every_point)
 
 
 @dataclass(frozen=True)

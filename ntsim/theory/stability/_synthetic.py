@@ -102,12 +102,24 @@ def removed_or_copy(x, removed) -> jax.Array:
     return jnp.any(_copies(x)[:, removed], axis=1)
 
 
-def distinct_count(x, flags) -> jax.Array:
-    """The number of distinct points among those ``flags`` marks (copies count once)."""
+def _earlier_copy(x, flags) -> jax.Array:
+    """``(n,)``: whether point ``i`` has a copy among the ``flags``-marked points before it."""
     n = x.shape[0]
     earlier = jnp.arange(n)[None, :] < jnp.arange(n)[:, None]
-    earlier_copy = jnp.any(_copies(x) & flags[None, :] & earlier, axis=1)
-    return jnp.sum(flags & ~earlier_copy)
+    return jnp.any(_copies(x) & flags[None, :] & earlier, axis=1)
+
+
+def distinct_count(x, flags) -> jax.Array:
+    """The number of distinct points among those ``flags`` marks (copies count once)."""
+    return jnp.sum(flags & ~_earlier_copy(x, flags))
+
+
+def largest_distinct(x, weights, count: int) -> jax.Array:
+    """Indices of the ``count`` largest ``weights`` over distinct points: a copy of an
+    earlier point is ranked last, so two copies sharing one dual never take two places
+    (:data:`COPY_DISTANCE`)."""
+    repeated = _earlier_copy(x, jnp.ones(x.shape[0], bool))
+    return jnp.argsort(-jnp.where(repeated, -jnp.inf, weights))[:count]
 
 
 def svm_reference(x, y, i) -> dict:
