@@ -40,7 +40,8 @@ def add_mutate_parser(sub, seed_type: Callable[[str], int]) -> argparse.Argument
     p.add_argument(
         "--timeout", type=float, default=1800.0,
         help="cap on a mutant's time limit, which is 120 s + 6 × its claims' baseline "
-        "seconds (default 1800); a mutant past its limit counts as killed by hanging",
+        "seconds, and on each claim's own (120 s + 6 × its simulation's baseline seconds) "
+        "(default 1800); a mutant past either limit, twice, counts as killed by hanging",
     )  # fmt: skip
     p.add_argument(
         "--tests", choices=("survivors", "all", "none"), default="survivors",

@@ -9,7 +9,8 @@ that name the function, and :func:`classify` compares the claims' summaries with
 unmutated baseline:
 
 * **killed** — some claim's verdict or counterexample match changed, or it raised (a smoke
-  claim only by raising; an error at the mutated expression itself is not a kill, below);
+  claim only by raising; an error at the mutated expression itself is not a kill, below),
+  or it ran past its time limit twice (:func:`claim_time_limits`; the kill is that claim's);
 * **survived** — no verdict changed, but some claim's numbers moved (beyond round-off): those
   claims are the ones that *should* have caught it; or no claim's numbers moved while the
   mutated function's own results did on the claims' calls (:mod:`ntsim.mutation._outputs`);
@@ -337,6 +338,31 @@ def mutant_time_limit(timeout: float, baseline: Mapping, claim_ids: Sequence[str
     return min(timeout, TIME_LIMIT_FLOOR + TIME_LIMIT_FACTOR * seconds)
 
 
+def claim_time_limits(timeout: float, baseline: Mapping, claim_ids: Sequence[str]) -> dict:
+    """Seconds each of ``claim_ids`` may run in a mutant, from the moment it starts:
+    ``min(timeout, FLOOR + FACTOR · s)`` with ``s`` the longest baseline time among the
+    claims of its simulation (whichever of them runs first computes the shared run). A claim
+    whose baseline time is unknown has no limit of its own (only the mutant's total).
+
+    Examples:
+      >>> base = {"a": {"seconds": 10.0, "simulation": "S"}, "b": {"seconds": 0.5,
+      ...         "simulation": "S"}, "c": {"seconds": 2.0}}
+      >>> claim_time_limits(600.0, base, ["a", "b", "c", "d"])
+      {'a': 180.0, 'b': 180.0, 'c': 132.0}
+    """
+    longest: dict[str, float] = {}
+    for claim, summary in baseline.items():
+        if summary.get("seconds") is not None:
+            key = summary.get("simulation", claim)
+            longest[key] = max(longest.get(key, 0.0), float(summary["seconds"]))
+    limits = {}
+    for claim in claim_ids:
+        key = baseline.get(claim, {}).get("simulation", claim)
+        if key in longest:
+            limits[claim] = min(timeout, TIME_LIMIT_FLOOR + TIME_LIMIT_FACTOR * longest[key])
+    return limits
+
+
 def baseline_seconds(baseline: Mapping, claim_ids: Sequence[str]) -> float | None:
     """The baseline seconds of ``claim_ids``, each simulation counted once (``None`` when
     some claim's time is unknown): what a mutant on them is expected to cost, up to the
@@ -415,9 +441,12 @@ def run_mutant(
             "may_skip": sorted(set(may_skip) & set(claim_ids)),
         }
     limit = mutant_time_limit(timeout, baseline, claim_ids)
-    summary = ask(server, spec, limit) if claim_ids else {"claims": {}}
+    claim_limits = claim_time_limits(timeout, baseline, claim_ids)
+    summary = ask(server, spec, limit, claim_limits) if claim_ids else {"claims": {}}
     if summary.get("timeout"):  # once more: a loaded machine, not the mutant, may be slow
-        summary = ask(server, spec, limit)
+        summary = ask(server, spec, limit, claim_limits)
+    if summary.get("claim") in claim_limits:
+        limit = claim_limits[summary["claim"]]
     _classify_outcome(outcome, summary, baseline, limit)
     run_tests = tests == "all" or (tests == "survivors" and outcome.status == "survived")
     if run_tests and outcome.status != "invalid":
@@ -436,11 +465,18 @@ def _classify_outcome(outcome: MutantOutcome, summary: dict, baseline: dict, lim
         outcome.status, outcome.error = "invalid", summary["apply_error"]
         return
     if summary.get("timeout") or summary.get("crash"):
-        # A mutant that hangs (twice) or kills the process is noticed by every claim it runs.
+        # A mutant that hangs (twice) or kills the process is noticed by the claim that was
+        # running when it was stopped, or by every claim it runs when that is not known.
         outcome.status = "killed"
-        outcome.claims_killed = list(outcome.claims_run)
-        outcome.claims_errored = list(outcome.claims_run)
+        if summary.get("claim"):
+            outcome.claims_run = list(summary["started"])
+            outcome.claims_killed, outcome.claims_errored = [summary["claim"]], [summary["claim"]]
+        else:
+            outcome.claims_killed = list(outcome.claims_run)
+            outcome.claims_errored = list(outcome.claims_run)
         outcome.error = f"timeout ({limit:.0f} s)" if summary.get("timeout") else summary["crash"]
+        if summary.get("claim"):
+            outcome.error += f" in {summary['claim']}"
         return
     outcome.claims_run = list(summary["claims"])
     outcome.outputs = summary.get("outputs")

@@ -11,9 +11,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 
 from ntsim._jax_startup import CACHE_MIN_COMPILE_TIME_SECS
-from ntsim.mutation._worker import ANSWER_PREFIX
+from ntsim.mutation._worker import ANSWER_PREFIX, CLAIM_PREFIX
 
 __all__ = ["ClaimServer", "ask", "child_env"]
 
@@ -34,9 +35,9 @@ def child_env() -> dict[str, str]:
 class ClaimServer:
     """A child process that runs claims with one mutant at a time (``_worker --serve``).
 
-    One server answers many specs (one JAX import); a spec that hangs past its timeout or
-    kills the process is answered ``{"timeout": True}`` or ``{"crash": ...}`` and the next
-    spec starts a fresh process.
+    One server answers many specs (one JAX import); a spec that hangs past its timeout (or
+    a claim past its own limit) or kills the process is answered ``{"timeout": True}`` or
+    ``{"crash": ...}`` and the next spec starts a fresh process.
     """
 
     def __init__(self):
@@ -60,8 +61,16 @@ class ClaimServer:
         lines = self._stderr.read().decode(errors="replace").strip().splitlines()
         return " | ".join(lines[-3:])
 
-    def ask(self, spec: dict, timeout: float) -> dict:
-        """Send ``spec``; return the child's summary, or a timeout/crash marker."""
+    def ask(
+        self, spec: dict, timeout: float, claim_limits: Mapping[str, float] | None = None
+    ) -> dict:
+        """Send ``spec``; return the child's summary, or a timeout/crash marker.
+
+        ``timeout`` bounds the whole answer; ``claim_limits`` (claim → seconds) bounds each
+        claim from the moment the child names it (``CLAIM_PREFIX``), so a claim that hangs is
+        stopped after its own limit, not the sum of all. A timeout's marker names the claim
+        that was running (``"claim"``, None before the first) and those started before it
+        (``"started"``)."""
         if self._process is None or self._process.poll() is not None:
             self._start()
         try:
@@ -72,6 +81,7 @@ class ClaimServer:
             self.close()
             return {"crash": tail, "claims": {}}
         deadline = time.monotonic() + timeout
+        claim_deadline, started = deadline, []
         fd = self._process.stdout.fileno()
         while True:
             if b"\n" in self._buffer:
@@ -79,11 +89,16 @@ class ClaimServer:
                 text = line.decode(errors="replace")
                 if text.startswith(ANSWER_PREFIX):
                     return json.loads(text[len(ANSWER_PREFIX) :])
+                if text.startswith(CLAIM_PREFIX):
+                    started.append(text[len(CLAIM_PREFIX) :].strip())
+                    limit = (claim_limits or {}).get(started[-1])
+                    claim_deadline = deadline if limit is None else time.monotonic() + limit
                 continue  # something else printed on stdout
-            remaining = deadline - time.monotonic()
+            remaining = min(deadline, claim_deadline) - time.monotonic()
             if remaining <= 0:
                 self.close()
-                return {"timeout": True, "claims": {}}
+                running = started[-1] if started else None
+                return {"timeout": True, "claims": {}, "claim": running, "started": started}
             readable, _, _ = select.select([fd], [], [], remaining)
             if not readable:
                 continue
@@ -112,9 +127,14 @@ class ClaimServer:
         self.close()
 
 
-def ask(server: ClaimServer | None, spec: dict, timeout: float) -> dict:
+def ask(
+    server: ClaimServer | None,
+    spec: dict,
+    timeout: float,
+    claim_limits: Mapping[str, float] | None = None,
+) -> dict:
     """``server.ask``, or through a server of its own for this one spec."""
     if server is not None:
-        return server.ask(spec, timeout)
+        return server.ask(spec, timeout, claim_limits)
     with ClaimServer() as own:
-        return own.ask(spec, timeout)
+        return own.ask(spec, timeout, claim_limits)

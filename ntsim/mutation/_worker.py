@@ -6,10 +6,11 @@ the ``__wrapped__`` of a ``jax.jit``) then runs the mutated body, and the file o
 untouched.
 
 ``python -m ntsim.mutation._worker --serve`` reads one JSON spec per line on stdin and, for
-each, swaps the mutant in, runs the claims it names at one scale and seed, answers one line
-``@@ntsim-mutant@@ {summary}`` on stdout, then restores the original code and clears JAX's
-and ``functools``' caches, so one process (one import of JAX, a warm trace cache for the
-unchanged code) serves many mutants. A mutant that hangs or crashes the process is the
+each, swaps the mutant in, runs the claims it names at one scale and seed (saying ``@@ntsim-
+claim@@ ID`` on stdout as each starts, for the parent's per-claim time limit), answers one
+line ``@@ntsim-mutant@@ {summary}`` on stdout, then restores the original code and clears
+JAX's and ``functools``' caches, so one process (one import of JAX, a warm trace cache for
+the unchanged code) serves many mutants. A mutant that hangs or crashes the process is the
 parent's to handle (it starts a new server). ``... --pytest SPEC.json -- ARGS`` applies the
 mutant and runs pytest with ``ARGS`` (its exit status is the process's).
 """
@@ -32,10 +33,19 @@ import numpy as np
 
 from ntsim.mutation._closure import MUTABLE_PACKAGES
 
-__all__ = ["ANSWER_PREFIX", "apply_mutant", "claim_summary", "noticed", "run_claims_summary"]
+__all__ = [
+    "ANSWER_PREFIX",
+    "CLAIM_PREFIX",
+    "apply_mutant",
+    "claim_summary",
+    "noticed",
+    "run_claims_summary",
+]
 
 #: Marks the answer line on stdout (anything else printed there is ignored).
 ANSWER_PREFIX = "@@ntsim-mutant@@ "
+#: Marks a line on stdout naming the claim the child starts next (its time limit starts).
+CLAIM_PREFIX = "@@ntsim-claim@@ "
 
 
 def _code_object(code: types.CodeType, qualname: str) -> types.CodeType | None:
@@ -371,38 +381,50 @@ def noticed(summary: dict, base: dict) -> bool:
     return summary["verdict"] != base["verdict"] or summary["matched"] != base["matched"]
 
 
-def _runs_until_kill(
-    claims, scale: str, seeds: tuple[int, ...], stop: dict, lines: tuple | None = None
+def _one_at_a_time(
+    claims,
+    scale: str,
+    seeds: tuple[int, ...],
+    stop: dict | None = None,
+    lines: tuple | None = None,
+    announce: Callable[[str], None] | None = None,
 ) -> dict:
-    """Summaries of ``claims`` run one at a time, those not in ``stop["may_skip"]`` first
-    (each ordering groups the claims of one simulation, which a shared cache computes once);
-    after a kill, stop once every claim left is one that may be skipped."""
+    """Summaries of ``claims`` run one at a time, each named to ``announce`` as it starts
+    (claims of one simulation together, which a shared cache computes once). With ``stop``
+    (``{"baseline": ..., "may_skip": [...]}``) the claims not in ``may_skip`` run first, and
+    after a kill the run stops once every claim left is one that may be skipped."""
     from ntsim.claims import RunCache, run_claims
 
-    may_skip, baseline = set(stop["may_skip"]), stop["baseline"]
+    may_skip = set(stop["may_skip"]) if stop else set()
     order = sorted(claims, key=lambda c: (c.id in may_skip, c.uses.name, c.id))
     cache, summaries, killed = RunCache(maxsize=4), {}, False
     for index, claim in enumerate(order):
+        if announce is not None:
+            announce(claim.id)
         (record,) = run_claims([claim], scale=scale, seeds=seeds, cache=cache)
         summaries[claim.id] = claim_summary(record, lines)
-        killed = killed or noticed(summaries[claim.id], baseline[claim.id])
+        if stop is None:
+            continue
+        killed = killed or noticed(summaries[claim.id], stop["baseline"][claim.id])
         if killed and all(c.id in may_skip for c in order[index + 1 :]):
             break
     return summaries
 
 
-def run_claims_summary(spec: dict) -> dict:
-    """Apply the mutant, run the spec's claims at its scale and seed, summarise each, and
-    put the original code back. With ``spec["coverage"]`` (the baseline), also answer which
+def run_claims_summary(spec: dict, announce: Callable[[str], None] | None = None) -> dict:
+    """Apply the mutant, run the spec's claims at its scale and seed, summarise each, and put
+    the original code back. With ``spec["coverage"]`` (the baseline), also answer which
     lines of ``ntsim.theory`` and ``ntsim.core`` each claim runs (``"coverage"``:
-    ``{claim: {module: [lines]}}``), with the keys of ``spec["probes"]`` that never fired
-    under :data:`NEVER_SWAPPED`. With ``spec["stop_on_kill"]`` (``{"baseline": {claim:
-    summary}, "may_skip": [claims]}``) stop early after a kill (:func:`_runs_until_kill`):
-    only the claims that ran are answered. With ``spec["compare_outputs"]`` the original
-    runs beside the mutant on every call (:mod:`ntsim.mutation._outputs`) and the answer's
-    ``"outputs"`` counts the calls whose results agreed, differed or could not be compared
-    (``None`` when the function could not be paired). ``spec["lines"]`` (the mutated lines)
-    marks a claim's error raised at one of them as ``ill_typed``."""
+    ``{claim: {module: [lines]}}``), with the keys of ``spec["probes"]`` that never
+    fired under :data:`NEVER_SWAPPED`. With ``spec["stop_on_kill"]`` (``{"baseline":
+    {claim: summary}, "may_skip": [claims]}``) stop early after a kill
+    (:func:`_one_at_a_time`): only the claims that ran are answered. Outside the
+    baseline each claim is named to ``announce`` as it starts. With
+    ``spec["compare_outputs"]`` the original runs beside the mutant on every call
+    (:mod:`ntsim.mutation._outputs`) and the answer's ``"outputs"`` counts the calls
+    whose results agreed, differed or could not be compared (``None`` when the function
+    could not be paired). ``spec["lines"]`` (the mutated lines) marks a claim's error
+    raised at one of them as ``ill_typed``."""
     from ntsim.mutation import _outputs
 
     _outputs.reset_counts()
@@ -418,25 +440,20 @@ def run_claims_summary(spec: dict) -> dict:
     if spec.get("module") and spec.get("lines"):
         lines = (importlib.import_module(spec["module"]).__file__, tuple(spec["lines"]))
     try:
-        from ntsim.claims import REGISTRY, run_claims
+        from ntsim.claims import REGISTRY
 
         by_id = {c.id: c for c in REGISTRY}
         claims = [by_id[i] for i in spec["claims"]]
         seeds = (spec.get("seed", 0),)
         scale = spec.get("scale", "quick")
         coverage = None
-        if spec.get("stop_on_kill"):
-            summaries = _runs_until_kill(claims, scale, seeds, spec["stop_on_kill"], lines)
-            answer = {"apply_error": None, "claims": summaries}
+        if spec.get("coverage"):
+            records, coverage = _covered_runs(claims, scale, seeds, spec.get("probes"))
+            summaries = {r.claim.id: claim_summary(r, lines) for r in records}
         else:
-            if spec.get("coverage"):
-                records, coverage = _covered_runs(claims, scale, seeds, spec.get("probes"))
-            else:
-                records = run_claims(claims, scale=scale, seeds=seeds)
-            answer = {
-                "apply_error": None,
-                "claims": {r.claim.id: claim_summary(r, lines) for r in records},
-            }
+            stop = spec.get("stop_on_kill")
+            summaries = _one_at_a_time(claims, scale, seeds, stop, lines, announce)
+        answer = {"apply_error": None, "claims": summaries}
         if paired:
             import jax
 
@@ -454,7 +471,8 @@ def serve(lines, answer: Callable[[str], None]) -> None:
     """Answer each JSON spec line with ``ANSWER_PREFIX`` + its summary (module doc)."""
     for line in lines:
         if line.strip():
-            answer(ANSWER_PREFIX + json.dumps(run_claims_summary(json.loads(line))))
+            summary = run_claims_summary(json.loads(line), lambda c: answer(CLAIM_PREFIX + c))
+            answer(ANSWER_PREFIX + json.dumps(summary))
 
 
 def main(argv: list[str]) -> int:

@@ -648,8 +648,9 @@ def test_dry_run_with_resume_marks_the_mutants_resume_would_keep(monkeypatch, ca
 
 
 def test_after_a_kill_only_claims_that_killed_before_are_skipped(monkeypatch):
-    """``_runs_until_kill``: claims that have killed nothing run first; after a kill the run
-    stops once every claim left may be skipped, and never before."""
+    """``_one_at_a_time``: claims that have killed nothing run first; after a kill the run
+    stops once every claim left may be skipped, and never before; each claim is announced
+    as it starts; without ``stop`` every claim runs."""
     import types
 
     import ntsim.claims
@@ -658,7 +659,7 @@ def test_after_a_kill_only_claims_that_killed_before_are_skipped(monkeypatch):
     def claim(cid, sim):
         return types.SimpleNamespace(id=cid, uses=types.SimpleNamespace(name=sim))
 
-    ran = []
+    ran, announced = [], []
 
     def fake_run_claims(claims, **kw):
         ran.append(claims[0].id)
@@ -671,15 +672,61 @@ def test_after_a_kill_only_claims_that_killed_before_are_skipped(monkeypatch):
     base = {c: {"verdict": "holds", "matched": None, "error": None} for c in "abcd"}
     claims = [claim("a", "s2"), claim("b", "s1"), claim("c", "s1"), claim("d", "s3")]
 
-    out = _worker._runs_until_kill(claims, "quick", (0,), {"baseline": base,
-                                                          "may_skip": ["a", "c", "d"]})  # fmt: skip
+    def run(may_skip=None):
+        ran.clear()
+        stop = None if may_skip is None else {"baseline": base, "may_skip": may_skip}
+        return _worker._one_at_a_time(claims, "quick", (0,), stop, None, announced.append)
+
+    out = run(["a", "c", "d"])
     assert ran == ["b"] and set(out) == {"b"}  # b first (never killed), then all skippable
-    ran.clear()
-    out = _worker._runs_until_kill(claims, "quick", (0,), {"baseline": base, "may_skip": ["c"]})
+    run(["c"])
     assert ran == ["b", "a", "d"]  # b kills, but a and d have killed nothing yet: they run
-    ran.clear()
-    out = _worker._runs_until_kill(claims, "quick", (0,), {"baseline": base, "may_skip": []})
+    run([])
     assert ran == ["b", "c", "a", "d"]  # nothing may be skipped: all run, one simulation at a time
+    announced.clear()
+    assert set(run()) == set("abcd") and ran == ["b", "c", "a", "d"] == announced
+
+
+def test_a_claim_that_hangs_is_stopped_at_its_own_limit(monkeypatch):
+    """The server reads the child's claim announcements: a claim past its own limit stops
+    the answer long before the mutant's total limit, and the marker names it and those
+    started before it; a claim without a limit of its own waits for the total."""
+    import subprocess
+    import sys
+    import time
+
+    from ntsim.mutation import _server
+    from ntsim.mutation._worker import CLAIM_PREFIX
+
+    child = (
+        "import sys, time\n"
+        "sys.stdin.readline()\n"
+        f"print({CLAIM_PREFIX!r} + 'quick', flush=True)\n"
+        f"print({CLAIM_PREFIX!r} + 'slow', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+
+    def start(self):
+        import tempfile
+
+        self._stderr = tempfile.TemporaryFile()
+        self._process = subprocess.Popen([sys.executable, "-c", child], stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=self._stderr)  # fmt: skip
+        self._buffer = b""
+
+    monkeypatch.setattr(_server.ClaimServer, "_start", start)
+    with _server.ClaimServer() as server:
+        began = time.monotonic()
+        answer = server.ask({}, 30.0, {"quick": 0.5, "slow": 1.0})
+        took = time.monotonic() - began
+    assert answer["timeout"] and answer["claim"] == "slow"
+    assert answer["started"] == ["quick", "slow"]
+    assert 0.9 < took < 10.0  # the slow claim's 1 s, not the total's 30 s
+    with _server.ClaimServer() as server:
+        began = time.monotonic()
+        answer = server.ask({}, 2.0, {"quick": 0.5})
+        took = time.monotonic() - began
+    assert answer["timeout"] and answer["claim"] == "slow" and 1.9 < took < 10.0
 
 
 def test_the_baseline_split_over_jobs_keeps_simulations_together_and_charges_their_time(
@@ -1071,6 +1118,15 @@ def test_the_statuses_of_rule_two():
     assert status({"a": ill}) == "invalid"
     assert status({"a": ill, "s": summary(smoke=True, error="boom")}) == "killed"
     assert status({}, timeout=True) == "killed"
+    # a timeout is the kill of the claim that was running, when the server knows it
+    outcome = MutantOutcome("m", "f", "flip_sign", 1, "a + b", "a - b", 0, claims_run=["a", "s"])
+    timed_out = {"timeout": True, "claims": {}, "claim": "a", "started": ["s", "a"]}
+    _classify_outcome(outcome, timed_out, base, 60.0)
+    assert outcome.status == "killed" and outcome.claims_killed == ["a"] == outcome.claims_errored
+    assert outcome.claims_run == ["s", "a"] and outcome.error == "timeout (60 s) in a"
+    outcome = MutantOutcome("m", "f", "flip_sign", 1, "a + b", "a - b", 0, claims_run=["a", "s"])
+    _classify_outcome(outcome, {"timeout": True, "claims": {}}, base, 60.0)
+    assert outcome.claims_killed == ["a", "s"] and outcome.error == "timeout (60 s)"
 
 
 def test_compare_outputs_reads_keys_nans_dataclasses_and_shapes():
