@@ -391,12 +391,20 @@ def _one_at_a_time(
 ) -> dict:
     """Summaries of ``claims`` run one at a time, each named to ``announce`` as it starts
     (claims of one simulation together, which a shared cache computes once). With ``stop``
-    (``{"baseline": ..., "may_skip": [...]}``) the claims not in ``may_skip`` run first, and
-    after a kill the run stops once every claim left is one that may be skipped."""
+    (``{"baseline": ..., "may_skip": [...]}``) the claims not in ``may_skip`` run first,
+    then those of ``may_skip``, cheapest simulation first (baseline seconds), so the first
+    kill among them tends to come cheaply; after a kill the run stops once every claim left
+    is one that may be skipped."""
     from ntsim.claims import RunCache, run_claims
 
     may_skip = set(stop["may_skip"]) if stop else set()
-    order = sorted(claims, key=lambda c: (c.id in may_skip, c.uses.name, c.id))
+
+    def cost(claim) -> float:  # only the skippable claims' order depends on it
+        if claim.id not in may_skip:
+            return 0.0
+        return float(stop["baseline"].get(claim.id, {}).get("seconds") or 0.0)
+
+    order = sorted(claims, key=lambda c: (c.id in may_skip, cost(c), c.uses.name, c.id))
     cache, summaries, killed = RunCache(maxsize=4), {}, False
     for index, claim in enumerate(order):
         if announce is not None:

@@ -685,6 +685,11 @@ def test_after_a_kill_only_claims_that_killed_before_are_skipped(monkeypatch):
     assert ran == ["b", "c", "a", "d"]  # nothing may be skipped: all run, one simulation at a time
     announced.clear()
     assert set(run()) == set("abcd") and ran == ["b", "c", "a", "d"] == announced
+    # the skippable claims run cheapest simulation first: a kill by a cheap one skips the rest
+    base["a"]["seconds"], base["c"]["seconds"], base["d"]["seconds"] = 50.0, 90.0, 1.0
+    verdicts.update(b="holds", d="refuted")
+    run(["a", "c", "d"])
+    assert ran == ["b", "d"]  # d (1 s) ran before a (50 s) and c (90 s), and killed
 
 
 def test_a_claim_that_hangs_is_stopped_at_its_own_limit(monkeypatch):
