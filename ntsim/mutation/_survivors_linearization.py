@@ -148,13 +148,6 @@ LINEARIZATION_REASONS: tuple[SurvivorReason, ...] = (
         operator="n_minus_one", before="0.5 / lam",
     ),
     SurvivorReason(
-        "simulate_plateau", OUTSIDE,
-        "the residual norm r_0 taken against 2y* is larger, so the plateau's bound 2Lip(f)r_0/λ "
-        "is looser and λ‖θ_T − θ_0‖/(2Lr_0) smaller: a weaker statement, which still holds; "
-        "the slope claim reads the distances, not r_0",
-        operator="scale_x2", before="run.train[0] - inst.y",
-    ),
-    SurvivorReason(
         "random_instance", EQUIVALENT,
         "targets ±0.5 instead of ±1 (plus the offset): another instance of the family the "
         "kernel-ridge claims quantify over",
@@ -229,23 +222,6 @@ LINEARIZATION_REASONS: tuple[SurvivorReason, ...] = (
         "original call (uncompared: kernel_fn is a closure, which the pairing cannot stand "
         "in for)",
         operator="swap_args",
-    ),
-    SurvivorReason(
-        "simulate_plateau", OUTSIDE,
-        "r_0 taken against y*/2 (targets ±1, outputs at θ_0 small) is about half as large, so "
-        "λ‖θ_T − θ_0‖/(2Lr_0) about doubles; Thm 2 bounds it by 1 and these runs sit at ≤ 0.43 "
-        "(full scale, seeds 0–2: at the plateau the stationarity λ(θ − θ_0) = −Jᵀr gives ½), "
-        "so the bound is not reached; the slope claim reads the distances, not r_0",
-        operator="scale_x0.5", before="run.train[0] - inst.y",
-    ),
-    SurvivorReason(
-        "simulate_containment", OUTSIDE,
-        "r_0 taken against y*/2 lowers λ_o = 2r_0Lip(f)/r about twofold, and the networks still "
-        "stay in the ball (at λ ∈ [1, 4]·λ_o they reach ≤ 0.36r, full scale, seeds 0–2, and the "
-        "distance scales like 1/λ): Thm 4's λ_o is "
-        "sufficient, not necessary, and only its linear worst case (r_0 drawn there, not from "
-        "this line) is where it is attained",
-        operator="scale_x0.5", before="inst.params0, inst.x) - inst.y",
     ),
     SurvivorReason(
         "synthetic_tasks", OUTSIDE,

@@ -28,20 +28,18 @@ TOPICS = sorted({c.topic for c in REGISTRY})
 KILL_RATE_FLOOR = 0.85
 
 #: Topics the committed matrix does not hold yet (or holds partially), with why.
-PENDING_TOPICS: dict[str, str] = {}
+PENDING_TOPICS: dict[str, str] = {
+    "stability": "session 38 merged referee 72's fixes (largest duals over distinct points, "
+    "every point removed on the planar sets, a closed-form Jensen instance), which dated the "
+    "topic; its --resume remake was under way at the stop",
+}
 
 #: Topics below the floor, with the rate they are at (the test fails if a topic drops
 #: below it, or rises above the floor while still listed).
-PENDING_KILL_RATE: dict[str, float] = {
-    # Remade under rule 2 (sessions 26–28, 0.674), finished in session 31 (0.703). Session 33
-    # (2026-12-01): every claim was dated (theory package imports), so --resume re-ran all 153
-    # first-round mutants and 36 of round 2 at the Thm 1 design check, the table KL band and
-    # the λ anchors: 65 killed, 21 survived (0.756) in 42 min at --jobs 2, idle. Session 37
-    # (2026-12-01): the once-per-topic re-draw under per-function seeds, after session 34's
-    # checks, at --jobs 1 beside the early-stopping remake: 80 killed, 19 survived (0.808),
-    # every survivor with a reason; five more kills by a verdict would reach the floor.
-    "linearization": 0.80,
-}
+PENDING_KILL_RATE: dict[str, float] = {}
+# (linearization was listed from session 26 at 0.674 to session 37 at 0.808; session 38's
+# remake at 010420f, with a second route to r_0 in Thm 2's plateau and Thm 4's containment,
+# reached 0.874: 90 killed, 13 survived, 115 equivalent.)
 
 #: Claims of a checked kind that kill no mutant yet, with why.
 PENDING_SILENT_CLAIMS: dict[str, str] = {
