@@ -468,15 +468,12 @@ def _classify_outcome(outcome: MutantOutcome, summary: dict, baseline: dict, lim
         # A mutant that hangs (twice) or kills the process is noticed by the claim that was
         # running when it was stopped, or by every claim it runs when that is not known.
         outcome.status = "killed"
-        if summary.get("claim"):
-            outcome.claims_run = list(summary["started"])
-            outcome.claims_killed, outcome.claims_errored = [summary["claim"]], [summary["claim"]]
-        else:
-            outcome.claims_killed = list(outcome.claims_run)
-            outcome.claims_errored = list(outcome.claims_run)
         outcome.error = f"timeout ({limit:.0f} s)" if summary.get("timeout") else summary["crash"]
+        noticing = list(outcome.claims_run)
         if summary.get("claim"):
+            outcome.claims_run, noticing = list(summary["started"]), [summary["claim"]]
             outcome.error += f" in {summary['claim']}"
+        outcome.claims_killed, outcome.claims_errored = noticing, list(noticing)
         return
     outcome.claims_run = list(summary["claims"])
     outcome.outputs = summary.get("outputs")

@@ -69,8 +69,8 @@ class ClaimServer:
         ``timeout`` bounds the whole answer; ``claim_limits`` (claim → seconds) bounds each
         claim from the moment the child names it (``CLAIM_PREFIX``), so a claim that hangs is
         stopped after its own limit, not the sum of all. A timeout's marker names the claim
-        that was running (``"claim"``, None before the first) and those started before it
-        (``"started"``)."""
+        that was running (``"claim"``, None before the first) and every claim started
+        (``"started"``, the running one last)."""
         if self._process is None or self._process.poll() is not None:
             self._start()
         try:
