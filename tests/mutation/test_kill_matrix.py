@@ -31,7 +31,9 @@ KILL_RATE_FLOOR = 0.85
 PENDING_TOPICS: dict[str, str] = {
     "stability": "session 38 merged referee 72's fixes (largest duals over distinct points, "
     "every point removed on the planar sets, a closed-form Jensen instance), which dated the "
-    "topic; its --resume remake was under way at the stop",
+    "topic; the committed entry is partial (its --resume remake stopped at 114 of 116 "
+    "first-round mutants: 58 killed, 8 survived); `ntsim mutate --topic stability --resume` "
+    "goes on from it",
 }
 
 #: Topics below the floor, with the rate they are at (the test fails if a topic drops
