@@ -597,3 +597,39 @@ def test_noise_levels_crowded_at_the_top_of_their_range_leave_thm4_4_undecided()
 
     record = _with_fn("overtraining.thm4_4.inflection", planted)
     assert record.verdict == "inconclusive", record.per_seed[0].result.diagnostics
+
+
+# ------------------------------------------------------------------------------ dead units
+
+
+@pytest.mark.parametrize("plant", ["reg dropped", "step ×2"])
+def test_a_wrong_update_breaks_the_dead_units_anchor(monkeypatch, plant):
+    """A wrong update keeps the dead units at 0 (any update proportional to W2ᵀ or W1ᵀ
+    does), so only the hand instance's live weight sees it: the claim becomes inconclusive."""
+    import ntsim.theory.overtraining._finetuning as finetuning
+
+    original = finetuning.finetune_step
+
+    def planted(w1, w2, a_ft, anchor, *, learning_rate, reg=0.0, **kw):
+        if plant == "reg dropped":
+            return original(w1, w2, a_ft, anchor, learning_rate=learning_rate, reg=0.0, **kw)
+        return original(w1, w2, a_ft, anchor, learning_rate=2 * learning_rate, reg=reg, **kw)
+
+    monkeypatch.setattr(finetuning, "finetune_step", planted)
+    record = _outcome("overtraining.lemma_a7.dead_units")
+    assert record.verdict == "inconclusive" and not record.as_expected
+
+
+def test_the_dead_units_hand_value_is_the_matrix_update():
+    """The closed form of the hand instance against eqs. (10)–(11) stepped as matrices in
+    numpy (not through ``ot.finetune``)."""
+    from ntsim.claims.overtraining._finetuning import HAND_DEAD_UNITS, dead_units_by_hand
+
+    h = HAND_DEAD_UNITS
+    w1 = w2 = np.diag([h["a"], 0.0])
+    a_ft, theta0 = np.diag([h["s1"], h["s2"]]), w1 @ w2
+    for _ in range(2):
+        g = (w1 @ w2 - a_ft) + h["reg"] * (w1 @ w2 - theta0)
+        w1, w2 = w1 - 2 * h["learning_rate"] * g @ w2.T, w2 - 2 * h["learning_rate"] * w1.T @ g
+    assert np.allclose(w1, np.diag([dead_units_by_hand(**h), 0.0]), rtol=1e-14, atol=0)
+    assert np.allclose(w2, w1, rtol=1e-14, atol=0)

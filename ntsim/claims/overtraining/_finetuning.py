@@ -16,6 +16,7 @@ import numpy as np
 from ntsim.claims._contract import Claim, Simulation, ViolationFraction, derived, printed, proof
 from ntsim.claims._decisions import Tolerance, all_of, compare
 from ntsim.claims._mechanism import MechanismViolation
+from ntsim.claims._premises import given
 from ntsim.theory import overtraining as ot
 
 __all__ = ["CLAIMS"]
@@ -140,9 +141,48 @@ def check_recursion_printed(run: ot.RecursionRun):
 # ---------------------------------------------------------------- dead hidden units
 
 
+#: A hand instance of eqs. (10)–(11): ``d = 2``, ``n = 1``, ``W̄1 = W̄2 = diag(a, 0)``,
+#: ``A^ft = diag(s1, s2)``, ``Σ_k = I``, two steps of size ``η`` with ``λ`` toward ``θ_0``.
+HAND_DEAD_UNITS = {"a": 1.2, "s1": 2.0, "s2": 0.7, "reg": 0.5, "learning_rate": 0.05}
+
+
+def dead_units_by_hand(a, s1, s2, reg, learning_rate):
+    """The live weight after two steps of the hand instance (:data:`HAND_DEAD_UNITS`), worked
+    by hand: ``G = (θ − A^ft) + λ(θ − θ_0)`` is diagonal with ``G_22 = −s2``, and
+    ``G W2ᵀ = W1ᵀG = diag(g a_k, 0)``, so both factors stay ``diag(a_k, 0)`` (the dead unit
+    exactly 0) with ``a_{k+1} = a_k(1 − 2η(a_k² − s1 + λ(a_k² − a²)))``."""
+    live = a
+    for _ in range(2):
+        live = live * (1 - 2 * learning_rate * (live**2 - s1 + reg * (live**2 - a**2)))
+    return live
+
+
+def _dead_units_hand_instance() -> bool:
+    """``ot.finetune`` on the hand instance gives the hand value to round-off, dead unit 0."""
+    h = HAND_DEAD_UNITS
+    w = np.diag([h["a"], 0.0])
+    res = ot.finetune(w, w, np.diag([h["s1"], h["s2"]]), learning_rate=h["learning_rate"],
+                      reg=h["reg"], num_steps=2)  # fmt: skip
+    live = dead_units_by_hand(**h)
+    expected = np.diag([live, 0.0])
+    error = max(np.abs(np.asarray(res.w1) - expected).max(),
+                np.abs(np.asarray(res.w2) - expected).max())  # fmt: skip
+    return bool(error <= ROUND_OFF.value * abs(live))
+
+
 def check_dead_units(run: ot.DeadUnitsRun):
-    """From the ideal init, hidden units ``j > n`` stay exactly 0 for any ``η, λ, m``."""
+    """From the ideal init, hidden units ``j > n`` stay exactly 0 for any ``η, λ, m``; given
+    that the dynamics are eqs. (10)–(11): two steps on a hand instance match their closed
+    form (an absolute anchor: a zero is kept by almost any wrong update, the live weight is
+    not)."""
     dead, rank, leak = (np.asarray(v) for v in run)
+    return given(_dead_units_conclusion(dead, rank, leak), {
+        "eqs. (10)–(11) on a hand instance (d = 2, n = 1, two steps) match the closed form "
+        "to round-off, the dead unit exactly 0": _dead_units_hand_instance(),
+    })  # fmt: skip
+
+
+def _dead_units_conclusion(dead, rank, leak):
     return all_of(
         compare(dead, 0.0, relation="upper_bound"),
         compare(rank, ROUND_OFF.value, relation="upper_bound", tolerance=ROUND_OFF),
