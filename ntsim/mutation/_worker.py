@@ -6,11 +6,11 @@ the ``__wrapped__`` of a ``jax.jit``) then runs the mutated body, and the file o
 untouched.
 
 ``python -m ntsim.mutation._worker --serve`` reads one JSON spec per line on stdin and, for
-each, swaps the mutant in, runs the claims it names at one scale and seed (saying ``@@ntsim-
-claim@@ ID`` on stdout as each starts, for the parent's per-claim time limit), answers one
-line ``@@ntsim-mutant@@ {summary}`` on stdout, then restores the original code and clears
-JAX's and ``functools``' caches, so one process (one import of JAX, a warm trace cache for
-the unchanged code) serves many mutants. A mutant that hangs or crashes the process is the
+each, swaps the mutant in, runs the claims it names at one scale and seed (saying
+``@@ntsim-claim@@ ID`` on stdout as each starts, for the parent's per-claim time limit),
+answers one line ``@@ntsim-mutant@@ {summary}`` on stdout, then restores the original code
+and clears JAX's and ``functools``' caches, so one process (one import of JAX, a warm trace
+cache for the unchanged code) serves many mutants. A mutant that hangs or crashes the process is the
 parent's to handle (it starts a new server). ``... --pytest SPEC.json -- ARGS`` applies the
 mutant and runs pytest with ``ARGS`` (its exit status is the process's).
 """
