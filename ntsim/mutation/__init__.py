@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
@@ -63,6 +63,7 @@ from ntsim.mutation._worker import apply_mutant
 
 __all__ = [
     "CHECKED_KINDS",
+    "exact_outcomes",
     "MATRIX_RULE",
     "verdict_kills",
     "CONTROL_KINDS",
@@ -166,6 +167,52 @@ def kept_outcomes(plan: TopicPlan, previous: Mapping | None) -> tuple[dict, dict
         _key(o["module"], o["function"], o["index"], o["operator"], o["before"]): o
         for o in reusable
     }
+
+
+def exact_outcomes(
+    kept: Mapping[tuple, dict],
+    planned: Collection[tuple],
+    users: Mapping[FunctionRef, Sequence[str]],
+    checked: Collection[str],
+) -> dict:
+    """The outcomes of ``kept`` whose record of which claims kill nothing is exact.
+
+    After a kill, a mutant's run may skip the claims that had already killed some mutant
+    (:func:`~ntsim.mutation._matrix.run_mutant`'s ``may_skip``). A kept outcome that skipped a
+    claim of a checked kind (``checked``) which kills nothing among the kept outcomes of the
+    plan (``planned`` keys) — its earlier kills were of mutants no longer drawn — would leave
+    that claim silent without having asked it: such outcomes are dropped (to run again).
+    Outcomes recorded before ``claims_skipped`` existed count as having skipped every claim
+    of their function's ``users`` that they did not run.
+
+    Examples:
+      >>> kept = {1: {"module": "m", "function": "f", "status": "killed",
+      ...             "claims_run": ["a"], "claims_killed": ["a"], "claims_skipped": ["b"]},
+      ...         2: {"module": "m", "function": "g", "status": "killed",
+      ...             "claims_run": ["b"], "claims_killed": ["b"], "claims_skipped": []}}
+      >>> sorted(exact_outcomes(kept, {1, 2}, {}, {"a", "b"}))
+      [1, 2]
+      >>> sorted(exact_outcomes(kept, {1}, {}, {"a", "b"}))  # b's kill is not in the plan
+      [2]
+    """
+    from ntsim.mutation._record import verdict_kills
+
+    def skipped(outcome: Mapping) -> set[str]:
+        if outcome["status"] != "killed":
+            return set()
+        if "claims_skipped" in outcome:
+            return set(outcome["claims_skipped"])
+        path = users.get((outcome["module"], outcome["function"]), ())
+        return set(path) - set(outcome.get("claims_run", ()))
+
+    exact = dict(kept)
+    while True:
+        killers = {cid for k, o in exact.items() if k in planned for cid in verdict_kills(o)}
+        inexact = [k for k, o in exact.items() if (skipped(o) & set(checked)) - killers]
+        if not inexact:
+            return exact
+        for k in inexact:
+            del exact[k]
 
 
 def site_key(module: str, site: Site) -> tuple:
@@ -370,6 +417,13 @@ def mutate_topic(
     plan = plan_topic(topic, functions=functions, sample=sample, sample_seed=sample_seed)
     claims, users = plan.claims, plan.users
     hashes, kept = kept_outcomes(plan, previous)
+    checked = {c.id for c in claims if c.kind in CHECKED_KINDS}
+    # the plan's first round, and the later rounds' draws of the last run (drawn again the
+    # same way while the silent claims are the same)
+    planned = {site_key(m, s) for m, s in plan.mutants} | {
+        k for k, o in kept.items() if o.get("round", 1) > 1
+    }
+    kept = exact_outcomes(kept, planned, users, checked)
     reused = [kept[k] for k in (site_key(m, s) for m, s in plan.mutants) if k in kept]
     mutants = [(m, s) for m, s in plan.mutants if site_key(m, s) not in kept]
     chosen = {(module, site.function) for module, site in plan.mutants}
@@ -403,7 +457,7 @@ def mutate_topic(
 
     # Claims that have killed some mutant by a verdict may be skipped after another claim
     # kills one (run_mutant); a claim that has killed nothing yet (or only by raising) runs.
-    killers = {cid for o in kept.values() for cid in verdict_kills(o)}
+    killers = {cid for o in reused for cid in verdict_kills(o)}
     lock = threading.Lock()
 
     def run(module: str, site: Site) -> MutantOutcome:
@@ -471,8 +525,11 @@ def mutate_topic(
             if not extra:
                 break
             taken |= {(m, s.function, s.index) for m, s in extra}
-            reused += [dict(kept[k], round=number) for m, s in extra
-                       if (k := site_key(m, s)) in kept]  # fmt: skip
+            again = [dict(kept[k], round=number) for m, s in extra
+                     if (k := site_key(m, s)) in kept]  # fmt: skip
+            reused += again
+            with lock:
+                killers.update(cid for o in again for cid in verdict_kills(o))
             more_mutants = [(m, s) for m, s in extra if site_key(m, s) not in kept]
             say(f"{topic}: {len(silent)} claims of a checked kind killed no mutant by a verdict; "
                 f"round {number}: {len(extra)} more mutants of their own functions "

@@ -88,6 +88,9 @@ class MutantOutcome:
     index: int
     status: str = ""
     claims_run: list[str] = field(default_factory=list)
+    #: Claims that execute the mutated line but were not run: after a kill, only claims that
+    #: had already killed some mutant may be skipped (``run_mutant``'s ``may_skip``).
+    claims_skipped: list[str] = field(default_factory=list)
     claims_killed: list[str] = field(default_factory=list)
     claims_changed: list[str] = field(default_factory=list)
     claims_errored: list[str] = field(default_factory=list)
@@ -461,6 +464,7 @@ def _classify_outcome(outcome: MutantOutcome, summary: dict, baseline: dict, lim
     verdict changed or a claim raised → killed; a claim's numbers moved, or the function's
     own outputs did on the claims' inputs → survived; only errors raised at the mutated
     line itself (``ill_typed``) → invalid; else equivalent."""
+    executing = list(outcome.claims_run)  # the claims that execute the mutated line
     if summary.get("apply_error"):
         outcome.status, outcome.error = "invalid", summary["apply_error"]
         return
@@ -473,9 +477,11 @@ def _classify_outcome(outcome: MutantOutcome, summary: dict, baseline: dict, lim
         if summary.get("claim"):
             outcome.claims_run, noticing = list(summary["started"]), [summary["claim"]]
             outcome.error += f" in {summary['claim']}"
+        outcome.claims_skipped = [c for c in executing if c not in outcome.claims_run]
         outcome.claims_killed, outcome.claims_errored = noticing, list(noticing)
         return
     outcome.claims_run = list(summary["claims"])
+    outcome.claims_skipped = [c for c in executing if c not in summary["claims"]]
     outcome.outputs = summary.get("outputs")
     killed, changed, errored = classify(baseline, summary["claims"])
     outcome.claims_killed, outcome.claims_changed = killed, changed

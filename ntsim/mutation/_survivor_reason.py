@@ -24,6 +24,8 @@ class SurvivorReason:
       operator: only mutants of this operator (``"scale_x2"``…) or of these operators (a
         tuple); None for any.
       before: only mutants whose original expression contains this text; None for any.
+      after: only mutants whose mutated expression contains this text; None for any (to
+        tell apart mutants of one expression, such as ×½ on either side of a sum).
     """
 
     function: str
@@ -31,6 +33,7 @@ class SurvivorReason:
     why: str
     operator: str | tuple[str, ...] | None = None
     before: str | None = None
+    after: str | None = None
 
     def __post_init__(self):
         if self.category not in ("equivalent in effect", "outside the claims"):
@@ -48,6 +51,7 @@ class SurvivorReason:
                 in ((self.operator,) if isinstance(self.operator, str) else self.operator)
             )
             and (self.before is None or self.before in outcome["before"])
+            and (self.after is None or self.after in outcome["after"])
         )
 
 

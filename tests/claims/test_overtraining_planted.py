@@ -633,3 +633,73 @@ def test_the_dead_units_hand_value_is_the_matrix_update():
         w1, w2 = w1 - 2 * h["learning_rate"] * g @ w2.T, w2 - 2 * h["learning_rate"] * w1.T @ g
     assert np.allclose(w1, np.diag([dead_units_by_hand(**h), 0.0]), rtol=1e-14, atol=0)
     assert np.allclose(w2, w1, rtol=1e-14, atol=0)
+
+
+# ------------------------------------------------------------------------------ finite batch
+
+
+def _finite_batch_site(after: str, operator: str):
+    import inspect
+
+    import ntsim.theory.overtraining._finite_batch as finite_batch
+    from ntsim.mutation import function_sites
+
+    source = inspect.getsource(finite_batch)
+    (site,) = [s for s in function_sites(source, "simulate_finite_batch")
+               if s.after == after and s.operator == operator]  # fmt: skip
+    return {"module": finite_batch.__name__, "function": site.function, "index": site.index,
+            "operator": site.operator, "before": site.before}  # fmt: skip
+
+
+@pytest.mark.parametrize("after", ["q.T.T @ w2", "w1 @ q.T"])
+def test_a_real_checkpoint_rebased_by_a_wrong_rotation_leaves_the_dynamics_undecided(after):
+    """Q for Qᵀ on either factor of the re-based real checkpoint: no longer the pretrained
+    network, so the lemmas' premise fails and no finite-batch verdict is given (session 38's
+    matrix had both mutants survive, the bounds being loose)."""
+    from ntsim.mutation import apply_mutant
+
+    restore = apply_mutant(_finite_batch_site(after, "transpose"))
+    try:
+        for claim_id in ("overtraining.lemma_a17.finite_vs_infinite_batch",
+                         "overtraining.lemma_a20.three_dynamics"):  # fmt: skip
+            record = _outcome(claim_id)
+            assert record.verdict == "inconclusive", (claim_id, record.verdict)
+    finally:
+        restore()
+    assert _outcome("overtraining.lemma_a20.three_dynamics").verdict == "holds"
+
+
+# ------------------------------------------------------------------------------ budget sweep
+
+
+def _budget_run(budgets=(256, 1024)):
+    distance = np.array([[1.0, 3.0, 9.0], [1.1, 3.2, 9.5]])  # set by the rate, not the budget
+    nan = np.full((2, 3), np.nan)
+    return ot.BudgetSweepRun(budgets=np.asarray(budgets), tokens_per_parameter=np.ones(2),
+                             num_params=1, gammas=np.ones(1),
+                             finetune_lrs=np.array([1e-4, 3e-4, 1e-3]), base_loss=np.ones(2),
+                             perturbed_increase=np.ones((1, 2, 1, 1)),
+                             finetuned_pretrain_loss=nan, finetuned_task_loss=nan,
+                             distance=distance)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "planted",
+    [lambda progress: 2.0 * 1.0 + jnp.cos(np.pi * progress),  # the matrix's survivor
+     lambda progress: jnp.cos(np.pi * progress)],  # the "1.0 +" dropped
+)  # fmt: skip
+def test_a_schedule_that_does_not_anneal_to_zero_leaves_fig8s_ordering_undecided(
+    monkeypatch, planted
+):
+    from ntsim.claims.overtraining import _budget_distance
+
+    check = _budget_distance.check_distance_set_by_learning_rate
+    assert check(_budget_run()).outcome == "holds"
+
+    def schedule(step, budget, peak, warmup):
+        step = jnp.asarray(step, jnp.float32)
+        ramp = jnp.minimum(1.0, step / max(warmup, 1))
+        return peak * ramp * 0.5 * planted(jnp.minimum(step / budget, 1.0))
+
+    monkeypatch.setattr(ot, "cosine_to_zero", schedule)
+    assert check(_budget_run()).outcome == "inconclusive"

@@ -130,3 +130,16 @@ def test_sample_windows_are_contiguous_slices():
         np.testing.assert_array_equal(row, np.asarray(data[s : s + 33]))
     with pytest.raises(ValueError, match="more than length"):
         sample_windows(jax.random.PRNGKey(0), data[:10], 2, 10)
+
+
+def test_sample_windows_are_slices_of_the_stream():
+    """Over many draws every window is a full, in-bounds slice of the stream (a start past
+    ``N − length`` would run off the end, where JAX's gather clamps to the last token) and
+    the starts reach the stream's last tenth (windows drawn from its whole length)."""
+    data = jnp.arange(200, dtype=jnp.int32)  # distinct tokens: a window's content is its place
+    length = 20
+    w = np.asarray(sample_windows(jax.random.PRNGKey(11), data, 4096, length))
+    starts = w[:, 0]
+    np.testing.assert_array_equal(w, starts[:, None] + np.arange(length)[None, :])
+    assert starts.min() == 0 and starts.max() + length <= data.shape[0]
+    assert starts.max() >= 0.9 * (data.shape[0] - length)

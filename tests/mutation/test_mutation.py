@@ -1176,3 +1176,29 @@ def test_compare_outputs_reads_keys_nans_dataclasses_and_shapes():
     jax.jit(lambda a: _outputs.compare_outputs(a, a + 0.0) or a)(jnp.array([jnp.inf, jnp.nan]))
     jax.effects_barrier()
     assert (_outputs.COUNTS.agreed, _outputs.COUNTS.differed) == (2, 1)
+
+
+def test_a_kept_outcome_that_skipped_a_now_silent_claim_runs_again():
+    """Session 38's overtraining entry: thm_a24.bound_composes was skipped (it had killed in
+    the entry before the re-draw) on every mutant of its path that another claim killed, so
+    it came out silent without having been asked. Such kept outcomes are dropped; those whose
+    skipped claims still kill elsewhere in the plan, and survivors (every claim ran), stay."""
+    from ntsim.mutation import exact_outcomes
+
+    users = {("m", "f"): ("a", "silent"), ("m", "g"): ("a", "b")}
+    legacy = {"module": "m", "function": "f", "status": "killed", "claims_run": ["a"],
+              "claims_killed": ["a"], "claims_errored": []}  # fmt: skip
+    skipped_killer = {"module": "m", "function": "g", "status": "killed",
+                      "claims_run": ["a"], "claims_killed": ["a"], "claims_skipped": ["b"],
+                      "claims_errored": []}  # fmt: skip
+    b_kills = {"module": "m", "function": "g", "status": "killed", "claims_run": ["b"],
+               "claims_killed": ["b"], "claims_skipped": [], "claims_errored": []}  # fmt: skip
+    survivor = {"module": "m", "function": "f", "status": "survived",
+                "claims_run": ["a", "silent"], "claims_killed": []}  # fmt: skip
+    kept = {1: legacy, 2: skipped_killer, 3: b_kills, 4: survivor}
+    checked = {"a", "b", "silent"}
+    assert sorted(exact_outcomes(kept, {1, 2, 3, 4}, users, checked)) == [2, 3, 4]
+    # b's only kill is not in the plan any more: the outcome that skipped b goes too
+    assert sorted(exact_outcomes(kept, {1, 2, 4}, users, checked)) == [3, 4]
+    # a claim of an unchecked kind (sanity) may stay silent: nothing is dropped for it
+    assert sorted(exact_outcomes(kept, {1, 2, 3, 4}, users, {"a", "b"})) == [1, 2, 3, 4]

@@ -9,7 +9,11 @@ quantities their proofs use, measured on the run (``ε``, ``exp(−Cτ)``, ``Γ`
 The hypotheses (A.8 ``4η(λ + 2)Γ < 1``; ``ε < 1/(4(1 + 32ηΓ)^K)``) are met by
 ``η = 1/(320Γ)``, ``K`` ≤ 20 steps and large batches; the diagnostics report how often the
 ``ε`` condition held, and the bounds are checked on every instance (where it fails, that is
-more than the lemmas claim). Lemma A.22 is not checked: Assumption A.21(4) asks
+more than the lemmas claim). Every dynamics claim has one premise: the real checkpoint
+the lemmas start from is the pretrained network itself, re-based by the hidden-unit rotation
+``Q`` of the Procrustes fit (``W1Q, QᵀW2`` computes ``W1W2``, to round-off); a wrong
+rotation would start the "real" dynamics from another network, which the loose bounds alone
+do not notice. Lemma A.22 is not checked: Assumption A.21(4) asks
 ``m ≳ (1 + 32ηΓ)^{2K}d/ε²`` with ``ε < min_n|σ^pre_n − σ^ft_n|²/(4000dΓ²)``, i.e.
 ``m ≳ 10¹¹`` at ``d = 4``; its conclusion follows from A.20 and the fixed point
 (``overtraining.lemma_a11.fixed_point``).
@@ -21,6 +25,7 @@ import numpy as np
 
 from ntsim.claims._contract import Claim, Simulation, derived, printed, proof
 from ntsim.claims._decisions import Tolerance, all_of, compare
+from ntsim.claims._premises import given
 from ntsim.theory import overtraining as ot
 
 __all__ = ["CLAIMS"]
@@ -56,15 +61,31 @@ def _diagnostics(run, hypothesis, ratio):
     }
 
 
+#: The re-based real checkpoint ``(W1Q, QᵀW2)`` against ``(W1, W2)``, end to end.
+REBASE = Tolerance(
+    "round-off", 1e-9,
+    "‖W1Q·QᵀW2 − W1W2‖_op/‖W1W2‖_op for an orthogonal Q from a float64 SVD of a d ≤ 4 "
+    "matrix: ~1e-15",
+)  # fmt: skip
+
+
+def _same_network(run: ot.FiniteBatchRun) -> dict:
+    """The premise every dynamics claim reads: the real checkpoint the lemmas start from is
+    the pretraining checkpoint, re-based by the hidden-unit rotation ``Q`` of the Procrustes
+    fit (``W1Q, QᵀW2``), which leaves the network ``W1W2`` unchanged."""
+    error = np.asarray(run.rebase_error)
+    return {"the re-based real checkpoint computes W1W2 (to round-off)": error <= REBASE.value}
+
+
 def _bounded(run, measured, bound, hypothesis):
     measured, bound = np.asarray(measured), np.asarray(bound)
     ratio = measured / bound
-    return compare(
+    return given(compare(
         ratio.max(axis=1), 1.0,
         relation="upper_bound", num_instances=ratio.shape[0],
         diagnostics=_diagnostics(run, hypothesis, ratio),
         notes="max over steps k of the operator-norm gap over its bound, per instance (≤ 1).",
-    )  # fmt: skip
+    ), _same_network(run))  # fmt: skip
 
 
 def check_one_step(run: ot.FiniteBatchRun):
@@ -121,18 +142,21 @@ def check_per_step_growth(run: ot.FiniteBatchRun):
     )
     real = _from_zero(run.real_vs_ideal, run.gap0)
     a18_ratio = real[:, 1:] / (np.asarray(ot.lemma_a18_growth(eta, gamma)) * real[:, :-1])
-    return all_of(
-        compare(a16_ratio.max(axis=1), 1.0, relation="upper_bound"),
-        compare(a18_ratio.max(axis=1), 1.0, relation="upper_bound"),
-        diagnostics={
-            "max one-step growth/(1 + 16ηΓ), m = ∞ (A.16)": a16_ratio.max(),
-            "max one-step growth/(1 + 32ηΓ), real vs ideal (A.18)": a18_ratio.max(),
-            "fraction meeting ε < 1/(4(1 + 32ηΓ)^K)": hypothesis.mean(),
-        },
-        notes="part 0: A.16, ‖step(W̄(k)) − step(Ŵ(k))‖/‖W̄(k) − Ŵ(k)‖ (m = ∞ steps) over "
-        "1 + 16ηΓ; part 1: A.18, the real-vs-ideal gap's one-step growth over 1 + 32ηΓ; the "
-        "worst step per instance (≤ 1). λ = 0, so the shared-anchor condition of both lemmas "
-        "is empty.",
+    return given(
+        all_of(
+            compare(a16_ratio.max(axis=1), 1.0, relation="upper_bound"),
+            compare(a18_ratio.max(axis=1), 1.0, relation="upper_bound"),
+            diagnostics={
+                "max one-step growth/(1 + 16ηΓ), m = ∞ (A.16)": a16_ratio.max(),
+                "max one-step growth/(1 + 32ηΓ), real vs ideal (A.18)": a18_ratio.max(),
+                "fraction meeting ε < 1/(4(1 + 32ηΓ)^K)": hypothesis.mean(),
+            },
+            notes="part 0: A.16, ‖step(W̄(k)) − step(Ŵ(k))‖/‖W̄(k) − Ŵ(k)‖ (m = ∞ steps) over "
+            "1 + 16ηΓ; part 1: A.18, the real-vs-ideal gap's one-step growth over 1 + 32ηΓ; the "
+            "worst step per instance (≤ 1). λ = 0, so the shared-anchor condition of both lemmas "
+            "is empty.",
+        ),
+        _same_network(run),
     )
 
 

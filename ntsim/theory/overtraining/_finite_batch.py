@@ -124,6 +124,7 @@ class FiniteBatchRun(NamedTuple):
     infinite_step: Array  # (instances, K): one m = ∞ step from W̄(k−1) and Ŵ(k−1) (A.16)
     max_norm: Array  # (instances, K): largest ‖·‖_op of the six factors
     gap0: Array  # (instances,): checkpoint gap after the Procrustes fit
+    rebase_error: Array  # (instances,): ‖W1Q·QᵀW2 − W1W2‖_op/‖W1W2‖_op (0 to round-off)
     gamma: Array  # (instances,) Γ
     eta: Array  # (instances,) η
     d: Array  # (instances,) int: the dimension (the same for all)
@@ -160,7 +161,9 @@ def simulate_finite_batch(key: PRNGKey, setting: FiniteBatchSetting) -> FiniteBa
         w1, w2 = w1s[n], w2s[n]
         p, _, rt = jnp.linalg.svd(w1.T @ w1_bar)
         q = p @ rt  # the hidden-unit basis of the real checkpoint that fits W̄1
+        product = w1 @ w2
         w1, w2 = w1 @ q, q.T @ w2
+        rebase_error = _op(w1 @ w2 - product) / _op(product)  # Q is a symmetry of the model
         gap0 = _pair_gap((w1, w2), (w1_bar, w2_bar))
 
         def step(state, kk):
@@ -183,6 +186,6 @@ def simulate_finite_batch(key: PRNGKey, setting: FiniteBatchSetting) -> FiniteBa
 
         start = ((w1, w2), (w1_bar, w2_bar), (w1_bar, w2_bar))
         _, records = jax.lax.scan(step, start, jax.random.split(k_batch, s.steps))
-        return (*records, gap0, gamma, eta, jnp.asarray(d), jnp.asarray(s.batch))
+        return (*records, gap0, rebase_error, gamma, eta, jnp.asarray(d), jnp.asarray(s.batch))
 
     return FiniteBatchRun(*jax.vmap(one)(jax.random.split(key, s.instances)))
