@@ -459,6 +459,12 @@ def run_mutant(
     return outcome
 
 
+def _skipped(executing: list[str], ran, baseline: dict) -> list[str]:
+    """The claims that execute the mutated line and did not run, less the smoke claims (a
+    smoke claim's verdict kills nothing at this scale, so skipping it loses no kill)."""
+    return [c for c in executing if c not in ran and not baseline.get(c, {}).get("smoke")]
+
+
 def _classify_outcome(outcome: MutantOutcome, summary: dict, baseline: dict, limit: float):
     """Set ``outcome``'s status from the child's ``summary`` (the module doc's rules): a
     verdict changed or a claim raised → killed; a claim's numbers moved, or the function's
@@ -477,11 +483,11 @@ def _classify_outcome(outcome: MutantOutcome, summary: dict, baseline: dict, lim
         if summary.get("claim"):
             outcome.claims_run, noticing = list(summary["started"]), [summary["claim"]]
             outcome.error += f" in {summary['claim']}"
-        outcome.claims_skipped = [c for c in executing if c not in outcome.claims_run]
+        outcome.claims_skipped = _skipped(executing, outcome.claims_run, baseline)
         outcome.claims_killed, outcome.claims_errored = noticing, list(noticing)
         return
     outcome.claims_run = list(summary["claims"])
-    outcome.claims_skipped = [c for c in executing if c not in summary["claims"]]
+    outcome.claims_skipped = _skipped(executing, summary["claims"], baseline)
     outcome.outputs = summary.get("outputs")
     killed, changed, errored = classify(baseline, summary["claims"])
     outcome.claims_killed, outcome.claims_changed = killed, changed

@@ -1202,3 +1202,23 @@ def test_a_kept_outcome_that_skipped_a_now_silent_claim_runs_again():
     assert sorted(exact_outcomes(kept, {1, 2, 4}, users, checked)) == [3, 4]
     # a claim of an unchecked kind (sanity) may stay silent: nothing is dropped for it
     assert sorted(exact_outcomes(kept, {1, 2, 3, 4}, users, {"a", "b"})) == [1, 2, 3, 4]
+
+
+def test_claims_skipped_names_the_claims_that_did_not_run_but_smoke_claims():
+    """After a kill the run may skip claims; the outcome names them, so a later --resume can
+    tell an exact silence from an unasked one. A smoke claim (its quick verdict decides
+    nothing) may be skipped without being named: its verdict could not have killed."""
+    from ntsim.mutation._matrix import MutantOutcome, _classify_outcome
+
+    summary = {"verdict": "holds", "matched": None, "error": None, "ill_typed": False,
+               "smoke": False, "numbers": [1.0]}  # fmt: skip
+    base = {"a": summary, "b": summary, "s": dict(summary, smoke=True)}
+    outcome = MutantOutcome("m", "f", "flip_sign", 1, "a + b", "a - b", 0,
+                            claims_run=["a", "b", "s"])  # fmt: skip
+    _classify_outcome(outcome, {"claims": {"a": dict(summary, verdict="refuted")}}, base, 60.0)
+    assert outcome.status == "killed" and outcome.claims_skipped == ["b"]
+    outcome = MutantOutcome("m", "f", "flip_sign", 1, "a + b", "a - b", 0,
+                            claims_run=["a", "b", "s"])  # fmt: skip
+    _classify_outcome(outcome, {"timeout": True, "claims": {}, "claim": "a", "started": ["a"]},
+                      base, 60.0)  # fmt: skip
+    assert outcome.claims_skipped == ["b"]
