@@ -28,41 +28,19 @@ TOPICS = sorted({c.topic for c in REGISTRY})
 KILL_RATE_FLOOR = 0.85
 
 #: Topics the committed matrix does not hold yet (or holds partially), with why.
-PENDING_TOPICS: dict[str, str] = {
-    "overtraining": "session 39 added premises to the finite-batch claims (the re-based real "
-    "checkpoint is the pretrained network) and to Fig 8's ordering (every budget anneals to "
-    "0): the entry is stale until `ntsim mutate --topic overtraining --resume` remakes it",
-}
+PENDING_TOPICS: dict[str, str] = {}
 
 #: Topics below the floor, with the rate they are at (the test fails if a topic drops
 #: below it, or rises above the floor while still listed).
-PENDING_KILL_RATE: dict[str, float] = {
-    # Session 38 (2026-12-02): lemma A7's dead-units anchor dated the fine-tuning claims, and
-    # --resume made overtraining's once-per-topic re-draw under per-function seeds (its entry
-    # predated them): 190 mutants against 127, 115 killed, 22 survived (0.893 → 0.839). The
-    # new draws reach the decoder and corpus code under the budget claims; their survivors
-    # have no reasons yet (PENDING_BLIND_SPOTS).
-    "overtraining": 0.83,
-}
+PENDING_KILL_RATE: dict[str, float] = {}
+# (overtraining fell to 0.839 in session 38's re-draw under per-function seeds; session 39's
+# premises and the exact --resume brought it to 0.867: 65 killed, 10 survived, 39 equivalent.)
 # (linearization was listed from session 26 at 0.674 to session 37 at 0.808; session 38's
 # remake at 010420f, with a second route to r_0 in Thm 2's plateau and Thm 4's containment,
 # reached 0.874: 90 killed, 13 survived, 115 equivalent.)
 
 #: Claims of a checked kind that kill no mutant yet, with why.
 PENDING_SILENT_CLAIMS: dict[str, str] = {
-    **{
-        f"overtraining.{name}": "session 38's re-draw under per-function seeds (see "
-        "PENDING_KILL_RATE): killed no mutant by its verdict in rounds 1–4; not yet examined"
-        for name in (
-            "budget.distance_set_by_learning_rate",
-            "lemma_a17.finite_vs_infinite_batch",
-            "lemma_a20.three_dynamics",
-            "lemma_a6.gap_decays_with_tau",
-            "lemma_a6.real_vs_ideal_gap",
-            "thm4_4.larger_gamma_earlier",
-            "thm_a24.bound_composes",
-        )
-    },
     **{
         f"stability.{name}": "session 36's --resume at a5c8844 (rounds up to 4 of its own "
         f"mutants for a silent claim): {kills} kills, all by raising, and {moved} mutants "
@@ -143,19 +121,14 @@ PENDING_SILENT_CLAIMS: dict[str, str] = {
 
 #: Survivors without a reason (blind spots) per topic: at most this many.
 PENDING_BLIND_SPOTS: dict[str, int] = {
-    # session 39 gave reasons to the budget decoder's architecture, corpus and window
-    # survivors; the committed (stale) entry still holds three blind spots: the schedule
-    # 2·1.0 + cos and the rotation Q for Qᵀ (which the new premises kill when it is remade),
-    # and the perturbation centred at θ/2 (0.5·p + γ·s·ε, whose reason was too broad)
-    "overtraining": 3,
+    # the perturbation centred at θ/2 (0.5·p + γ·s·ε): progressive sensitivity decides only
+    # the sign of the last-minus-first budget gain and does not notice (PENDING_UNPINNED)
+    "overtraining": 1,
 }
 
 
 #: Theory functions with a blind spot and no kill by a claim (see PENDING_BLIND_SPOTS).
 PENDING_UNPINNED: dict[str, str] = {
-    "ntsim.theory.overtraining._budget.cosine_to_zero": "its one mutant (2·1.0 + cos) survived "
-    "session 38's re-draw; Fig 8's ordering now has the premise that every budget anneals to "
-    "0, which kills it once the entry is remade",
     "ntsim.theory.overtraining._budget._perturbation": "a blind spot: its one mutant centres "
     "the noise at θ/2 (0.5·p + γ·s·ε) and progressive sensitivity, which decides only the "
     "sign of the last-minus-first budget gain, does not notice; the unit tests kill it",
