@@ -407,7 +407,8 @@ def mutate_topic(
         ordering) that killed no mutant gets up to this many more mutants of its own
         functions (:func:`silent_claim_mutants`); they count in the rates like the others
         (``"round": 2`` in their outcomes). 0: no second round.
-      max_rounds: the last round: a claim still silent after round ``r`` gets up to
+      max_rounds: the last round: a claim still silent after round ``r`` (and not a smoke
+        run at this scale, whose verdict cannot kill) gets up to
         ``silent_extra`` more of its own functions' mutants in round ``r + 1`` (those not yet
         drawn), until it kills one by its verdict, its functions have no site left, or round
         ``max_rounds`` has run.
@@ -522,8 +523,11 @@ def mutate_topic(
         while silent_extra > 0 and sample is None and not functions and number <= max_rounds:
             recorded = reused + [o.to_json() for o in outcomes]
             noticed = {cid for o in recorded for cid in verdict_kills(o)}
+            # a smoke claim (its quick verdict decides nothing) cannot kill by its verdict
+            # at this scale, however many of its mutants run: no more rounds for it
+            smoke = {cid for cid, summary in baseline.items() if summary.get("smoke")}
             silent = [c.id for c in claims if c.topic == topic and c.kind in CHECKED_KINDS
-                      and c.id not in noticed]  # fmt: skip
+                      and c.id not in noticed and c.id not in smoke]  # fmt: skip
             extra = silent_claim_mutants(users, silent, taken, per_claim=silent_extra,
                                          seed=sample_seed)  # fmt: skip
             if not extra:

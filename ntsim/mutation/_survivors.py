@@ -219,6 +219,13 @@ REASONS: tuple[SurvivorReason, ...] = (
         operator="n_minus_one", before="np.sum(ra * rb) / denom",
     ),
     SurvivorReason(
+        "simulate_bootstrap_coverage", EQUIVALENT,
+        "the resampling generators' seeds drawn below 2³¹ (JAX clips the int32 bound) instead "
+        "of below 2³¹ − 1: another set of seeds, so another draw of the same coverage "
+        "experiment, whose coverage the claims decide on its binomial interval",
+        operator="drop_term", before="2 ** 31 - 1",
+    ),
+    SurvivorReason(
         "simulate_synthetic_panel", EQUIVALENT,
         "the panel's params (an array) and rows (a dict of slices) swapped in the run: a swap "
         "whose same-type guard never fires, so the run is the original one (no claim's "
