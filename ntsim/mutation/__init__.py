@@ -205,14 +205,25 @@ def exact_outcomes(
         path = users.get((outcome["module"], outcome["function"]), ())
         return set(path) - set(outcome.get("claims_run", ()))
 
-    exact = dict(kept)
+    checked, exact = set(checked), dict(kept)
     while True:
         killers = {cid for k, o in exact.items() if k in planned for cid in verdict_kills(o)}
-        inexact = [k for k, o in exact.items() if (skipped(o) & set(checked)) - killers]
+        inexact = [k for k, o in exact.items() if (skipped(o) & checked) - killers]
         if not inexact:
             return exact
         for k in inexact:
             del exact[k]
+
+
+def smoke_claims(baseline: Mapping[str, Mapping]) -> set[str]:
+    """The claims whose baseline run at this scale is a smoke run (its verdict decides
+    nothing, so it kills only by raising).
+
+    Examples:
+      >>> smoke_claims({"a": {"smoke": True}, "b": {"smoke": False}, "c": {}})
+      {'a'}
+    """
+    return {cid for cid, summary in baseline.items() if summary.get("smoke")}
 
 
 def site_key(module: str, site: Site) -> tuple:
@@ -466,9 +477,8 @@ def mutate_topic(
         # a claim that is a smoke run at this scale kills only by raising, never by its
         # verdict: after another claim's kill it may be skipped too (it cannot stop being
         # silent here, and the MiniLM ones cost minutes a run)
-        smoke = {cid for cid, summary in baseline.items() if summary.get("smoke")}
         with lock:
-            may_skip = frozenset(killers | smoke) if trace_lines else None
+            may_skip = frozenset(killers | smoke_claims(baseline)) if trace_lines else None
         return run_mutant(module, site, claim_set, baseline, scale=scale, seed=claim_seed,
                           timeout=timeout, tests=tests, server=server(),
                           coverage=coverage if trace_lines else None,
@@ -525,7 +535,7 @@ def mutate_topic(
             noticed = {cid for o in recorded for cid in verdict_kills(o)}
             # a smoke claim (its quick verdict decides nothing) cannot kill by its verdict
             # at this scale, however many of its mutants run: no more rounds for it
-            smoke = {cid for cid, summary in baseline.items() if summary.get("smoke")}
+            smoke = smoke_claims(baseline)
             silent = [c.id for c in claims if c.topic == topic and c.kind in CHECKED_KINDS
                       and c.id not in noticed and c.id not in smoke]  # fmt: skip
             extra = silent_claim_mutants(users, silent, taken, per_claim=silent_extra,
