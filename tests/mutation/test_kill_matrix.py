@@ -75,11 +75,6 @@ PENDING_SILENT_CLAIMS: dict[str, str] = {
     "6.2's bound holds with room on these draws), and its path's other mutants were killed "
     "first by the two-input closed form and Thm 6.1's claims (a mutant runs only on claims "
     "that have killed nothing yet); the session-25 matrix had one kill by its verdict",
-    "linearization.kappa.thm5_bound_orders_loss": "session 37's re-draw: a trend (Thm 5's "
-    "bound orders the configurations' losses); its 3 kills are by raising; the two mutants "
-    "that moved its numbers survive with reasons (spearman's denominator − 1, a positive "
-    "factor a rank correlation's sign cannot see; synthetic_tasks without x·w, another "
-    "labelling of the family)",
     "linearization.thm2.plateau_slope": "session 37's re-draw: a rate (the plateau falls like "
     "1/λ); its 2 kills are by raising; the mutants that moved its numbers were killed first "
     "by thm2.plateau (proximal_gd's sign, mse_loss's double) or keep the 1/λ slope "
