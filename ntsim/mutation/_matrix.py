@@ -88,8 +88,9 @@ class MutantOutcome:
     index: int
     status: str = ""
     claims_run: list[str] = field(default_factory=list)
-    #: Claims that execute the mutated line but were not run: after a kill, only claims that
-    #: had already killed some mutant may be skipped (``run_mutant``'s ``may_skip``).
+    #: Claims that execute the mutated line but were not run: after a kill, claims that had
+    #: already killed some mutant may be skipped (``run_mutant``'s ``may_skip``). Smoke claims
+    #: may be skipped too and are not named here (their verdicts cannot kill).
     claims_skipped: list[str] = field(default_factory=list)
     claims_killed: list[str] = field(default_factory=list)
     claims_changed: list[str] = field(default_factory=list)
