@@ -77,3 +77,43 @@ def test_spearman_estimate_mean_holds_at_morans_value_and_refutes_a_wrong_correl
     assert check(_spearman_means([shifted, -exact])).outcome == "refuted"
     assert check(_spearman_means([exact, -0.4826])).outcome == "refuted"
     assert check(_spearman_means([exact + 0.007, -exact])).outcome == "inconclusive"
+
+
+def test_small_n_estimate_mean_refutes_a_normaliser_off_by_one():
+    """Oracle by hand at N = 5: E[ρ̂] = 6/(6π)(arcsin ½ + 3 arcsin ¼) = 0.40796; a denominator
+    Σr² − 1 (here 10 − 1) scales every ρ̂ by 10/9, so the mean becomes 0.45329. At N = 20 the
+    same error (665/664) moves it by 0.0007, inside the N = 20 claim's tolerance."""
+    exact = (np.arcsin(0.5) + 3 * np.arcsin(0.25)) / np.pi
+    assert abs(exact - iv.spearman_estimate_mean(0.5, 5)) < 1e-12
+    assert abs(exact - 0.40796) < 1e-5
+
+    def run(means):
+        return _spearman_means(means, sd=0.435, replications=60_000)._replace(sizes=np.full(2, 5))
+
+    check = claims.check_small_n_spearman_estimate_mean
+    assert check(run([exact, -exact])).outcome == "holds"
+    assert check(run([exact * 10 / 9, -exact * 10 / 9])).outcome == "refuted"
+    assert (
+        claims.check_spearman_estimate_mean(
+            _spearman_means([0.46126 * 665 / 664, -0.46126 * 665 / 664])
+        ).outcome
+        == "holds"
+    )
+
+
+def test_planted_normaliser_off_by_one_in_spearman_refutes_the_small_n_anchor(monkeypatch):
+    """The same bug planted in :func:`ntsim.core.spearman` itself, run through the claim."""
+    from ntsim.claims import get_claim, run_claims
+    from ntsim.core import _statistics
+
+    original = _statistics.spearman
+
+    def planted(a, b):
+        n = len(a)
+        squares = n * (n * n - 1) / 12.0  # Σ (rank − mean)² without ties
+        return original(a, b) * squares / (squares - 1.0)
+
+    monkeypatch.setattr(_statistics, "spearman", planted)
+    claim = get_claim("intervals.spearman_ci.estimate_mean_small_n")
+    (record,) = run_claims([claim], scale="quick", seeds=(0,))
+    assert record.verdict == "refuted"

@@ -33,6 +33,7 @@ References:
 
 from ntsim.theory.intervals._coverage import (
     COVERAGE_SCALES,
+    SMALL_SPEARMAN_SCALES,
     CoverageRun,
     CoverageSetting,
     simulate_bootstrap_coverage,
@@ -45,6 +46,7 @@ from ntsim.theory.intervals._wilson import wilson_ci
 
 __all__ = [
     "COVERAGE_SCALES",
+    "SMALL_SPEARMAN_SCALES",
     "CoverageRun",
     "CoverageSetting",
     "simulate_bootstrap_coverage",
