@@ -477,3 +477,68 @@ def test_exact_ingredients_catch_a_frobenius_norm_for_the_operator_norm(monkeypa
     monkeypatch.setattr(_bounds, "realised_deviation", planted)
     record = _record("linear_teachers.thm4_2.exact_ingredients")
     assert record.verdict == "refuted" and not record.as_expected
+
+
+def _depth_draw_mutant(before: str, after: str):
+    """The recorded mutant of ``_depth_draw`` (kill-matrix operators) with these texts."""
+    import inspect
+
+    import ntsim.theory.linear_teachers._scale as scale
+    from ntsim.mutation import function_sites
+
+    (site,) = [s for s in function_sites(inspect.getsource(scale), "_depth_draw")
+               if s.before == before and s.after == after]  # fmt: skip
+    return {"module": scale.__name__, "function": site.function, "index": site.index,
+            "operator": site.operator, "before": site.before}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        # the survivors of session 39's matrix: each moved Fig 2a's risks, not its ordering
+        ("theta_s @ theta_s - c ** 2", "theta_s @ theta_s + c ** 2"),
+        ("theta_s @ eps - ps @ pe", "0.5 * (theta_s @ eps) - ps @ pe"),
+        ("eps @ eps - pe @ pe", "eps @ eps - 2.0 * (pe @ pe)"),
+        ("gap ** 2 * a ** 2 + 2 * gap * cross", "0.5 * (gap ** 2 * a ** 2) + 2 * gap * cross"),
+    ],
+)
+def test_a_wrong_norm_term_of_fig2a_risks_is_refuted_by_the_vector_route(before, after):
+    """Fig 2a's ordering survives these mutants of the norm reduction; the identity against
+    the vectors does not (checked at d = 100, 4 draws: the claim's own check)."""
+    import jax
+
+    from ntsim.claims.linear_teachers._scale_and_depth import check_fig2a_two_routes
+    from ntsim.mutation import apply_mutant
+    from ntsim.theory import linear_teachers as lt
+
+    setting = lt.DepthSetting(d=100, draws=4)
+    with jax.enable_x64(True):
+        run = lt.simulate_depth_and_alpha(jax.random.PRNGKey(0), setting)
+        assert check_fig2a_two_routes(run).outcome == "holds"
+        restore = apply_mutant(_depth_draw_mutant(before, after))
+        try:
+            planted = lt.simulate_depth_and_alpha(jax.random.PRNGKey(0), setting)
+        finally:
+            restore()
+    assert check_fig2a_two_routes(planted).outcome == "refuted"
+
+
+def test_a_task_pair_at_the_wrong_distance_leaves_fig2b_undecided():
+    """cos = 1 − δ² for 1 − δ²/2 in :func:`unit_pair_at_distance` draws the pairs at δ√2:
+    session 39's matrix had Fig 2b's ordering hold there; the pairs are no longer the
+    statement's (‖θ̂_T − θ̂_S‖ = 0.1), so its premise fails and nothing is decided."""
+    import inspect
+
+    from ntsim.mutation import apply_mutant, function_sites
+
+    (site,) = [s for s in function_sites(inspect.getsource(_deep), "unit_pair_at_distance")
+               if s.after == "1.0 - 2.0 * (jnp.asarray(distance) ** 2 / 2)"]  # fmt: skip
+    restore = apply_mutant({"module": _deep.__name__, "function": site.function,
+                            "index": site.index, "operator": site.operator,
+                            "before": site.before})  # fmt: skip
+    try:
+        for claim_id in ("linear_teachers.fig2b.target_vs_source",
+                         "linear_teachers.fig2b.target_vs_source_every_n"):  # fmt: skip
+            assert _record(claim_id).verdict == "inconclusive", claim_id
+    finally:
+        restore()

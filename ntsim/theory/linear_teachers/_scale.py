@@ -73,6 +73,8 @@ class ScaleRun(NamedTuple):
       scale_target: ``R`` with ``θ_T = αθ̂_T``, ``θ_S = θ̂_S``.
       scale_source: ``R`` with ``θ_S = αθ̂_S``, ``θ_T = θ̂_T``.
       sample_ratios, alphas: the grid; depth: ``L``.
+      distance: ``(draws,)``: ``‖θ̂_T − θ̂_S‖`` of each drawn pair (``setting.angle`` up to
+        round-off; measured, so a claim can check the instance it was stated for).
     """
 
     scale_target: Array
@@ -80,6 +82,7 @@ class ScaleRun(NamedTuple):
     sample_ratios: tuple[float, ...]
     alphas: tuple[float, ...]
     depth: float
+    distance: Array
 
 
 def _risk(x, theta_s, theta_t, depth):
@@ -99,7 +102,8 @@ def _scale_draw(key, setting: ScaleSetting) -> dict:
         x = x_all[:n]
         target.append(jax.vmap(lambda a, x=x: _risk(x, unit_s, a * unit_t, depth))(alphas))
         source.append(jax.vmap(lambda a, x=x: _risk(x, a * unit_s, unit_t, depth))(alphas))
-    return {"scale_target": jnp.stack(target), "scale_source": jnp.stack(source)}
+    return {"scale_target": jnp.stack(target), "scale_source": jnp.stack(source),
+            "distance": jnp.linalg.norm(unit_t - unit_s)}  # fmt: skip
 
 
 def simulate_scale_target_vs_source(
@@ -126,6 +130,7 @@ def simulate_scale_target_vs_source(
         sample_ratios=tuple(setting.sample_ratios),
         alphas=tuple(setting.alphas),
         depth=float(setting.depth),
+        distance=out["distance"],
     )
 
 
@@ -155,12 +160,21 @@ class DepthSetting:
 
 
 class DepthRun(NamedTuple):
-    """``R(β_L)/‖θ_S‖²`` per ``(draw, depth, α)`` (eq. (5); ``L = ∞``: eq. (6))."""
+    """``R(β_L)/‖θ_S‖²`` per ``(draw, depth, α)`` (eq. (5); ``L = ∞``: eq. (6)).
+
+    Attributes:
+      risk: ``(draws, depths, α)``, from five norms per draw (:func:`_depth_draw`).
+      depths, alphas: the grid.
+      n: samples per draw.
+      direct_risk: the same risks from the vectors, ``‖θ_T − β_L‖²/‖θ_S‖²`` (a second route
+        to ``risk``: its reduction to norms is this module's, not the paper's).
+    """
 
     risk: Array
     depths: tuple[float, ...]
     alphas: tuple[float, ...]
     n: int
+    direct_risk: Array
 
 
 def _depth_draw(key, setting: DepthSetting):
@@ -181,14 +195,24 @@ def _depth_draw(key, setting: DepthSetting):
     eps_perp_sq = eps @ eps - pe @ pe  # ‖P_⊥ε‖²
     alphas = jnp.asarray(setting.alphas, x.dtype)
     b_row = jax.vmap(lambda al: jnp.linalg.norm(al * ps + pe))(alphas)
-    rows = []
+    rows, direct = [], []
     for depth in setting.depths:  # static
         depth = jnp.inf if math.isinf(depth) else depth
         coeff = jax.vmap(lambda b, depth=depth: _deep.deep_limit_scale(a, c, b, depth)
                          .coefficient)(b_row)  # fmt: skip
         gap = alphas - coeff
         rows.append((gap**2 * a**2 + 2 * gap * cross + eps_perp_sq) / (theta_s @ theta_s))
-    return jnp.stack(rows)
+        direct.append(jax.vmap(_direct_risk, (0, 0, None, None, None))(alphas, coeff, theta_s,
+                                                                       eps, q))  # fmt: skip
+    return jnp.stack(rows), jnp.stack(direct)
+
+
+def _direct_risk(alpha, coefficient, theta_s, eps, q):
+    """Eq. (5)'s risk from the vectors: ``‖θ_T − β_L‖²/‖θ_S‖²`` with ``θ_T = αθ_S + ε`` and
+    ``β_L = P_∥θ_T + c_L P_⊥θ_S`` (``P_∥ = QQᵀ``), no norm identity used."""
+    target = alpha * theta_s + eps
+    beta = q @ (q.T @ target) + coefficient * (theta_s - q @ (q.T @ theta_s))
+    return jnp.sum(jnp.square(target - beta)) / jnp.sum(jnp.square(theta_s))
 
 
 def simulate_depth_and_alpha(
@@ -204,6 +228,6 @@ def simulate_depth_and_alpha(
     """
     check_setting_type("simulate_depth_and_alpha", setting, DepthSetting)
     check_key("simulate_depth_and_alpha", key)
-    risk = sweep_keys(_depth_draw, key, setting.draws, progress=progress,
-                      description="fig2a draws", setting=setting)  # fmt: skip
-    return DepthRun(risk, tuple(setting.depths), tuple(setting.alphas), setting.d // 10)
+    risk, direct = sweep_keys(_depth_draw, key, setting.draws, progress=progress,
+                              description="fig2a draws", setting=setting)  # fmt: skip
+    return DepthRun(risk, tuple(setting.depths), tuple(setting.alphas), setting.d // 10, direct)
