@@ -66,6 +66,11 @@ def add_mutate_parser(sub, seed_type: Callable[[str], int]) -> argparse.Argument
         "of its own mutants in the next, up to round R (default 4)",
     )  # fmt: skip
     p.add_argument(
+        "--slow-max-rounds", type=int, default=2, metavar="R",
+        help="the same for a claim marked slow_at_quick (its quick run takes minutes, e.g. "
+        "MiniLM): up to round R (default 2; at most --max-rounds)",
+    )  # fmt: skip
+    p.add_argument(
         "--dry-run", action="store_true",
         help="list the first round's mutants; run nothing",
     )  # fmt: skip
@@ -165,6 +170,8 @@ def run_mutate_command(args, log: Callable[[str], None]) -> int:
         raise ValueError(f"--silent-extra must be 0 or more, got {args.silent_extra}")
     if args.max_rounds < 1:
         raise ValueError(f"--max-rounds must be at least 1, got {args.max_rounds}")
+    if args.slow_max_rounds < 1:
+        raise ValueError(f"--slow-max-rounds must be at least 1, got {args.slow_max_rounds}")
     if args.controls:
         return _replay_controls(args)
     if args.rewrite:
@@ -212,6 +219,7 @@ def run_mutate_command(args, log: Callable[[str], None]) -> int:
             trace_lines=not args.all_claims,
             silent_extra=args.silent_extra,
             max_rounds=args.max_rounds,
+            slow_max_rounds=args.slow_max_rounds,
             progress=log,
             previous=_recorded_entry(out, topic, args.claim_seed) if args.resume else None,
             checkpoint=lambda partial: write_matrix(out, [partial]),

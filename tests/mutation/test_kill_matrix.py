@@ -32,15 +32,10 @@ PENDING_TOPICS: dict[str, str] = {}
 
 #: Topics below the floor, with the rate they are at (the test fails if a topic drops
 #: below it, or rises above the floor while still listed).
-PENDING_KILL_RATE: dict[str, float] = {
-    # Session 39's whole-matrix run from scratch drew intervals' mutants afresh (its entry of
-    # 2026-11-30 predated per-function seeds and its claims never changed, so no --resume had
-    # re-drawn it): 14 mutants, 7 killed, 2 survived, 5 equivalent. Both survivors are
-    # equivalent in effect (ρ scaled by 1 + O(1/N³); other resampling seeds) but count in the
-    # rate, and nine non-equivalent mutants make it coarse: the topic needs more mutants of
-    # its own functions, or claims that see them.
-    "intervals": 0.77,
-}
+PENDING_KILL_RATE: dict[str, float] = {}
+# (intervals was listed at 0.778 after session 39's fresh draw: spearman's n − 1 survived,
+# invisible at N = 20; session 40's Moran anchor at N = 5 kills it: 0.889, 8 killed, 1
+# survived, 5 equivalent.)
 # (overtraining fell to 0.839 in session 38's re-draw under per-function seeds; session 39's
 # premises and the exact --resume brought it to 0.867: 65 killed, 10 survived, 39 equivalent.)
 # (linearization was listed from session 26 at 0.674 to session 37 at 0.808; session 38's

@@ -891,6 +891,43 @@ def test_a_claim_still_silent_gets_further_rounds_until_max_rounds(monkeypatch):
     assert max(o.get("round", 1) for o in two["outcomes"]) == 2
 
 
+def test_a_slow_claim_still_silent_stops_at_slow_max_rounds(monkeypatch):
+    """A silent claim marked ``slow_at_quick`` (MiniLM: minutes a run) gets rounds only up to
+    ``slow_max_rounds``; the same claim unmarked goes on to ``max_rounds``."""
+    import dataclasses
+
+    import ntsim.claims as claims_module
+    import ntsim.mutation as mutation
+    from ntsim.mutation import MutantOutcome
+
+    silent = "intervals.spearman_ci.estimate_mean"
+
+    def fake_baseline(claim_ids, claims, jobs, **_):
+        return {c: {"verdict": "holds", "seconds": 1.0} for c in claim_ids}, None
+
+    def fake_run(module, site, claim_ids, baseline, **_):
+        outcome = MutantOutcome(module, site.function, site.operator, site.line,
+                                site.before, site.after, site.index)  # fmt: skip
+        outcome.claims_run = list(claim_ids)
+        outcome.claims_killed = [c for c in claim_ids if c != silent][:1]
+        outcome.status = "killed" if outcome.claims_killed else "equivalent"
+        return outcome
+
+    monkeypatch.setattr(mutation, "_split_baseline", fake_baseline)
+    monkeypatch.setattr(mutation, "run_mutant", fake_run)
+
+    def last_round(**options):
+        entry = mutation.mutate_topic("intervals", silent_extra=2, max_rounds=3, **options)
+        return max(o.get("round", 1) for o in entry["outcomes"])
+
+    assert last_round(slow_max_rounds=2) == 3  # not marked: max_rounds
+    registry = tuple(dataclasses.replace(c, slow_at_quick=True) if c.id == silent else c
+                     for c in claims_module.REGISTRY)  # fmt: skip
+    monkeypatch.setattr(claims_module, "REGISTRY", registry)
+    assert last_round(slow_max_rounds=2) == 2
+    assert last_round(slow_max_rounds=3) == 3
+
+
 def test_a_swap_gets_no_probe_where_its_line_event_could_miss_a_rebinding():
     """Referee 53's counterexamples: a statement before the call on its line, a one-line
     loop or ``except ... as`` body, ``:=``, and an in-place resize each rebind (or reshape)
