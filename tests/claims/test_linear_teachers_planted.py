@@ -542,3 +542,23 @@ def test_a_task_pair_at_the_wrong_distance_leaves_fig2b_undecided():
             assert _record(claim_id).verdict == "inconclusive", claim_id
     finally:
         restore()
+
+
+def test_tasks_drawn_at_twice_the_noise_leave_fig3_undecided():
+    """θ_T = θ_S + 2·(0.5ξ/√d) in ``_freezing_draw``: session 40's matrix had Fig 3's ordering
+    hold on those tasks; they are not the statement's (noise 0.5), so its premise (mean
+    ‖θ_T‖² = 1.25 ± 0.05) fails and nothing is decided."""
+    import inspect
+
+    import ntsim.theory.linear_teachers._freezing as freezing
+    from ntsim.mutation import apply_mutant, function_sites
+
+    (site,) = [s for s in function_sites(inspect.getsource(freezing), "_freezing_draw")
+               if s.after.startswith("theta_s + 2.0 * (setting.task_noise")]  # fmt: skip
+    restore = apply_mutant({"module": freezing.__name__, "function": site.function,
+                            "index": site.index, "operator": site.operator,
+                            "before": site.before})  # fmt: skip
+    try:
+        assert _record("linear_teachers.fig3.ordering").verdict == "inconclusive"
+    finally:
+        restore()
