@@ -500,18 +500,24 @@ def _depth_draw_mutant(before: str, after: str):
         ("theta_s @ eps - ps @ pe", "0.5 * (theta_s @ eps) - ps @ pe"),
         ("eps @ eps - pe @ pe", "eps @ eps - 2.0 * (pe @ pe)"),
         ("gap ** 2 * a ** 2 + 2 * gap * cross", "0.5 * (gap ** 2 * a ** 2) + 2 * gap * cross"),
+        # a referee's (session 40): ‖P_∥θ_T‖ and ‖P_∥θ_S‖ enter only through c_L, which both
+        # routes share; c_L's own equation on the vectors sees them
+        ("al * ps + pe", "al * ps - pe"),
+        ("al * ps + pe", "al * ps"),
+        ("al * ps + pe", "al * ps + 0.5 * pe"),
+        ("_deep.deep_limit_scale(a, c, b, depth)", "_deep.deep_limit_scale(c, a, b, depth)"),
     ],
 )
 def test_a_wrong_norm_term_of_fig2a_risks_is_refuted_by_the_vector_route(before, after):
     """Fig 2a's ordering survives these mutants of the norm reduction; the identity against
-    the vectors does not (checked at d = 100, 4 draws: the claim's own check)."""
+    the vectors does not (checked at d = 100, 2 draws, L = 3 and ∞: the claim's own check)."""
     import jax
 
     from ntsim.claims.linear_teachers._scale_and_depth import check_fig2a_two_routes
     from ntsim.mutation import apply_mutant
     from ntsim.theory import linear_teachers as lt
 
-    setting = lt.DepthSetting(d=100, draws=4)
+    setting = lt.DepthSetting(d=100, draws=2, depths=(3.0, float("inf")))
     with jax.enable_x64(True):
         run = lt.simulate_depth_and_alpha(jax.random.PRNGKey(0), setting)
         assert check_fig2a_two_routes(run).outcome == "holds"

@@ -168,6 +168,9 @@ class DepthRun(NamedTuple):
       n: samples per draw.
       direct_risk: the same risks from the vectors, ``‖θ_T − β_L‖²/‖θ_S‖²`` (a second route
         to ``risk``: its reduction to norms is this module's, not the paper's).
+      coefficient_residual: ``(draws, depths, α)``: the relative miss of the ``c_L`` used on
+        its own equation evaluated on the vectors (:func:`_direct_risk`), which the norms
+        ``‖P_∥θ_S‖`` and ``‖P_∥θ_T‖`` enter only through ``c_L``.
     """
 
     risk: Array
@@ -175,6 +178,7 @@ class DepthRun(NamedTuple):
     alphas: tuple[float, ...]
     n: int
     direct_risk: Array
+    coefficient_residual: Array
 
 
 def _depth_draw(key, setting: DepthSetting):
@@ -202,17 +206,27 @@ def _depth_draw(key, setting: DepthSetting):
                          .coefficient)(b_row)  # fmt: skip
         gap = alphas - coeff
         rows.append((gap**2 * a**2 + 2 * gap * cross + eps_perp_sq) / (theta_s @ theta_s))
-        direct.append(jax.vmap(_direct_risk, (0, 0, None, None, None))(alphas, coeff, theta_s,
-                                                                       eps, q))  # fmt: skip
-    return jnp.stack(rows), jnp.stack(direct)
+        direct.append(jax.vmap(lambda al, co, depth=depth: _direct_risk(
+            al, co, theta_s, eps, q, depth))(alphas, coeff))  # fmt: skip
+    risk_direct, residual = (jnp.stack(parts) for parts in zip(*direct, strict=True))
+    return jnp.stack(rows), risk_direct, residual
 
 
-def _direct_risk(alpha, coefficient, theta_s, eps, q):
-    """Eq. (5)'s risk from the vectors: ``‖θ_T − β_L‖²/‖θ_S‖²`` with ``θ_T = αθ_S + ε`` and
-    ``β_L = P_∥θ_T + c_L P_⊥θ_S`` (``P_∥ = QQᵀ``), no norm identity used."""
+def _direct_risk(alpha, coefficient, theta_s, eps, q, depth):
+    """Eq. (5) from the vectors, no norm identity used: ``(‖θ_T − β_L‖²/‖θ_S‖², residual)``
+    with ``θ_T = αθ_S + ε``, ``β_L = P_∥θ_T + c_L P_⊥θ_S`` (``P_∥ = QQᵀ``) and ``residual`` the
+    relative miss of ``c_L`` on its own equation, ``c_L = (‖β_L‖/‖θ_S‖)^{(L−1)/L}`` (eq. (5);
+    ``L = ∞``: ``c_∞ = ‖P_∥θ_T‖/‖P_∥θ_S‖``, eq. (6)), norms taken of the vectors."""
     target = alpha * theta_s + eps
-    beta = q @ (q.T @ target) + coefficient * (theta_s - q @ (q.T @ theta_s))
-    return jnp.sum(jnp.square(target - beta)) / jnp.sum(jnp.square(theta_s))
+    target_row, source_row = q @ (q.T @ target), q @ (q.T @ theta_s)
+    beta = target_row + coefficient * (theta_s - source_row)
+    source_norm = jnp.linalg.norm(theta_s)
+    if math.isinf(depth):
+        implied = jnp.linalg.norm(target_row) / jnp.linalg.norm(source_row)
+    else:
+        implied = (jnp.linalg.norm(beta) / source_norm) ** ((depth - 1.0) / depth)
+    risk = jnp.sum(jnp.square(target - beta)) / source_norm**2
+    return risk, (coefficient - implied) / implied
 
 
 def simulate_depth_and_alpha(
@@ -228,6 +242,7 @@ def simulate_depth_and_alpha(
     """
     check_setting_type("simulate_depth_and_alpha", setting, DepthSetting)
     check_key("simulate_depth_and_alpha", key)
-    risk, direct = sweep_keys(_depth_draw, key, setting.draws, progress=progress,
-                              description="fig2a draws", setting=setting)  # fmt: skip
-    return DepthRun(risk, tuple(setting.depths), tuple(setting.alphas), setting.d // 10, direct)
+    risk, direct, residual = sweep_keys(_depth_draw, key, setting.draws, progress=progress,
+                                        description="fig2a draws", setting=setting)  # fmt: skip
+    return DepthRun(risk, tuple(setting.depths), tuple(setting.alphas), setting.d // 10, direct,
+                    residual)  # fmt: skip
