@@ -492,13 +492,6 @@ def main(argv: list[str]) -> int:
         rest = argv[argv.index("--") + 1 :] if "--" in argv else []
         return int(pytest.main(rest))
     if argv == ["--serve"]:
-        # Synchronous CPU dispatch in the claim server: twice on 2026-12-02 a traced baseline
-        # (simulate_kernel_regime's jit(lax.map)) hung for good with every thread idle, an
-        # XLA execution thread blocked in CpuPjRtRawLoadedExecutable::Execute waiting on an
-        # input buffer; the server runs one claim at a time, so nothing is lost by waiting.
-        import jax
-
-        jax.config.update("jax_cpu_enable_async_dispatch", False)
 
         def answer(text: str) -> None:
             sys.stdout.write(text + "\n")
