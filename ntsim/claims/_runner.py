@@ -30,7 +30,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import jax
 import numpy as np
 
 from ntsim._scales import check_scale
@@ -252,11 +251,7 @@ def _compute(sim, seed: int, setting):
     it with the same key inside ``ntsim reproduce`` (:mod:`ntsim._shared_runs`), else run."""
     key = claim_key(seed, sim.key)
     found, run = take(sim.fn, key, setting)
-    # Wait here, with the GIL released: a check's np.asarray on a pending jax.Array waits in
-    # the buffer protocol *holding* the GIL, and a computation still running a host callback
-    # (ntsim._checks' pure_callback) then never gets it back. Seen twice on 2026-12-02 in
-    # `ntsim mutate`'s traced baseline (simulate_kernel_regime), every thread idle.
-    return jax.block_until_ready(run if found else sim.fn(key, setting))
+    return run if found else sim.fn(key, setting)
 
 
 def _run_one(claim: Claim, scale: str, seed: int, cache: RunCache) -> SeedOutcome:
