@@ -65,11 +65,12 @@ PENDING_SILENT_CLAIMS: dict[str, str] = {
     "drawn this time",
     "overtraining.thm4_1.factor_alignment_printed": "remade under rule 2 (2026-11-30): a "
     "refuted printed statement; its 2 kills were by raising only (9 mutants moved its numbers)",
-    "linear_teachers.cor6_2.bound": "remade in session 27 (2026-11-30): its one kill is by "
-    "raising (the input check); _hinf's arccos ×½ moved its numbers, not its verdict (Cor "
-    "6.2's bound holds with room on these draws), and its path's other mutants were killed "
-    "first by the two-input closed form and Thm 6.1's claims (a mutant runs only on claims "
-    "that have killed nothing yet); the session-25 matrix had one kill by its verdict",
+    "linear_teachers.thm5_4.scale_invariance": "session 40's remake: an identity (R(β_∞) is "
+    "invariant under θ_S → sθ_S and 2-homogeneous in θ_T, to 1e-10); its one kill is by "
+    "raising; the 5 mutants that moved its numbers (eq. (6)'s bisection bracket, deep_risk's "
+    "dropped P_∥θ_T, the task pair's distance, the swapped keys) keep both symmetries, which "
+    "every eq. (6) built from norm ratios has, and were killed by Thm 5.2's root equation, "
+    "Thm 5.4's bounds and Fig 2b's premise (cor6_2.bound, silent until session 39, kills)",
     "linearization.thm2.plateau_slope": "session 37's re-draw: a rate (the plateau falls like "
     "1/λ); its 2 kills are by raising; the mutants that moved its numbers were killed first "
     "by thm2.plateau (proximal_gd's sign, mse_loss's double) or keep the 1/λ slope "
