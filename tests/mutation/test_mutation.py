@@ -858,13 +858,11 @@ def test_mutate_topic_gives_the_claims_that_killed_nothing_a_second_round(monkey
     assert len(quiet["outcomes"]) == first_round
 
 
-def test_a_claim_still_silent_gets_further_rounds_until_max_rounds(monkeypatch):
-    """A claim that kills nothing in round 2 either gets round 3, drawn from its own functions'
-    sites not yet drawn, and so on up to ``max_rounds``; no site is drawn twice."""
+def _never_killed_by(monkeypatch, silent: str):
+    """Stand in for the baseline and the mutant runs of ``mutate_topic``: every mutant is
+    killed by its first claim other than ``silent``, which never kills."""
     import ntsim.mutation as mutation
     from ntsim.mutation import MutantOutcome
-
-    silent = "intervals.spearman_ci.estimate_mean"
 
     def fake_baseline(claim_ids, claims, jobs, **_):
         return {c: {"verdict": "holds", "seconds": 1.0} for c in claim_ids}, None
@@ -879,6 +877,14 @@ def test_a_claim_still_silent_gets_further_rounds_until_max_rounds(monkeypatch):
 
     monkeypatch.setattr(mutation, "_split_baseline", fake_baseline)
     monkeypatch.setattr(mutation, "run_mutant", fake_run)
+
+
+def test_a_claim_still_silent_gets_further_rounds_until_max_rounds(monkeypatch):
+    """A claim that kills nothing in round 2 either gets round 3, drawn from its own functions'
+    sites not yet drawn, and so on up to ``max_rounds``; no site is drawn twice."""
+    import ntsim.mutation as mutation
+
+    _never_killed_by(monkeypatch, "intervals.spearman_ci.estimate_mean")
     lines = []
     entry = mutation.mutate_topic("intervals", silent_extra=2, max_rounds=3,
                                   progress=lines.append)  # fmt: skip
@@ -898,23 +904,9 @@ def test_a_slow_claim_still_silent_stops_at_slow_max_rounds(monkeypatch):
 
     import ntsim.claims as claims_module
     import ntsim.mutation as mutation
-    from ntsim.mutation import MutantOutcome
 
     silent = "intervals.spearman_ci.estimate_mean"
-
-    def fake_baseline(claim_ids, claims, jobs, **_):
-        return {c: {"verdict": "holds", "seconds": 1.0} for c in claim_ids}, None
-
-    def fake_run(module, site, claim_ids, baseline, **_):
-        outcome = MutantOutcome(module, site.function, site.operator, site.line,
-                                site.before, site.after, site.index)  # fmt: skip
-        outcome.claims_run = list(claim_ids)
-        outcome.claims_killed = [c for c in claim_ids if c != silent][:1]
-        outcome.status = "killed" if outcome.claims_killed else "equivalent"
-        return outcome
-
-    monkeypatch.setattr(mutation, "_split_baseline", fake_baseline)
-    monkeypatch.setattr(mutation, "run_mutant", fake_run)
+    _never_killed_by(monkeypatch, silent)
 
     def last_round(**options):
         entry = mutation.mutate_topic("intervals", silent_extra=2, max_rounds=3, **options)
