@@ -64,7 +64,8 @@ PENDING_SILENT_CLAIMS: dict[str, str] = {
     "counterexample, which runs first; the earlier sample's verdict kills were of mutants not "
     "drawn this time",
     "overtraining.thm4_1.factor_alignment_printed": "remade under rule 2 (2026-11-30): a "
-    "refuted printed statement; its 2 kills were by raising only (9 mutants moved its numbers)",
+    "refuted printed statement; its kills are by raising only (session 40's --resume: 1 kill, "
+    "6 mutants moved its numbers)",
     "linear_teachers.thm5_4.scale_invariance": "session 40's remake: an identity (R(β_∞) is "
     "invariant under θ_S → sθ_S and 2-homogeneous in θ_T, to 1e-10); its one kill is by "
     "raising; the 5 mutants that moved its numbers (eq. (6)'s bisection bracket, deep_risk's "
@@ -79,15 +80,18 @@ PENDING_SILENT_CLAIMS: dict[str, str] = {
     "NTK at B = 0 is the B-block alone); its 4 kills are by raising, the round-2 mutants of "
     "simulate_kernel_blocks were equivalent (guards that never fire, jac @ jac.T.T)",
     "linearization.ntk.additivity": "remade under rule 2 (2026-11-30): the same simulation as "
-    "lora.ntk_at_init, with the same 4 kills by raising and equivalent round-2 mutants",
+    "lora.ntk_at_init, with kills by raising only (3 in session 40's --resume) and "
+    "equivalent round-2 mutants",
     **{
         f"linearization.minilm_kappa.{name}": "a smoke claim at quick scale (MiniLM-L3, a dozen "
-        "sentences): its verdict decides nothing there, so it kills only by raising (5 kills)"
+        "sentences): its verdict decides nothing there, so it kills only by raising (3 kills "
+        "in session 40's --resume)"
         for name in ("ntk_adamw", "ntk_gd", "sign_adamw", "sign_gd")
     },
     **{
         f"stability.fig8.init_distance_{name}": "remade under rule 2 (2026-11-30): a trend "
-        "over the initial-head norm; its 7 kills are by raising only (the panel's row/cell "
+        "over the initial-head norm; its kills (10 in session 40's --resume) are by raising "
+        "only (the panel's row/cell "
         "bookkeeping), and the 16 mutants that moved its numbers (the SVM solver, loo_cell's "
         "normaliser, the step size) moved them without reversing the trend"
         for name in ("gd", "weak")
@@ -112,8 +116,9 @@ PENDING_SILENT_CLAIMS: dict[str, str] = {
     **{
         f"early_stopping.minilm.{name}": "not recorded yet at full scale (issue 22's MiniLM "
         "task vectors): at quick scale its baseline is a smoke run, so the mutants that moved "
-        "its numbers (vector_cosines, _task_vector_seed, _gd_program) were not judged; 5 "
-        "kills by raising"
+        "its numbers (vector_cosines, _task_vector_seed, _gd_program) were not judged; its "
+        "kills are by raising (1 and 0 in session 40's --resume: a smoke claim may be skipped "
+        "after another claim's kill)"
         for name in ("cosine_matches_kernel", "cosine_order_matches_kernel")
     },
 }
