@@ -479,16 +479,16 @@ def test_exact_ingredients_catch_a_frobenius_norm_for_the_operator_norm(monkeypa
     assert record.verdict == "refuted" and not record.as_expected
 
 
-def _depth_draw_mutant(before: str, after: str):
-    """The recorded mutant of ``_depth_draw`` (kill-matrix operators) with these texts."""
+def _mutant(module, function: str, after: str, before: str | None = None) -> dict:
+    """The worker spec of the kill-matrix mutant of ``module.function`` whose mutated text is
+    ``after`` (and original ``before``, where given), for :func:`ntsim.mutation.apply_mutant`."""
     import inspect
 
-    import ntsim.theory.linear_teachers._scale as scale
     from ntsim.mutation import function_sites
 
-    (site,) = [s for s in function_sites(inspect.getsource(scale), "_depth_draw")
-               if s.before == before and s.after == after]  # fmt: skip
-    return {"module": scale.__name__, "function": site.function, "index": site.index,
+    (site,) = [s for s in function_sites(inspect.getsource(module), function)
+               if s.after == after and before in (None, s.before)]  # fmt: skip
+    return {"module": module.__name__, "function": site.function, "index": site.index,
             "operator": site.operator, "before": site.before}  # fmt: skip
 
 
@@ -513,6 +513,7 @@ def test_a_wrong_norm_term_of_fig2a_risks_is_refuted_by_the_vector_route(before,
     the vectors does not (checked at d = 100, 2 draws, L = 3 and ∞: the claim's own check)."""
     import jax
 
+    import ntsim.theory.linear_teachers._scale as scale
     from ntsim.claims.linear_teachers._scale_and_depth import check_fig2a_two_routes
     from ntsim.mutation import apply_mutant
     from ntsim.theory import linear_teachers as lt
@@ -521,7 +522,7 @@ def test_a_wrong_norm_term_of_fig2a_risks_is_refuted_by_the_vector_route(before,
     with jax.enable_x64(True):
         run = lt.simulate_depth_and_alpha(jax.random.PRNGKey(0), setting)
         assert check_fig2a_two_routes(run).outcome == "holds"
-        restore = apply_mutant(_depth_draw_mutant(before, after))
+        restore = apply_mutant(_mutant(scale, "_depth_draw", after, before))
         try:
             planted = lt.simulate_depth_and_alpha(jax.random.PRNGKey(0), setting)
         finally:
@@ -533,15 +534,10 @@ def test_a_task_pair_at_the_wrong_distance_leaves_fig2b_undecided():
     """cos = 1 − δ² for 1 − δ²/2 in :func:`unit_pair_at_distance` draws the pairs at δ√2:
     session 39's matrix had Fig 2b's ordering hold there; the pairs are no longer the
     statement's (‖θ̂_T − θ̂_S‖ = 0.1), so its premise fails and nothing is decided."""
-    import inspect
+    from ntsim.mutation import apply_mutant
 
-    from ntsim.mutation import apply_mutant, function_sites
-
-    (site,) = [s for s in function_sites(inspect.getsource(_deep), "unit_pair_at_distance")
-               if s.after == "1.0 - 2.0 * (jnp.asarray(distance) ** 2 / 2)"]  # fmt: skip
-    restore = apply_mutant({"module": _deep.__name__, "function": site.function,
-                            "index": site.index, "operator": site.operator,
-                            "before": site.before})  # fmt: skip
+    restore = apply_mutant(_mutant(_deep, "unit_pair_at_distance",
+                                   "1.0 - 2.0 * (jnp.asarray(distance) ** 2 / 2)"))  # fmt: skip
     try:
         for claim_id in ("linear_teachers.fig2b.target_vs_source",
                          "linear_teachers.fig2b.target_vs_source_every_n"):  # fmt: skip
@@ -554,16 +550,11 @@ def test_tasks_drawn_at_twice_the_noise_leave_fig3_undecided():
     """θ_T = θ_S + 2·(0.5ξ/√d) in ``_freezing_draw``: session 40's matrix had Fig 3's ordering
     hold on those tasks; they are not the statement's (noise 0.5), so its premise (mean
     ‖θ_T‖² = 1.25 ± 0.05) fails and nothing is decided."""
-    import inspect
-
     import ntsim.theory.linear_teachers._freezing as freezing
-    from ntsim.mutation import apply_mutant, function_sites
+    from ntsim.mutation import apply_mutant
 
-    (site,) = [s for s in function_sites(inspect.getsource(freezing), "_freezing_draw")
-               if s.after.startswith("theta_s + 2.0 * (setting.task_noise")]  # fmt: skip
-    restore = apply_mutant({"module": freezing.__name__, "function": site.function,
-                            "index": site.index, "operator": site.operator,
-                            "before": site.before})  # fmt: skip
+    doubled = "theta_s + 2.0 * (setting.task_noise * jax.random.normal(k_xi, (d,)) / jnp.sqrt(d))"
+    restore = apply_mutant(_mutant(freezing, "_freezing_draw", doubled))
     try:
         assert _record("linear_teachers.fig3.ordering").verdict == "inconclusive"
     finally:
