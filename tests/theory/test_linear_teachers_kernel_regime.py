@@ -56,3 +56,16 @@ def test_risk_runs_map_the_single_draw_function():
     )  # fmt: skip
     np.testing.assert_allclose(out["cor6_3_bound"][1], one["cor6_3_bound"], rtol=1e-6)
     np.testing.assert_allclose(out["network_risk"][1], one["network_risk"], rtol=1e-4)
+
+
+def test_symmetric_spectral_norm_matches_numpy_svd_norm():
+    # the drift's ‖A‖₂ comes from eigvalsh (no pooled SVD); the oracle is numpy's SVD norm,
+    # on matrices whose dominant eigenvalue is negative as well as positive
+    from ntsim.theory.linear_teachers._kernel_regime import _symmetric_spectral_norm
+
+    a = np.random.default_rng(0).normal(size=(6, 12, 12))
+    a = a + np.swapaxes(a, 1, 2)
+    a[:3] -= 10 * np.eye(12)  # dominant eigenvalue ≈ −10 − …
+    a[3:] += 10 * np.eye(12)
+    got = np.asarray(jax.vmap(_symmetric_spectral_norm)(a))
+    np.testing.assert_allclose(got, np.linalg.norm(a, 2, axis=(1, 2)), rtol=1e-5)

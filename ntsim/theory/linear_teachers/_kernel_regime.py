@@ -105,6 +105,19 @@ class KernelRegimeRun(NamedTuple):
     first_nonfinite: Array
 
 
+def _symmetric_spectral_norm(a: Array) -> Array:
+    """``‖A‖₂ = max|λ_i(A)|`` of a symmetric ``A``, from ``eigvalsh`` rather than an SVD.
+
+    Not ``jnp.linalg.norm(A, 2)``: jaxlib's CPU SVD spreads a batch over XLA's intra-op
+    thread pool and blocks until it is done, so under ``lax.map`` two SVDs running at once
+    (the drift's numerator and denominator were two) can each hold one of a 2-core
+    machine's two pool threads while waiting for the other: a deadlock, seen in the traced
+    mutation baseline. ``eigvalsh`` does not use the pool.
+    """
+    eigenvalues = jnp.linalg.eigvalsh(a)
+    return jnp.maximum(-eigenvalues[..., 0], eigenvalues[..., -1])
+
+
 def _instance(key, width: int, setting: KernelRegimeSetting) -> dict:
     s = setting
     max_width = max(s.widths)
@@ -120,8 +133,8 @@ def _instance(key, width: int, setting: KernelRegimeSetting) -> dict:
     params0 = two_layer_relu(all_signs, init_scale=s.kappa).init(k_init, x[0])
     signs, params0 = all_signs[:width], {"w": params0["w"][:width]}
     net = lambda p, xs: jax.vmap(two_layer_relu(signs).apply, in_axes=(None, 0))(p, xs)[:, 0]  # noqa: E731
-    drift = lambda h, xs: lambda p, _: jnp.linalg.norm(  # noqa: E731
-        relu.first_layer_gram(signs, p, xs) - h, 2) / jnp.linalg.norm(h, 2)  # fmt: skip
+    drift = lambda h, xs: lambda p, _: _symmetric_spectral_norm(  # noqa: E731
+        relu.first_layer_gram(signs, p, xs) - h) / jnp.linalg.eigvalsh(h)[-1]  # fmt: skip
     pre = relu.train_two_layer_relu(
         signs, params0, x_s, x_s @ theta_s,
         learning_rate=0.9 * s.n_source / jnp.linalg.eigvalsh(hinf_s)[-1],
