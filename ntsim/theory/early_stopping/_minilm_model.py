@@ -179,12 +179,43 @@ def minilm_scalar_model(checkpoint: str, key: PRNGKey, *, ntk_batch: int = 16) -
     return MiniLMScalarModel(params, score, ntk, count_params(params))
 
 
+#: Entries per float32 partial sum of :func:`_squared_norm_partials` (module-level so the
+#: tests can read it): a sum of 64 squares is within ``64·ε₃₂ ≈ 4e-6`` of exact, relatively.
+SQUARED_NORM_BLOCK = 64
+
+
+def _squared_norm_partials(tree) -> Array:
+    """``Σ‖leaf‖²`` as float32 partial sums of :data:`SQUARED_NORM_BLOCK` squares each
+    (traced: call it inside a jitted function), to be summed in float64 on the host.
+
+    Why partials: a jitted float32 ``vdot`` over a 590k-entry weight is rewritten into one
+    running sum and loses about 1% (seen on MiniLM-L3); a reduction over the last axis of a
+    ``(k, 64)`` array cannot be, as its output has ``k`` entries. Only the ``k ≈ P/64``
+    partials cross to the host, not the ``P`` gradient entries in float64 (which took most
+    of the decay simulation's time at quick scale).
+    """
+    pieces = []
+    for leaf in jax.tree.leaves(tree):
+        flat = jnp.ravel(leaf)
+        flat = jnp.pad(flat, (0, -flat.size % SQUARED_NORM_BLOCK))
+        pieces.append(jnp.sum(jnp.square(flat.reshape(-1, SQUARED_NORM_BLOCK)), axis=1))
+    return jnp.concatenate(pieces)
+
+
+def _sum64(partials: Array) -> float:
+    """The host-side float64 sum of :func:`_squared_norm_partials`."""
+    return float(np.sum(np.asarray(partials, np.float64)))
+
+
 @functools.lru_cache(maxsize=4)
 def _gradient_program(score: Callable[[Params, dict], Array]) -> Callable:
-    def sentence_score(params: Params, ids: Array, mask: Array) -> Array:
-        return score(params, {"input_ids": ids[None], "attention_mask": mask[None]})[0]
+    def sentence_squared_norm(params: Params, ids: Array, mask: Array) -> Array:
+        def sentence_score(p: Params) -> Array:
+            return score(p, {"input_ids": ids[None], "attention_mask": mask[None]})[0]
 
-    return jax.jit(jax.grad(sentence_score))
+        return _squared_norm_partials(jax.grad(sentence_score)(params))
+
+    return jax.jit(sentence_squared_norm)
 
 
 def squared_gradient_norms(model: MiniLMScalarModel, batch: dict) -> np.ndarray:
@@ -194,21 +225,12 @@ def squared_gradient_norms(model: MiniLMScalarModel, batch: dict) -> np.ndarray:
     come from plain reverse-mode gradients of ``model.score`` on a batch of one sentence, a
     route that shares nothing with ``model.ntk`` (the structured, tiled NTK rule) but the
     network itself; the decay claims use it to check the spectrum they fit. The squares are
-    summed in float64 outside XLA: a jitted float32 ``vdot`` over a 590k-entry weight is
-    rewritten into one running sum and loses about 1% (seen on MiniLM-L3).
+    summed in float32 blocks of 64 and the blocks in float64 on the host
+    (:func:`_squared_norm_partials`).
     """
-    gradient = _gradient_program(model.score)
+    program = _gradient_program(model.score)
     ids, mask = np.asarray(batch["input_ids"]), np.asarray(batch["attention_mask"])
-    out = []
-    for i in range(ids.shape[0]):
-        leaves = jax.tree.leaves(gradient(model.params, ids[i], mask[i]))
-        out.append(_squared_norm64(leaves))
-    return np.asarray(out)
-
-
-def _squared_norm64(leaves) -> float:
-    """``Σ‖leaf‖²`` summed in float64 outside XLA (:func:`squared_gradient_norms`)."""
-    return sum(float(np.sum(np.square(np.asarray(g, np.float64)))) for g in leaves)
+    return np.asarray([_sum64(program(model.params, ids[i], mask[i])) for i in range(len(ids))])
 
 
 class PowerIteration(NamedTuple):
@@ -231,11 +253,16 @@ class PowerIteration(NamedTuple):
 
 @functools.lru_cache(maxsize=4)
 def _jacobian_products(score: Callable[[Params, dict], Array]) -> tuple[Callable, Callable]:
-    def transpose_product(params: Params, batch: dict, u: Array) -> Params:  # Jᵀu
-        return jax.vjp(lambda p: score(p, batch), params)[1](u)[0]
+    def transpose_product(params: Params, slices: tuple, u_slices: tuple):  # Jᵀu, ‖Jᵀu‖²
+        pullbacks = [jax.vjp(lambda p, b=b: score(p, b), params)[1] for b in slices]
+        pieces = [pullback(u)[0] for pullback, u in zip(pullbacks, u_slices, strict=True)]
+        total = jax.tree.map(lambda *leaves: sum(leaves[1:], start=leaves[0]), *pieces)
+        return total, _squared_norm_partials(total)
 
-    def product(params: Params, batch: dict, tangent: Params) -> Array:  # J t
-        return jax.jvp(lambda p: score(p, batch), (params,), (tangent,))[1]
+    def product(params: Params, slices: tuple, tangent: Params) -> Array:  # J t
+        return jnp.concatenate(
+            [jax.jvp(lambda p, b=b: score(p, b), (params,), (tangent,))[1] for b in slices]
+        )
 
     return jax.jit(transpose_product), jax.jit(product)
 
@@ -254,8 +281,9 @@ def top_ntk_eigenvalue(
     The products are plain reverse- and forward-mode derivatives of ``model.score`` on
     ``chunk``-sentence slices (a route that shares nothing with ``model.ntk`` but the network),
     so the top eigenvalue the decay fits normalise by (eq. (32): ``log(λ_k/λ_1)``) is checked
-    off the diagonal, which the trace (:func:`squared_gradient_norms`) cannot see. ``Jᵀu`` is
-    summed over slices and squared in float64 outside XLA (see :func:`squared_gradient_norms`).
+    off the diagonal, which the trace (:func:`squared_gradient_norms`) cannot see. ``Jᵀu`` stays
+    on the device, summed over slices in float32; its squared norm is summed in blocks
+    (:func:`_squared_norm_partials`), and ``u`` and ``Θu`` (``n`` numbers) live in float64.
     The start is a standard Gaussian vector drawn from ``key`` (a fixed start such as ``u ∝ 1``
     can be orthogonal to the top eigenvector, and then converges to another eigenvalue);
     iteration stops at ``‖Θu − λu‖ ≤ relative_residual·λ``.
@@ -270,38 +298,19 @@ def top_ntk_eigenvalue(
         )
     transpose_product, product = _jacobian_products(model.score)
     n = int(np.shape(batch["input_ids"])[0])
-    slices = [
-        {k: v[start : start + chunk] for k, v in batch.items()} for start in range(0, n, chunk)
-    ]
-
+    starts = range(0, n, chunk)
+    slices = tuple({k: v[start : start + chunk] for k, v in batch.items()} for start in starts)
     score_dtype = jax.eval_shape(model.score, model.params, slices[0]).dtype
-
-    def jt(u: np.ndarray) -> list[np.ndarray]:
-        total = None
-        for start, piece in zip(range(0, n, chunk), slices, strict=True):
-            u_piece = jnp.asarray(u[start : start + chunk], score_dtype)
-            gradient = transpose_product(model.params, piece, u_piece)
-            leaves = [np.asarray(g, np.float64) for g in jax.tree.leaves(gradient)]
-            total = leaves if total is None else [a + b for a, b in zip(total, leaves, strict=True)]
-        return total
-
-    structure = jax.tree.structure(model.params)
-    dtypes = [jnp.asarray(p).dtype for p in jax.tree.leaves(model.params)]
-
-    def j(leaves: list[np.ndarray]) -> np.ndarray:
-        cast = [jnp.asarray(x, dtype) for x, dtype in zip(leaves, dtypes, strict=True)]
-        tangent = jax.tree.unflatten(structure, cast)
-        return np.concatenate([np.asarray(product(model.params, piece, tangent), np.float64)
-                               for piece in slices])  # fmt: skip
 
     u = np.array(jax.random.normal(key, (n,)), np.float64)
     u = u / np.linalg.norm(u)
     eigenvalue, residual, iterations = 0.0, np.inf, 0
     while iterations < max_iterations:
         iterations += 1
-        t = jt(u)
-        eigenvalue = _squared_norm64(t)  # uᵀΘu with ‖u‖ = 1
-        theta_u = j(t)
+        u_slices = tuple(jnp.asarray(u[start : start + chunk], score_dtype) for start in starts)
+        t, partials = transpose_product(model.params, slices, u_slices)
+        eigenvalue = _sum64(partials)  # uᵀΘu with ‖u‖ = 1
+        theta_u = np.asarray(product(model.params, slices, t), np.float64)
         residual = float(np.linalg.norm(theta_u - eigenvalue * u)) / eigenvalue
         if residual <= relative_residual:
             break
