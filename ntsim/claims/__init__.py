@@ -53,6 +53,7 @@ from ntsim.claims._runner import (
     claim_source_hash,
     parse_seeds,
     run_claims,
+    simulation_run,
 )
 
 # The topic packages come after the names above, so that a topic module can write
@@ -103,6 +104,7 @@ __all__ = [
     "proof",
     "run_claims",
     "select_claims",
+    "simulation_run",
     "stale_records",
     "write_findings",
     "write_index",

@@ -39,7 +39,15 @@ from ntsim.claims._decisions import ClaimResult
 from ntsim.claims._provenance import callable_module, code_hash, source_hash
 from ntsim.claims._scale_provenance import scale_code_hash
 
-__all__ = ["ClaimRecord", "RunCache", "SeedOutcome", "claim_key", "parse_seeds", "run_claims"]
+__all__ = [
+    "ClaimRecord",
+    "RunCache",
+    "SeedOutcome",
+    "claim_key",
+    "parse_seeds",
+    "run_claims",
+    "simulation_run",
+]
 
 
 def claim_key(seed: int, name: str):
@@ -212,6 +220,11 @@ class RunCache:
         for key in [k for k in self._runs if k[0] == name]:
             del self._runs[key]
 
+    def put(self, key, value) -> None:
+        """Store ``value`` as the run of ``key`` (``(simulation, scale, seed)``), as
+        :meth:`get` would after computing it."""
+        self.get(key, lambda: value)
+
 
 def _x64(enabled: bool):
     if not enabled:
@@ -252,6 +265,13 @@ def _compute(sim, seed: int, setting):
     key = claim_key(seed, sim.key)
     found, run = take(sim.fn, key, setting)
     return run if found else sim.fn(key, setting)
+
+
+def simulation_run(sim, scale: str, seed: int, cache: RunCache):
+    """The run of ``sim`` at ``scale`` and master seed ``seed`` that :func:`run_claims`
+    would give its claims (``cache``'s, else computed and kept there)."""
+    with _x64(sim.x64):
+        return cache.get((sim.name, scale, seed), lambda: _compute(sim, seed, sim.setting(scale)))
 
 
 def _run_one(claim: Claim, scale: str, seed: int, cache: RunCache) -> SeedOutcome:

@@ -13,6 +13,8 @@ process only.
 from __future__ import annotations
 
 import hashlib
+import shutil
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -321,12 +323,15 @@ def _key(module: str, function: str, index: int, operator: str, before: str) -> 
 BASELINE_TIME_LIMIT = 3600.0
 
 
-def _split_baseline(claim_ids, claims, jobs, *, scale, seed, timeout, trace_lines, probes=()):
+def _split_baseline(
+    claim_ids, claims, jobs, *, scale, seed, timeout, trace_lines, probes=(), run_dir=None
+):
     """The baseline (and, with ``trace_lines``, its coverage) of ``claim_ids``, computed in
     up to ``jobs`` servers at once: the claims of one simulation stay together (they share
     its run); the simulations, largest first, each go to the server with the fewest claims so
     far. Every claim's ``seconds`` becomes its simulation's (recorded under ``simulation``),
-    which :func:`mutant_time_limit` counts once."""
+    which :func:`mutant_time_limit` counts once. With ``trace_lines`` and ``run_dir`` the
+    servers save there the runs mutants may reuse (:func:`run_covered_baseline`)."""
     uses = {c.id: c.uses.name for c in claims}
     groups: dict[str, list[str]] = {}
     for cid in claim_ids:
@@ -343,7 +348,9 @@ def _split_baseline(claim_ids, claims, jobs, *, scale, seed, timeout, trace_line
     def one(chunk):  # a server of its own, closed before the mutants' servers start
         with ClaimServer() as own:
             if trace_lines:
-                return run_covered_baseline(chunk, **options, server=own, probes=probes)
+                return run_covered_baseline(
+                    chunk, **options, server=own, probes=probes, run_dir=run_dir
+                )
             return run_baseline(chunk, **options, server=own)
 
     with ThreadPoolExecutor(max_workers=len(chunks)) as pool:
@@ -486,11 +493,13 @@ def mutate_topic(
         return run_mutant(module, site, claim_set, baseline, scale=scale, seed=claim_seed,
                           timeout=timeout, tests=tests, server=server(),
                           coverage=coverage if trace_lines else None,
-                          may_skip=may_skip)  # fmt: skip
+                          may_skip=may_skip, run_dir=run_dir)  # fmt: skip
 
     outcomes: list[MutantOutcome] = []
     killed = 0
     baseline: dict = {}
+    # the baseline's runs that mutants outside their simulations reuse (run_mutant)
+    run_dir = tempfile.mkdtemp(prefix=f"ntsim-mutate-{topic}-") if trace_lines else None
     coverage: dict | None = None
 
     def run_round(batch: list[tuple[str, Site]], number: int) -> None:
@@ -521,7 +530,8 @@ def mutate_topic(
         baseline, coverage = (
             _split_baseline(claim_ids, claims, jobs, scale=scale, seed=claim_seed,
                             timeout=timeout, trace_lines=trace_lines,
-                            probes=[p for m, s in mutants if (p := swap_probe(m, s))])
+                            probes=[p for m, s in mutants if (p := swap_probe(m, s))],
+                            run_dir=run_dir)
             if mutants else ({}, None)
         )  # fmt: skip
         if coverage is not None:
@@ -561,7 +571,8 @@ def mutate_topic(
                              - set(baseline))  # fmt: skip
             if missing:
                 more, lines = _split_baseline(missing, claims, jobs, scale=scale, seed=claim_seed,
-                                              timeout=timeout, trace_lines=trace_lines)  # fmt: skip
+                                              timeout=timeout, trace_lines=trace_lines,
+                                              run_dir=run_dir)  # fmt: skip
                 baseline.update(more)
                 coverage = None if lines is None else {**(coverage or {}), **lines}
             run_round(more_mutants, number)
@@ -569,4 +580,6 @@ def mutate_topic(
     finally:
         for each in servers:
             each.close()
+        if run_dir is not None:
+            shutil.rmtree(run_dir, ignore_errors=True)
     return entry(outcomes, partial=False)

@@ -168,6 +168,7 @@ def run_covered_baseline(
     timeout: float,
     server: ClaimServer | None = None,
     probes: Sequence[list] = (),
+    run_dir: str | None = None,
 ) -> tuple[dict, dict[str, dict[str, frozenset]]]:
     """:func:`run_baseline`, and the lines of ``ntsim.theory`` and ``ntsim.core`` each claim
     runs (``{claim: {module: lines}}``), traced one simulation at a time from cold caches.
@@ -180,9 +181,13 @@ def run_covered_baseline(
     run of their line: a claim's coverage lists under ``NEVER_SWAPPED`` the probes whose two
     names never had the same kind in its run. There the mutant's guard leaves the call as it
     was, so that run is the original's: the claim need not run the mutant.
+
+    The coverage also lists, under ``SIMULATION_LINES + module``, the lines each claim's
+    simulation ran; with ``run_dir`` the runs that survive a pickle round trip unchanged are
+    saved there (:func:`reusable_runs` finds them for a mutant).
     """
     return _baseline(claim_ids, scale=scale, seed=seed, timeout=timeout, server=server,
-                     coverage=True, probes=probes)  # fmt: skip
+                     coverage=True, probes=probes, run_dir=run_dir)  # fmt: skip
 
 
 def swap_probe(module: str, site: Site) -> list | None:
@@ -198,10 +203,12 @@ def probe_key(module: str, site: Site) -> str:
     return f"{module}:{site.function}:{site.index}"
 
 
-def _baseline(claim_ids, *, scale, seed, timeout, server, coverage=False, probes=()):
+def _baseline(claim_ids, *, scale, seed, timeout, server, coverage=False, probes=(), run_dir=None):
     spec = {"claims": list(claim_ids), "scale": scale, "seed": seed, "coverage": coverage}
     if probes:
         spec["probes"] = [list(p) for p in probes]
+    if run_dir is not None:
+        spec["run_dir"] = str(run_dir)
     summary = ask(server, spec, timeout)
     if summary.get("crash") or summary.get("timeout"):
         raise RuntimeError(f"baseline run failed: {summary}")
@@ -244,6 +251,55 @@ def executing_claims(
             and key not in coverage[claim].get(NEVER_SWAPPED, ())
         )
     ]
+
+
+def _simulation_of(claim_id: str) -> str | None:
+    """The name of a registered claim's simulation (``None`` for an unknown id)."""
+    from ntsim.claims import REGISTRY
+
+    return next((c.uses.name for c in REGISTRY if c.id == claim_id), None)
+
+
+def reusable_runs(
+    module: str,
+    site: Site,
+    claim_ids: Sequence[str],
+    baseline: Mapping,
+    coverage: Mapping | None,
+    run_dir: str | None,
+) -> dict[str, str]:
+    """``{simulation: file}`` of the baseline's saved runs that the claims of ``claim_ids``
+    may take instead of simulating with the mutant: the simulation never ran a line of
+    ``site`` in the baseline (so, deterministic up to its first mutated line, it gives the
+    baseline's run) and its run was saved (:func:`run_covered_baseline`).
+
+    Examples:
+      >>> import pathlib, tempfile
+      >>> from ntsim.mutation._operators import Site
+      >>> site = Site("f", "flip_sign", 0, 0, line=4, before="a + b", after="a - b")
+      >>> folder = tempfile.mkdtemp()
+      >>> for name in ("s1", "s2"):
+      ...     _ = (pathlib.Path(folder) / f"{name}.pkl").write_bytes(b"")
+      >>> coverage = {"c1": {"m": frozenset({4}), "<simulation>m": frozenset({4})},
+      ...             "c2": {"m": frozenset({4}), "<simulation>m": frozenset({3})}}
+      >>> baseline = {"c1": {"simulation": "s1"}, "c2": {"simulation": "s2"}}
+      >>> list(reusable_runs("m", site, ["c1", "c2"], baseline, coverage, folder))
+      ['s2']
+    """
+    from ntsim.mutation._worker import SIMULATION_LINES, reusable_run_path
+
+    if coverage is None or run_dir is None:
+        return {}
+    found = {}
+    for claim in claim_ids:
+        simulation = baseline.get(claim, {}).get("simulation") or _simulation_of(claim)
+        if simulation is None or claim not in coverage:
+            continue
+        ran = coverage[claim].get(SIMULATION_LINES + module, ())
+        path = reusable_run_path(run_dir, simulation)
+        if not any(line in ran for line in site.lines) and path.exists():
+            found[simulation] = str(path)
+    return found
 
 
 def _public_callers(module: str, name: str) -> list[str]:
@@ -401,6 +457,7 @@ def run_mutant(
     server: ClaimServer | None = None,
     coverage: Mapping | None = None,
     may_skip: Collection[str] | None = None,
+    run_dir: str | None = None,
 ) -> MutantOutcome:
     """Run one mutant on its claims, then on the unit tests naming its function (``tests``:
     ``"survivors"`` — only when it survived the claims; ``"all"``; ``"none"``); classify it.
@@ -411,7 +468,9 @@ def run_mutant(
     the claims run one at a time, the others first, and after a kill the run stops once only
     claims of ``may_skip`` are left: the status is the same, a claim that has killed nothing
     yet is never skipped (so which claims kill nothing is exact), and ``claims_run`` names
-    the claims that ran.
+    the claims that ran. With ``run_dir`` (the baseline's saved runs) a claim whose
+    simulation never runs the mutated lines takes the baseline's run and runs only its check
+    (:func:`reusable_runs`).
     """
     if tests not in TESTS_WHEN:
         raise ValueError(f"tests must be one of {TESTS_WHEN}, got {tests!r}.")
@@ -439,6 +498,9 @@ def run_mutant(
         "scale": scale,
         "seed": seed,
     }
+    reuse = reusable_runs(module, site, claim_ids, baseline, coverage, run_dir)
+    if reuse:
+        spec["reuse_runs"] = reuse
     if may_skip is not None and len(claim_ids) > 1:
         spec["stop_on_kill"] = {
             "baseline": {c: baseline[c] for c in claim_ids},

@@ -238,6 +238,10 @@ def ill_typed(error: str, filename: str, lines) -> bool:
 #: Key of a claim's coverage under which the baseline lists the ``swap_args`` probes whose
 #: guard never fired in its run (not a module name: module names never start with ``<``).
 NEVER_SWAPPED = "<swap guard never fired>"
+#: Prefix of the coverage keys ``SIMULATION_LINES + module`` that list the lines a claim's
+#: simulation ran (its other lines ran in the checks): a mutant none of whose lines its
+#: simulation runs may reuse the baseline's run (:func:`save_reusable_run`).
+SIMULATION_LINES = "<simulation>"
 
 
 def _resolve(frame, name: str) -> tuple[bool, object]:
@@ -290,6 +294,9 @@ class _LineTracer:
             filename = importlib.import_module(module).__file__
             self._probes.setdefault((filename, int(line)), []).append((key, tuple(names)))
         self.guards: dict[str, str] = {}
+        #: while True, lines also go to ``simulation_lines`` (the simulation's phase)
+        self.in_simulation = False
+        self.simulation_lines: dict[str, set[int]] = {}
 
     def _read_probe(self, frame, key: str, names: tuple[str, ...]) -> None:
         if self.guards.get(key) == "may":
@@ -316,6 +323,8 @@ class _LineTracer:
         if event == "line":
             where = (frame.f_code.co_filename, frame.f_lineno)
             self.lines.setdefault(where[0], set()).add(where[1])
+            if self.in_simulation:
+                self.simulation_lines.setdefault(where[0], set()).add(where[1])
             for key, names in self._probes.get(where, ()):
                 self._read_probe(frame, key, names)
         return self._local
@@ -336,10 +345,11 @@ class _LineTracer:
         sys.settrace(None)
         threading.settrace(None)
 
-    def by_module(self) -> dict[str, list[int]]:
-        """``{module: sorted lines}`` of what ran."""
+    def by_module(self, simulation: bool = False) -> dict[str, list[int]]:
+        """``{module: sorted lines}`` of what ran (with ``simulation``: in the simulation's
+        phase only)."""
         out = {}
-        for filename, lines in self.lines.items():
+        for filename, lines in (self.simulation_lines if simulation else self.lines).items():
             relative = pathlib.Path(filename).relative_to(self._package).with_suffix("")
             parts = relative.parts[:-1] if relative.name == "__init__" else relative.parts
             out[".".join(parts)] = sorted(lines)
@@ -347,14 +357,21 @@ class _LineTracer:
 
 
 def _covered_runs(
-    claims, scale: str, seeds: tuple[int, ...], probes: list | None = None
+    claims,
+    scale: str,
+    seeds: tuple[int, ...],
+    probes: list | None = None,
+    run_dir: str | None = None,
 ) -> tuple[list, dict]:
     """Run ``claims`` one simulation at a time from cold caches, tracing the lines each
     group runs (its simulation and its checks); every claim of a group is credited with the
     group's lines (an over-approximation: a claim may be run for a line only a sibling's
-    check executes, never skipped for one it executes), and with the ``swap_args`` probes
-    that never fired in the group (under :data:`NEVER_SWAPPED`)."""
-    from ntsim.claims import run_claims
+    check executes, never skipped for one it executes), with the ``swap_args`` probes
+    that never fired in the group (under :data:`NEVER_SWAPPED`), and with the lines its
+    simulation ran (under :data:`SIMULATION_LINES` + module). With ``run_dir``, each
+    group's run is saved there when the checks give the same answers on the saved copy
+    (:func:`save_reusable_run`)."""
+    from ntsim.claims import RunCache, run_claims, simulation_run
 
     groups: dict[str, list] = {}
     for claim in claims:
@@ -362,11 +379,78 @@ def _covered_runs(
     records, coverage = [], {}
     for group in groups.values():
         _clear_caches()  # a trace cached by an earlier group would hide this group's lines
+        cache, run = RunCache(maxsize=1), None
         with _LineTracer(probes) as tracer:
-            records += run_claims(group, scale=scale, seeds=seeds)
+            tracer.in_simulation = True
+            try:
+                run = simulation_run(group[0].uses, scale, seeds[0], cache)
+            except Exception:  # run_claims below meets the error again and records it
+                pass
+            finally:
+                tracer.in_simulation = False
+            group_records = run_claims(group, scale=scale, seeds=seeds, cache=cache)
+        records += group_records
         lines = {**tracer.by_module(), NEVER_SWAPPED: tracer.never_swapped()}
+        lines.update(
+            (SIMULATION_LINES + module, found)
+            for module, found in tracer.by_module(simulation=True).items()
+        )
         coverage.update({claim.id: lines for claim in group})
+        if run_dir is not None and run is not None and len(seeds) == 1:
+            save_reusable_run(group, group_records, run, scale, seeds[0], run_dir)
     return records, coverage
+
+
+def reusable_run_path(run_dir: str, simulation: str) -> pathlib.Path:
+    """Where the baseline keeps ``simulation``'s run for the mutants (:func:`save_reusable_run`)."""
+    return pathlib.Path(run_dir) / f"{simulation}.pkl"
+
+
+def _same_summary(a: dict, b: dict) -> bool:
+    keys = set(a) - {"seconds", "numbers"}
+    return {k: a[k] for k in keys} == {k: b[k] for k in keys} and np.array_equal(
+        np.asarray(a["numbers"], float), np.asarray(b["numbers"], float), equal_nan=True
+    )
+
+
+def save_reusable_run(group, records, run, scale: str, seed: int, run_dir: str) -> bool:
+    """Save ``run`` (JAX arrays as numpy arrays, pickled) for mutants whose lines the
+    simulation never runs: their claims may take it instead of simulating again, since the
+    program is deterministic up to the first mutated line and the simulation never reaches
+    one. Saved only when the group's checks, run again on the unpickled copy, give every
+    claim the same verdict, match, error and numbers as ``records`` (a check that needs a
+    JAX array, or a run that does not pickle, leaves nothing saved: its mutants simulate).
+    Returns whether it was saved."""
+    import pickle
+
+    import jax
+
+    from ntsim.claims import RunCache, run_claims
+
+    try:
+        portable = jax.tree.map(lambda x: np.asarray(x) if isinstance(x, jax.Array) else x, run)
+        blob = pickle.dumps(portable)
+        cache = RunCache(maxsize=1)
+        cache.put((group[0].uses.name, scale, seed), pickle.loads(blob))
+        again = run_claims(group, scale=scale, seeds=(seed,), cache=cache)
+    except Exception:
+        return False
+    if not all(_same_summary(claim_summary(a), claim_summary(b))
+               for a, b in zip(records, again, strict=True)):  # fmt: skip
+        return False
+    reusable_run_path(run_dir, group[0].uses.name).write_bytes(blob)
+    return True
+
+
+def _reused_runs(cache, spec: dict) -> None:
+    """Put the baseline's saved runs named by ``spec["reuse_runs"]`` (simulation → path) in
+    ``cache`` (:func:`save_reusable_run`)."""
+    import pickle
+
+    seed = spec.get("seed", 0)
+    for simulation, path in (spec.get("reuse_runs") or {}).items():
+        cache.put((simulation, spec.get("scale", "quick"), seed),
+                  pickle.loads(pathlib.Path(path).read_bytes()))  # fmt: skip
 
 
 def noticed(summary: dict, base: dict) -> bool:
@@ -388,6 +472,7 @@ def _one_at_a_time(
     stop: dict | None = None,
     lines: tuple | None = None,
     announce: Callable[[str], None] | None = None,
+    prefill: Callable[[Any], None] | None = None,
 ) -> dict:
     """Summaries of ``claims`` run one at a time, each named to ``announce`` as it starts
     (claims of one simulation together, which a shared cache computes once). With ``stop``
@@ -406,6 +491,9 @@ def _one_at_a_time(
 
     order = sorted(claims, key=lambda c: (c.id in may_skip, cost(c), c.uses.name, c.id))
     cache, summaries, killed = RunCache(maxsize=4), {}, False
+    if prefill is not None:  # the baseline's runs, for simulations the mutant cannot reach
+        cache.maxsize = 4 + len(claims)
+        prefill(cache)
     for index, claim in enumerate(order):
         if announce is not None:
             announce(claim.id)
@@ -424,7 +512,10 @@ def run_claims_summary(spec: dict, announce: Callable[[str], None] | None = None
     the original code back. With ``spec["coverage"]`` (the baseline), also answer which
     lines of ``ntsim.theory`` and ``ntsim.core`` each claim runs (``"coverage"``:
     ``{claim: {module: [lines]}}``), with the keys of ``spec["probes"]`` that never
-    fired under :data:`NEVER_SWAPPED`. With ``spec["stop_on_kill"]`` (``{"baseline":
+    fired under :data:`NEVER_SWAPPED` and the simulations' own lines under
+    :data:`SIMULATION_LINES`; with ``spec["run_dir"]`` it also saves the runs mutants may
+    reuse (:func:`save_reusable_run`), which a mutant's ``spec["reuse_runs"]``
+    (simulation → file) names. With ``spec["stop_on_kill"]`` (``{"baseline":
     {claim: summary}, "may_skip": [claims]}``) stop early after a kill
     (:func:`_one_at_a_time`): only the claims that ran are answered. Outside the
     baseline each claim is named to ``announce`` as it starts. With
@@ -456,11 +547,13 @@ def run_claims_summary(spec: dict, announce: Callable[[str], None] | None = None
         scale = spec.get("scale", "quick")
         coverage = None
         if spec.get("coverage"):
-            records, coverage = _covered_runs(claims, scale, seeds, spec.get("probes"))
+            records, coverage = _covered_runs(claims, scale, seeds, spec.get("probes"),
+                                              spec.get("run_dir"))  # fmt: skip
             summaries = {r.claim.id: claim_summary(r, lines) for r in records}
         else:
             stop = spec.get("stop_on_kill")
-            summaries = _one_at_a_time(claims, scale, seeds, stop, lines, announce)
+            summaries = _one_at_a_time(claims, scale, seeds, stop, lines, announce,
+                                       lambda cache: _reused_runs(cache, spec))  # fmt: skip
         answer = {"apply_error": None, "claims": summaries}
         if paired:
             import jax

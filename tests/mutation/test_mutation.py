@@ -476,6 +476,52 @@ def test_covered_baseline_skips_exactly_the_mutants_no_claim_executes():
     assert outcome.status == "equivalent" and outcome.claims_run == []
 
 
+def test_a_mutant_outside_the_simulation_reuses_the_baselines_run(tmp_path):
+    """The traced baseline saves a run whose checks answer the same on the pickled copy; a
+    mutant of a check-side function (Lemma A.28's contraction rate, which the simulation
+    never calls) then runs the checks on that run and is judged exactly as when it
+    simulates afresh; a mutant on a line the simulation ran gets no saved run; and the run
+    is really read: a saved run whose losses are doubled changes what the claims see."""
+    import dataclasses
+    import pickle
+
+    import jax
+
+    from ntsim.mutation import ClaimServer, run_covered_baseline, run_mutant
+    from ntsim.mutation._matrix import reusable_runs
+    from ntsim.mutation._worker import SIMULATION_LINES
+
+    plan = plan_topic("overtraining", functions=["contraction_rate"], sample=100)
+    ref = ("ntsim.theory.overtraining._finetuning", "contraction_rate")
+    ids = plan.users[ref]
+    options = dict(scale="quick", seed=0, timeout=600)
+    flip = next((m, s) for m, s in plan.mutants
+                if s.function == "contraction_rate" and s.operator == "flip_sign")  # fmt: skip
+    with ClaimServer() as server:
+        baseline, coverage = run_covered_baseline(ids, **options, server=server, run_dir=tmp_path)
+        saved = list(tmp_path.iterdir())
+        assert [p.name for p in saved] == ["overtraining.finetuning.contraction.pkl"]
+        simulated = coverage[ids[0]].get(SIMULATION_LINES + flip[0], frozenset())
+        assert simulated and not set(flip[1].lines) & simulated  # check-side only
+        assert reusable_runs(*flip, ids, baseline, coverage, tmp_path)
+        inside = dataclasses.replace(flip[1], line=min(simulated), end_line=0)
+        assert reusable_runs(flip[0], inside, ids, baseline, coverage, tmp_path) == {}
+
+        def judged(run_dir):
+            outcome = run_mutant(*flip, ids, baseline, **options, tests="none", server=server,
+                                 coverage=coverage, run_dir=run_dir)  # fmt: skip
+            return (outcome.status, outcome.claims_killed, outcome.claims_changed,
+                    outcome.outputs)  # fmt: skip
+
+        fresh, reused = judged(None), judged(tmp_path)
+        assert fresh == reused and fresh[0] == "killed"
+        # plant: the saved run doubled must move what the unmutated-by-it claims measure
+        run = pickle.loads(saved[0].read_bytes())
+        doubled = jax.tree.map(lambda v: 2 * v if np.asarray(v).dtype.kind == "f" else v, run)
+        saved[0].write_bytes(pickle.dumps(doubled))
+        assert judged(tmp_path) != fresh
+
+
 def test_stale_matrix_compares_the_topic_source_hash(tmp_path):
     from ntsim.claims import REGISTRY
     from ntsim.mutation import stale_matrix, topic_claims_and_users, topic_claims_hash
