@@ -36,11 +36,11 @@ from ntsim.mutation._matrix import (
     baseline_seconds,
     classify,
     executing_claims,
+    guard_probe,
     mutant_time_limit,
     run_baseline,
     run_covered_baseline,
     run_mutant,
-    swap_probe,
 )
 from ntsim.mutation._operators import OPERATORS, Site, function_sites, mutate_module
 from ntsim.mutation._record import (
@@ -530,7 +530,7 @@ def mutate_topic(
         baseline, coverage = (
             _split_baseline(claim_ids, claims, jobs, scale=scale, seed=claim_seed,
                             timeout=timeout, trace_lines=trace_lines,
-                            probes=[p for m, s in mutants if (p := swap_probe(m, s))],
+                            probes=[p for m, s in mutants if (p := guard_probe(m, s))],
                             run_dir=run_dir)
             if mutants else ({}, None)
         )  # fmt: skip

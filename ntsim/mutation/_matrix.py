@@ -49,7 +49,7 @@ import numpy as np
 
 from ntsim.mutation._operators import Site
 from ntsim.mutation._server import ClaimServer, ask, child_env
-from ntsim.mutation._worker import NEVER_SWAPPED, noticed
+from ntsim.mutation._worker import NEVER_FIRED, noticed
 
 __all__ = [
     "TESTS_WHEN",
@@ -177,10 +177,11 @@ def run_covered_baseline(
     deterministic up to that line, and the line never runs): :func:`run_mutant` given this
     coverage runs only the claims that execute the mutated node, and none when no claim does.
 
-    ``probes`` (:func:`swap_probe` of the planned ``swap_args`` mutants) are read at every
-    run of their line: a claim's coverage lists under ``NEVER_SWAPPED`` the probes whose two
-    names never had the same kind in its run. There the mutant's guard leaves the call as it
-    was, so that run is the original's: the claim need not run the mutant.
+    ``probes`` (:func:`guard_probe` of the planned ``swap_args`` and ``transpose`` mutants)
+    are read at every run of their line: a claim's coverage lists under ``NEVER_FIRED`` the
+    probes whose guard never fired in its run (two arguments never of the same kind, an
+    operand never square). There the mutant's guard leaves the code as it was, so that run
+    is the original's: the claim need not run the mutant.
 
     The coverage also lists, under ``SIMULATION_LINES + module``, the lines each claim's
     simulation ran; with ``run_dir`` the runs that survive a pickle round trip unchanged are
@@ -190,10 +191,11 @@ def run_covered_baseline(
                      coverage=True, probes=probes, run_dir=run_dir)  # fmt: skip
 
 
-def swap_probe(module: str, site: Site) -> list | None:
-    """What the traced baseline reads for a ``swap_args`` mutant (``[module, line, key,
-    name, name]``; ``None`` for another operator), keyed by :func:`probe_key`."""
-    if site.operator != "swap_args" or len(site.names) != 2:
+def guard_probe(module: str, site: Site) -> list | None:
+    """What the traced baseline reads for a mutant with a run-time guard (``[module, line,
+    key, *names]``: a ``swap_args`` mutant's two names, a ``transpose`` mutant's operand;
+    ``None`` for a site without probe names), keyed by :func:`probe_key`."""
+    if not site.names:
         return None
     return [module, site.line, probe_key(module, site), *site.names]
 
@@ -223,8 +225,9 @@ def executing_claims(
     module: str, site: Site, claim_ids: Sequence[str], coverage: Mapping | None
 ) -> list[str]:
     """The claims of ``claim_ids`` that run some line of ``site`` (all of them without
-    ``coverage``; a claim the coverage does not know is kept), less, for ``swap_args``, the
-    claims in whose run the swap's guard never fired (:func:`run_covered_baseline`).
+    ``coverage``; a claim the coverage does not know is kept), less, for a guarded mutant
+    (``swap_args``, ``transpose``), the claims in whose run its guard never fired
+    (:func:`run_covered_baseline`).
 
     Examples:
       >>> from ntsim.mutation._operators import Site
@@ -235,20 +238,20 @@ def executing_claims(
       >>> swap = Site("f", "swap_args", 2, 0, line=4, before="g(a, b)", after="g(b, a)",
       ...             names=("a", "b"))
       >>> executing_claims("m", swap, ["c1", "c2"],
-      ...                  {"c1": {"m": frozenset({4}), NEVER_SWAPPED: frozenset({"m:f:2"})},
-      ...                   "c2": {"m": frozenset({4}), NEVER_SWAPPED: frozenset()}})
+      ...                  {"c1": {"m": frozenset({4}), NEVER_FIRED: frozenset({"m:f:2"})},
+      ...                   "c2": {"m": frozenset({4}), NEVER_FIRED: frozenset()}})
       ['c2']
     """
     if coverage is None:
         return list(claim_ids)
-    key = probe_key(module, site) if site.operator == "swap_args" else None
+    key = probe_key(module, site) if site.names else None
     return [
         claim
         for claim in claim_ids
         if claim not in coverage
         or (
             any(line in coverage[claim].get(module, ()) for line in site.lines)
-            and key not in coverage[claim].get(NEVER_SWAPPED, ())
+            and key not in coverage[claim].get(NEVER_FIRED, ())
         )
     ]
 

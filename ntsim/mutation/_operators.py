@@ -32,7 +32,15 @@ import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-__all__ = ["OPERATORS", "Site", "function_sites", "mutate_module", "same_kind"]
+__all__ = [
+    "OPERATORS",
+    "Site",
+    "function_sites",
+    "guard_fires",
+    "mutate_module",
+    "same_kind",
+    "transpose_fires",
+]
 
 OPERATORS: tuple[str, ...] = (
     "scale_x2",
@@ -73,8 +81,10 @@ class Site:
       after: the mutated node's source (the run-time guards of ``transpose`` and
         ``swap_args`` shown as ``x.T`` and as the plain swap).
       end_line: the node's last source line (0: the same as ``line``).
-      names: for ``swap_args``, the two names exchanged (their kinds decide the run-time
-        guard; :func:`ntsim.mutation.executing_claims` reads the baseline's record of them).
+      names: the names whose values decide the run-time guard: for ``swap_args`` the two
+        names exchanged (their kinds), for ``transpose`` the transposed operand when it is a
+        plain name (its shape); :func:`ntsim.mutation.executing_claims` reads the baseline's
+        record of them.
     """
 
     function: str
@@ -119,7 +129,8 @@ def _expr(text: str) -> ast.expr:
 # A transpose only where it keeps the shape (a square matrix, last two axes), and a swap
 # only of two arguments of the same shape and dtype (or type): otherwise the mutant is the
 # original function (recognised as equivalent) rather than a shape error any run would show.
-_TRANSPOSE = "(lambda z: z.swapaxes(-1, -2) if z.ndim >= 2 and z.shape[-1] == z.shape[-2] else z)"
+_TRANSPOSE_FIRES = "(lambda z: z.ndim >= 2 and z.shape[-1] == z.shape[-2])"
+_TRANSPOSE = f"(lambda z: z.swapaxes(-1, -2) if {_TRANSPOSE_FIRES}(z) else z)"
 _SAME_KIND = (
     "(lambda p, q: (getattr(p, 'shape', None), getattr(p, 'dtype', type(p)))"
     " == (getattr(q, 'shape', None), getattr(q, 'dtype', type(q))))"
@@ -127,6 +138,27 @@ _SAME_KIND = (
 
 
 _SAME_KIND_FN = eval(_SAME_KIND)  # the guard's own text: the probe and the mutant agree
+_TRANSPOSE_FIRES_FN = eval(_TRANSPOSE_FIRES)
+
+
+def transpose_fires(value: object) -> bool:
+    """The run-time guard of ``transpose``: whether the operand is a square matrix in its last
+    two axes, so transposing it keeps its shape (elsewhere the mutant is the original).
+
+    Examples:
+      >>> import numpy as np
+      >>> transpose_fires(np.zeros((3, 3))), transpose_fires(np.zeros((2, 3)))
+      (True, False)
+      >>> transpose_fires(np.zeros((5, 4, 4))), transpose_fires(np.zeros(3))
+      (True, False)
+    """
+    return bool(_TRANSPOSE_FIRES_FN(value))
+
+
+def guard_fires(values: tuple) -> bool:
+    """The guard of the mutant whose probe read ``values``: one operand (``transpose``,
+    :func:`transpose_fires`) or two arguments (``swap_args``, :func:`same_kind`)."""
+    return transpose_fires(*values) if len(values) == 1 else same_kind(*values)
 
 
 def _transposed(node: ast.expr) -> ast.expr:
@@ -334,13 +366,22 @@ def _parsed(source: str) -> ast.Module:
     return ast.parse(source)
 
 
-def _swap_names(node: ast.Call, unprobed: set[int] | None) -> tuple[str, ...]:
-    """The two names a swap exchanges, for the baseline's probe; ``()`` (no probe: the
-    mutant always runs) on a line :func:`_unprobed_lines` excludes."""
+def _probe_names(operator: str, node: ast.AST, shown, unprobed: set[int] | None) -> tuple:
+    """The names whose values decide a mutant's run-time guard, for the baseline's probe: the
+    two arguments a swap exchanges, or the operand a transpose transposes when it is a plain
+    name; ``()`` (no probe: the mutant always runs) for other operators, for an operand that
+    is an expression, and on a line :func:`_unprobed_lines` excludes."""
     if unprobed is None or node.lineno in unprobed:
         return ()
-    first, second = _swap_positions(node)
-    return node.args[first].id, node.args[second].id
+    if operator == "swap_args":
+        first, second = _swap_positions(node)
+        return node.args[first].id, node.args[second].id
+    if operator == "transpose":
+        side = next(getattr(shown, s) for s in ("left", "right")
+                    if isinstance(getattr(shown, s), ast.Attribute)
+                    and getattr(shown, s) is not getattr(node, s))  # fmt: skip
+        return (side.value.id,) if isinstance(side.value, ast.Name) else ()
+    return ()
 
 
 #: Names the swap guard reads (``getattr``, ``type``); a function that may rebind them, or
@@ -434,7 +475,7 @@ def function_sites(source: str, function: str) -> list[Site]:
                     end_line=getattr(node, "end_lineno", None) or 0,
                     before=before,
                     after=ast.unparse(mutant if shown is None else shown),
-                    names=_swap_names(node, unprobed) if operator == "swap_args" else (),
+                    names=_probe_names(operator, node, shown, unprobed),
                 )
             )
     return sites

@@ -235,9 +235,10 @@ def ill_typed(error: str, filename: str, lines) -> bool:
     return where == filename and int(line) in set(lines)
 
 
-#: Key of a claim's coverage under which the baseline lists the ``swap_args`` probes whose
-#: guard never fired in its run (not a module name: module names never start with ``<``).
-NEVER_SWAPPED = "<swap guard never fired>"
+#: Key of a claim's coverage under which the baseline lists the probes (of ``swap_args`` and
+#: ``transpose`` mutants) whose guard never fired in its run (not a module name: module names
+#: never start with ``<``).
+NEVER_FIRED = "<guard never fired>"
 #: Prefix of the coverage keys ``SIMULATION_LINES + module`` that list the lines a claim's
 #: simulation ran (its other lines ran in the checks): a mutant none of whose lines its
 #: simulation runs may reuse the baseline's run (:func:`save_reusable_run`).
@@ -264,9 +265,10 @@ class _LineTracer:
     that run: ``sys.settrace`` on this thread and on threads started meanwhile; frames of
     other files are not traced.
 
-    ``probes`` (``[module, line, key, name, name]`` each, the ``swap_args`` mutants planned)
-    are read at each line event of their line: whether the two names' kinds would let the
-    mutant's guard (:func:`~ntsim.mutation._operators.same_kind`) exchange them. A reading
+    ``probes`` (``[module, line, key, *names]`` each, the ``swap_args`` and ``transpose``
+    mutants planned) are read at each line event of their line: whether the names' values
+    would let the mutant's guard (:func:`~ntsim.mutation._operators.guard_fires`: two
+    arguments of the same kind, or a square operand) fire. A reading
     that cannot find one of the names is left out: the call cannot be evaluated in that
     frame while the name is unbound there, so the frame is an enclosing scope's (the line
     ``return lambda params, step: apply(params, x)`` runs first in the function that returns
@@ -274,13 +276,13 @@ class _LineTracer:
     where a later line event reads it — except in a generator whose own local is unbound:
     its line events read each loop value one item late, and a generator closed early
     (``any``, ``next``, ``break``) never reads the last value its call used, so that reading
-    counts as ``"may"`` (found by referee 60). A probe is ``"never"`` when some reading found both
-    names and every such reading found different kinds, ``"may"`` when one found the same
-    kind or a kind could not be read; a probe no reading completed stays unknown, which
-    counts as ``"may"`` (:meth:`never_swapped`)."""
+    counts as ``"may"`` (found by referee 60). A probe is ``"never"`` when some reading found
+    every name and no such reading let the guard fire, ``"may"`` when one did or a value
+    could not be read; a probe no reading completed stays unknown, which counts as
+    ``"may"`` (:meth:`never_fired`)."""
 
     def __init__(self, probes: list | None = None):
-        from ntsim.mutation._operators import same_kind
+        from ntsim.mutation._operators import guard_fires
 
         root = pathlib.Path(importlib.import_module("ntsim").__file__).parent
         self._roots = tuple(
@@ -288,7 +290,7 @@ class _LineTracer:
         )
         self._package = root.parent
         self.lines: dict[str, set[int]] = {}
-        self._same_kind = same_kind
+        self._guard_fires = guard_fires
         self._probes: dict[tuple[str, int], list[tuple[str, tuple[str, ...]]]] = {}
         for module, line, key, *names in probes or ():
             filename = importlib.import_module(module).__file__
@@ -302,8 +304,8 @@ class _LineTracer:
         if self.guards.get(key) == "may":
             return
         try:
-            (found_a, a), (found_b, b) = (_resolve(frame, name) for name in names)
-            if not (found_a and found_b):
+            readings = [_resolve(frame, name) for name in names]
+            if not all(found for found, _ in readings):
                 code = frame.f_code
                 own = {*code.co_varnames, *code.co_cellvars}
                 if code.co_flags & inspect.CO_GENERATOR and own.intersection(names):
@@ -311,7 +313,7 @@ class _LineTracer:
                     # be closed (any, next, break) before the event that would read the last.
                     self.guards[key] = "may"
                 return  # not the frame (or not yet the moment) that evaluates the call
-            never = not self._same_kind(a, b)
+            never = not self._guard_fires(tuple(value for _, value in readings))
         except Exception:  # a value whose kind cannot be read: the guard may fire
             never = False
         if never:  # one way: a "may" another thread wrote meanwhile is never overwritten
@@ -329,8 +331,8 @@ class _LineTracer:
                 self._read_probe(frame, key, names)
         return self._local
 
-    def never_swapped(self) -> list[str]:
-        """Keys of the probes read and never able to swap."""
+    def never_fired(self) -> list[str]:
+        """Keys of the probes read whose guard never fired."""
         return sorted(key for key, state in self.guards.items() if state == "never")
 
     def _global(self, frame, event, arg):
@@ -366,11 +368,11 @@ def _covered_runs(
     """Run ``claims`` one simulation at a time from cold caches, tracing the lines each
     group runs (its simulation and its checks); every claim of a group is credited with the
     group's lines (an over-approximation: a claim may be run for a line only a sibling's
-    check executes, never skipped for one it executes), with the ``swap_args`` probes
-    that never fired in the group (under :data:`NEVER_SWAPPED`), and with the lines its
-    simulation ran (under :data:`SIMULATION_LINES` + module). With ``run_dir``, each
-    group's run is saved there when the checks give the same answers on the saved copy
-    (:func:`save_reusable_run`)."""
+    check executes, never skipped for one it executes), with the ``swap_args`` and
+    ``transpose`` probes that never fired in the group (under :data:`NEVER_FIRED`), and
+    with the lines its simulation ran (under :data:`SIMULATION_LINES` + module). With
+    ``run_dir``, each group's run is saved there when the checks give the same answers on
+    the saved copy (:func:`save_reusable_run`)."""
     from ntsim.claims import RunCache, run_claims, simulation_run
 
     groups: dict[str, list] = {}
@@ -390,7 +392,7 @@ def _covered_runs(
                 tracer.in_simulation = False
             group_records = run_claims(group, scale=scale, seeds=seeds, cache=cache)
         records += group_records
-        lines = {**tracer.by_module(), NEVER_SWAPPED: tracer.never_swapped()}
+        lines = {**tracer.by_module(), NEVER_FIRED: tracer.never_fired()}
         lines.update(
             (SIMULATION_LINES + module, found)
             for module, found in tracer.by_module(simulation=True).items()
@@ -512,7 +514,7 @@ def run_claims_summary(spec: dict, announce: Callable[[str], None] | None = None
     the original code back. With ``spec["coverage"]`` (the baseline), also answer which
     lines of ``ntsim.theory`` and ``ntsim.core`` each claim runs (``"coverage"``:
     ``{claim: {module: [lines]}}``), with the keys of ``spec["probes"]`` that never
-    fired under :data:`NEVER_SWAPPED` and the simulations' own lines under
+    fired under :data:`NEVER_FIRED` and the simulations' own lines under
     :data:`SIMULATION_LINES`; with ``spec["run_dir"]`` it also saves the runs mutants may
     reuse (:func:`save_reusable_run`), which a mutant's ``spec["reuse_runs"]``
     (simulation → file) names. With ``spec["stop_on_kill"]`` (``{"baseline":

@@ -304,22 +304,22 @@ def test_the_line_tracer_records_the_lines_that_ran_and_only_those():
     assert sys.gettrace() is None  # the tracer is removed on exit
 
 
-def test_the_swap_probes_read_whether_each_guard_can_fire():
+def test_the_guard_probes_read_whether_each_guard_can_fire():
     """``log_log_slope``'s swaps of a label and an array (``check_ndim(where, "x", x_arr,
     1)``) never pass the guard; the swaps of two same-shaped arrays do. A swap read
     ``"never"`` is the original function on that input (checked by running the mutant),
     and one the probe reads ``"may"`` changes the slope."""
     from ntsim.core import _spectra
-    from ntsim.mutation._matrix import probe_key, swap_probe
+    from ntsim.mutation._matrix import guard_probe, probe_key
     from ntsim.mutation._worker import _LineTracer, apply_mutant
 
     module = "ntsim.core._spectra"
     swaps = [s for s in function_sites(inspect.getsource(_spectra), "log_log_slope")
              if s.operator == "swap_args"]  # fmt: skip
     x, y = np.array([1.0, 2.0, 4.0]), np.array([3.0, 1.0, 0.2])
-    with _LineTracer([swap_probe(module, s) for s in swaps]) as tracer:
+    with _LineTracer([guard_probe(module, s) for s in swaps]) as tracer:
         slope = float(_spectra.log_log_slope(x, y)[0])
-    never = set(tracer.never_swapped())
+    never = set(tracer.never_fired())
     by_names = {s.names: probe_key(module, s) in never for s in swaps}
     assert by_names == {("where", "x_arr"): True, ("where", "y_arr"): True,
                         ("x_arr", "y_arr"): False, ("log_x", "log_y"): False}  # fmt: skip
@@ -336,6 +336,36 @@ def test_the_swap_probes_read_whether_each_guard_can_fire():
     assert mutated[("log_x", "log_y")] != pytest.approx(slope)  # the slope of x on y
 
 
+def test_a_transpose_probe_reads_whether_its_operand_is_square():
+    """``_hinf``'s ``x1 @ x2.T`` transposes ``x1`` only when it is square: on 5 × 3 inputs the
+    probe reads ``"never"`` and the mutant is the original function there; on 3 × 3 inputs
+    it reads ``"may"`` and the mutant changes H^∞ (x1ᵀx2ᵀ is not x1x2ᵀ)."""
+    from ntsim.core import _analytic, two_layer_relu_hinf
+    from ntsim.mutation._matrix import guard_probe, probe_key
+    from ntsim.mutation._worker import _clear_caches, _LineTracer, apply_mutant
+
+    module = "ntsim.core._analytic"
+    (site,) = [s for s in function_sites(inspect.getsource(_analytic), "_hinf")
+               if s.operator == "transpose" and s.names]  # fmt: skip
+    assert site.names == ("x1",)
+    spec = {"module": module, "function": site.function, "index": site.index,
+            "operator": site.operator, "before": site.before}  # fmt: skip
+    rng = np.random.default_rng(0)
+    for shape, fires in (((5, 3), False), ((3, 3), True)):
+        x = rng.normal(size=shape)
+        with _LineTracer([guard_probe(module, site)]) as tracer:
+            original = np.asarray(two_layer_relu_hinf(x))
+        assert (probe_key(module, site) in tracer.never_fired()) is not fires
+        restore = apply_mutant(spec)
+        _clear_caches()  # the original's jitted trace
+        try:
+            mutated = np.asarray(two_layer_relu_hinf(x))
+        finally:
+            restore()
+            _clear_caches()
+        assert np.array_equal(mutated, original) is not fires
+
+
 def test_a_swap_inside_a_lambda_is_read_in_the_lambda_s_own_frame():
     """``record_predictions`` returns ``lambda params, step: vmap(apply)(params, x)``: the
     line runs first in the enclosing function, where ``params`` is no name (that reading is
@@ -345,7 +375,7 @@ def test_a_swap_inside_a_lambda_is_read_in_the_lambda_s_own_frame():
     import jax.numpy as jnp
 
     from ntsim.core import _train
-    from ntsim.mutation._matrix import probe_key, swap_probe
+    from ntsim.mutation._matrix import guard_probe, probe_key
     from ntsim.mutation._worker import _LineTracer
 
     module = "ntsim.core._train"
@@ -363,12 +393,12 @@ def test_a_swap_inside_a_lambda_is_read_in_the_lambda_s_own_frame():
     x = jnp.ones((3, 2))
     cases = ((apply, {"w": jnp.ones(2)}, True), (apply_array, jnp.ones((3, 2)), False))
     for model, params, never in cases:
-        with _LineTracer([swap_probe(module, swap)]) as tracer:
+        with _LineTracer([guard_probe(module, swap)]) as tracer:
             _train.record_predictions(model, x)(params, 0)
-        assert (key in tracer.never_swapped()) is never
-    with _LineTracer([swap_probe(module, swap)]) as tracer:
+        assert (key in tracer.never_fired()) is never
+    with _LineTracer([guard_probe(module, swap)]) as tracer:
         _train.record_predictions(apply, x)  # the lambda is made, never called
-    assert key not in tracer.never_swapped()
+    assert key not in tracer.never_fired()
 
 
 _GENERATOR_CASES = """
@@ -416,7 +446,7 @@ def test_a_swap_in_a_generator_closed_early_may_fire(tmp_path, monkeypatch):
         tracer._probes = {(probe_cases.__file__, line): [("case", names)]}
         with tracer:
             call()
-        return "case" in tracer.never_swapped()
+        return "case" in tracer.never_fired()
 
     a, other, same = np.ones(3), np.ones(4), np.ones(3)
     assert not never("any(f(a, c)", ("a", "c"), lambda: probe_cases.first_true(a, [other, same]))
