@@ -25,6 +25,7 @@ import pathlib
 import re
 import sys
 import threading
+import time
 import types
 from collections.abc import Callable
 from typing import Any
@@ -372,24 +373,29 @@ def _covered_runs(
     ``transpose`` probes that never fired in the group (under :data:`NEVER_FIRED`), and
     with the lines its simulation ran (under :data:`SIMULATION_LINES` + module). With
     ``run_dir``, each group's run is saved there when the checks give the same answers on
-    the saved copy (:func:`save_reusable_run`)."""
+    the saved copy (:func:`save_reusable_run`). Also returns each group's simulation seconds
+    under its first claim: the records time only the checks, which find the run cached."""
     from ntsim.claims import RunCache, run_claims, simulation_run
 
     groups: dict[str, list] = {}
     for claim in claims:
         groups.setdefault(claim.uses.name, []).append(claim)
-    records, coverage = [], {}
+    records, coverage, simulation_seconds = [], {}, {}
     for group in groups.values():
         _clear_caches()  # a trace cached by an earlier group would hide this group's lines
         cache, run = RunCache(maxsize=1), None
         with _LineTracer(probes) as tracer:
             tracer.in_simulation = True
+            start = time.perf_counter()
             try:
                 run = simulation_run(group[0].uses, scale, seeds[0], cache)
             except Exception:  # run_claims below meets the error again and records it
                 pass
             finally:
                 tracer.in_simulation = False
+            # the claims below find the run cached: charge its time to the first of them, as
+            # run_claims would (the mutants' time limits and order are read from it)
+            simulation_seconds[group[0].id] = time.perf_counter() - start
             group_records = run_claims(group, scale=scale, seeds=seeds, cache=cache)
         records += group_records
         lines = {**tracer.by_module(), NEVER_FIRED: tracer.never_fired()}
@@ -400,7 +406,7 @@ def _covered_runs(
         coverage.update({claim.id: lines for claim in group})
         if run_dir is not None and run is not None and len(seeds) == 1:
             save_reusable_run(group, group_records, run, scale, seeds[0], run_dir)
-    return records, coverage
+    return records, coverage, simulation_seconds
 
 
 def reusable_run_path(run_dir: str, simulation: str) -> pathlib.Path:
@@ -549,9 +555,11 @@ def run_claims_summary(spec: dict, announce: Callable[[str], None] | None = None
         scale = spec.get("scale", "quick")
         coverage = None
         if spec.get("coverage"):
-            records, coverage = _covered_runs(claims, scale, seeds, spec.get("probes"),
-                                              spec.get("run_dir"))  # fmt: skip
+            records, coverage, simulated = _covered_runs(claims, scale, seeds, spec.get("probes"),
+                                                         spec.get("run_dir"))  # fmt: skip
             summaries = {r.claim.id: claim_summary(r, lines) for r in records}
+            for claim_id, seconds in simulated.items():
+                summaries[claim_id]["seconds"] += seconds
         else:
             stop = spec.get("stop_on_kill")
             summaries = _one_at_a_time(claims, scale, seeds, stop, lines, announce,

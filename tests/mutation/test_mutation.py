@@ -552,6 +552,32 @@ def test_a_mutant_outside_the_simulation_reuses_the_baselines_run(tmp_path):
         assert judged(tmp_path) != fresh
 
 
+def test_the_traced_baseline_charges_each_simulation_its_time(monkeypatch):
+    """The traced baseline simulates before the checks run (to tell the simulation's lines
+    from the checks'), so the claims' records time only their checks: the simulation's
+    seconds must still reach its first claim's summary, since the mutants' time limits are
+    6× them. A simulation slowed by 0.5 s must show ≥ 0.5 s over its claims (the first
+    version charged ~0 and stopped two early-stopping mutants at 120 s as hung)."""
+    import time as time_module
+
+    from ntsim.claims import _runner
+    from ntsim.mutation._worker import run_claims_summary
+
+    compute = _runner._compute
+
+    def slow(*args, **kwargs):
+        time_module.sleep(0.5)
+        return compute(*args, **kwargs)
+
+    monkeypatch.setattr(_runner, "_compute", slow)
+    ids = plan_topic("overtraining", functions=["contraction_rate"], sample=100).users[
+        ("ntsim.theory.overtraining._finetuning", "contraction_rate")
+    ]
+    answer = run_claims_summary({"claims": list(ids), "scale": "quick", "seed": 0,
+                                 "coverage": True})  # fmt: skip
+    assert sum(answer["claims"][c]["seconds"] for c in ids) >= 0.5
+
+
 def test_stale_matrix_compares_the_topic_source_hash(tmp_path):
     from ntsim.claims import REGISTRY
     from ntsim.mutation import stale_matrix, topic_claims_and_users, topic_claims_hash
