@@ -48,6 +48,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from ntsim.mutation._operators import Site
+from ntsim.mutation._reuse import reusable_runs
 from ntsim.mutation._server import ClaimServer, ask, child_env
 from ntsim.mutation._worker import NEVER_FIRED, noticed
 
@@ -254,55 +255,6 @@ def executing_claims(
             and key not in coverage[claim].get(NEVER_FIRED, ())
         )
     ]
-
-
-def _simulation_of(claim_id: str) -> str | None:
-    """The name of a registered claim's simulation (``None`` for an unknown id)."""
-    from ntsim.claims import REGISTRY
-
-    return next((c.uses.name for c in REGISTRY if c.id == claim_id), None)
-
-
-def reusable_runs(
-    module: str,
-    site: Site,
-    claim_ids: Sequence[str],
-    baseline: Mapping,
-    coverage: Mapping | None,
-    run_dir: str | None,
-) -> dict[str, str]:
-    """``{simulation: file}`` of the baseline's saved runs that the claims of ``claim_ids``
-    may take instead of simulating with the mutant: the simulation never ran a line of
-    ``site`` in the baseline (so, deterministic up to its first mutated line, it gives the
-    baseline's run) and its run was saved (:func:`run_covered_baseline`).
-
-    Examples:
-      >>> import pathlib, tempfile
-      >>> from ntsim.mutation._operators import Site
-      >>> site = Site("f", "flip_sign", 0, 0, line=4, before="a + b", after="a - b")
-      >>> folder = tempfile.mkdtemp()
-      >>> for name in ("s1", "s2"):
-      ...     _ = (pathlib.Path(folder) / f"{name}.pkl").write_bytes(b"")
-      >>> coverage = {"c1": {"m": frozenset({4}), "<simulation>m": frozenset({4})},
-      ...             "c2": {"m": frozenset({4}), "<simulation>m": frozenset({3})}}
-      >>> baseline = {"c1": {"simulation": "s1"}, "c2": {"simulation": "s2"}}
-      >>> list(reusable_runs("m", site, ["c1", "c2"], baseline, coverage, folder))
-      ['s2']
-    """
-    from ntsim.mutation._worker import SIMULATION_LINES, reusable_run_path
-
-    if coverage is None or run_dir is None:
-        return {}
-    found = {}
-    for claim in claim_ids:
-        simulation = baseline.get(claim, {}).get("simulation") or _simulation_of(claim)
-        if simulation is None or claim not in coverage:
-            continue
-        ran = coverage[claim].get(SIMULATION_LINES + module, ())
-        path = reusable_run_path(run_dir, simulation)
-        if not any(line in ran for line in site.lines) and path.exists():
-            found[simulation] = str(path)
-    return found
 
 
 def _public_callers(module: str, name: str) -> list[str]:

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from ntsim.mutation._closure import MUTABLE_PACKAGES
+from ntsim.mutation._reuse import SIMULATION_LINES, reused_runs, save_reusable_run
 
 __all__ = [
     "ANSWER_PREFIX",
@@ -240,10 +241,6 @@ def ill_typed(error: str, filename: str, lines) -> bool:
 #: ``transpose`` mutants) whose guard never fired in its run (not a module name: module names
 #: never start with ``<``).
 NEVER_FIRED = "<guard never fired>"
-#: Prefix of the coverage keys ``SIMULATION_LINES + module`` that list the lines a claim's
-#: simulation ran (its other lines ran in the checks): a mutant none of whose lines its
-#: simulation runs may reuse the baseline's run (:func:`save_reusable_run`).
-SIMULATION_LINES = "<simulation>"
 
 
 def _resolve(frame, name: str) -> tuple[bool, object]:
@@ -409,58 +406,6 @@ def _covered_runs(
     return records, coverage, simulation_seconds
 
 
-def reusable_run_path(run_dir: str, simulation: str) -> pathlib.Path:
-    """Where the baseline keeps ``simulation``'s run for the mutants (:func:`save_reusable_run`)."""
-    return pathlib.Path(run_dir) / f"{simulation}.pkl"
-
-
-def _same_summary(a: dict, b: dict) -> bool:
-    keys = set(a) - {"seconds", "numbers"}
-    return {k: a[k] for k in keys} == {k: b[k] for k in keys} and np.array_equal(
-        np.asarray(a["numbers"], float), np.asarray(b["numbers"], float), equal_nan=True
-    )
-
-
-def save_reusable_run(group, records, run, scale: str, seed: int, run_dir: str) -> bool:
-    """Save ``run`` (JAX arrays as numpy arrays, pickled) for mutants whose lines the
-    simulation never runs: their claims may take it instead of simulating again, since the
-    program is deterministic up to the first mutated line and the simulation never reaches
-    one. Saved only when the group's checks, run again on the unpickled copy, give every
-    claim the same verdict, match, error and numbers as ``records`` (a check that needs a
-    JAX array, or a run that does not pickle, leaves nothing saved: its mutants simulate).
-    Returns whether it was saved."""
-    import pickle
-
-    import jax
-
-    from ntsim.claims import RunCache, run_claims
-
-    try:
-        portable = jax.tree.map(lambda x: np.asarray(x) if isinstance(x, jax.Array) else x, run)
-        blob = pickle.dumps(portable)
-        cache = RunCache(maxsize=1)
-        cache.put((group[0].uses.name, scale, seed), pickle.loads(blob))
-        again = run_claims(group, scale=scale, seeds=(seed,), cache=cache)
-    except Exception:
-        return False
-    if not all(_same_summary(claim_summary(a), claim_summary(b))
-               for a, b in zip(records, again, strict=True)):  # fmt: skip
-        return False
-    reusable_run_path(run_dir, group[0].uses.name).write_bytes(blob)
-    return True
-
-
-def _reused_runs(cache, spec: dict) -> None:
-    """Put the baseline's saved runs named by ``spec["reuse_runs"]`` (simulation → path) in
-    ``cache`` (:func:`save_reusable_run`)."""
-    import pickle
-
-    seed = spec.get("seed", 0)
-    for simulation, path in (spec.get("reuse_runs") or {}).items():
-        cache.put((simulation, spec.get("scale", "quick"), seed),
-                  pickle.loads(pathlib.Path(path).read_bytes()))  # fmt: skip
-
-
 def noticed(summary: dict, base: dict) -> bool:
     """Whether a claim killed the mutant: it raised where the baseline did not (unless the
     error is ``ill_typed``), or its verdict or counterexample match changed — not for a
@@ -563,7 +508,7 @@ def run_claims_summary(spec: dict, announce: Callable[[str], None] | None = None
         else:
             stop = spec.get("stop_on_kill")
             summaries = _one_at_a_time(claims, scale, seeds, stop, lines, announce,
-                                       lambda cache: _reused_runs(cache, spec))  # fmt: skip
+                                       lambda cache: reused_runs(cache, spec))  # fmt: skip
         answer = {"apply_error": None, "claims": summaries}
         if paired:
             import jax

@@ -518,8 +518,7 @@ def test_a_mutant_outside_the_simulation_reuses_the_baselines_run(tmp_path):
     import jax
 
     from ntsim.mutation import ClaimServer, run_covered_baseline, run_mutant
-    from ntsim.mutation._matrix import reusable_runs
-    from ntsim.mutation._worker import SIMULATION_LINES
+    from ntsim.mutation._reuse import SIMULATION_LINES, reusable_runs
 
     plan = plan_topic("overtraining", functions=["contraction_rate"], sample=100)
     ref = ("ntsim.theory.overtraining._finetuning", "contraction_rate")
