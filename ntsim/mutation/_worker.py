@@ -33,7 +33,12 @@ from typing import Any
 import numpy as np
 
 from ntsim.mutation._closure import MUTABLE_PACKAGES
-from ntsim.mutation._reuse import SIMULATION_LINES, reused_runs, save_reusable_run
+from ntsim.mutation._reuse import (
+    SIMULATION_LINES,
+    pickled_run,
+    reused_runs,
+    save_reusable_run,
+)
 
 __all__ = [
     "ANSWER_PREFIX",
@@ -380,12 +385,13 @@ def _covered_runs(
     records, coverage, simulation_seconds = [], {}, {}
     for group in groups.values():
         _clear_caches()  # a trace cached by an earlier group would hide this group's lines
-        cache, run = RunCache(maxsize=1), None
+        cache, blob = RunCache(maxsize=1), None
         with _LineTracer(probes) as tracer:
             tracer.in_simulation = True
             start = time.perf_counter()
             try:
                 run = simulation_run(group[0].uses, scale, seeds[0], cache)
+                blob = pickled_run(run) if run_dir is not None else None  # before the checks
             except Exception:  # run_claims below meets the error again and records it
                 pass
             finally:
@@ -401,8 +407,8 @@ def _covered_runs(
             for module, found in tracer.by_module(simulation=True).items()
         )
         coverage.update({claim.id: lines for claim in group})
-        if run_dir is not None and run is not None and len(seeds) == 1:
-            save_reusable_run(group, group_records, run, scale, seeds[0], run_dir)
+        if run_dir is not None and len(seeds) == 1:
+            save_reusable_run(group, group_records, blob, scale, seeds[0], run_dir)
     return records, coverage, simulation_seconds
 
 

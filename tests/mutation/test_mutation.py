@@ -518,7 +518,7 @@ def test_a_mutant_outside_the_simulation_reuses_the_baselines_run(tmp_path):
     import jax
 
     from ntsim.mutation import ClaimServer, run_covered_baseline, run_mutant
-    from ntsim.mutation._reuse import SIMULATION_LINES, reusable_runs
+    from ntsim.mutation._reuse import SIMULATION_LINES, _DeviceLeaf, reusable_runs
 
     plan = plan_topic("overtraining", functions=["contraction_rate"], sample=100)
     ref = ("ntsim.theory.overtraining._finetuning", "contraction_rate")
@@ -528,8 +528,9 @@ def test_a_mutant_outside_the_simulation_reuses_the_baselines_run(tmp_path):
                 if s.function == "contraction_rate" and s.operator == "flip_sign")  # fmt: skip
     with ClaimServer() as server:
         baseline, coverage = run_covered_baseline(ids, **options, server=server, run_dir=tmp_path)
-        saved = list(tmp_path.iterdir())
-        assert [p.name for p in saved] == ["overtraining.finetuning.contraction.pkl"]
+        saved = sorted(tmp_path.glob("*.pkl"))
+        assert [p.name.split("-")[0] for p in saved] == ["overtraining.finetuning.contraction"]
+        assert sorted(p.stem for p in tmp_path.glob("*.run")) == sorted(ids)  # each confirmed
         simulated = coverage[ids[0]].get(SIMULATION_LINES + flip[0], frozenset())
         assert simulated and not set(flip[1].lines) & simulated  # check-side only
         assert reusable_runs(*flip, ids, baseline, coverage, tmp_path)
@@ -546,7 +547,11 @@ def test_a_mutant_outside_the_simulation_reuses_the_baselines_run(tmp_path):
         assert fresh == reused and fresh[0] == "killed"
         # plant: the saved run doubled must move what the unmutated-by-it claims measure
         run = pickle.loads(saved[0].read_bytes())
-        doubled = jax.tree.map(lambda v: 2 * v if np.asarray(v).dtype.kind == "f" else v, run)
+        doubled = jax.tree.map(
+            lambda v: _DeviceLeaf(2 * v.value) if isinstance(v, _DeviceLeaf) else v,
+            run,
+            is_leaf=lambda v: isinstance(v, _DeviceLeaf),
+        )
         saved[0].write_bytes(pickle.dumps(doubled))
         assert judged(tmp_path) != fresh
 
