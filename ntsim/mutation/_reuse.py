@@ -89,9 +89,9 @@ def reusable_runs(
             for claim in claims
             for line in site.lines
         )
-        if len(files) == 1 and None not in files and all(c in coverage for c in claims):
-            if not reached:
-                found[simulation] = files.pop()
+        confirmed = len(files) == 1 and None not in files
+        if confirmed and all(c in coverage for c in claims) and not reached:
+            found[simulation] = files.pop()
     return found
 
 
