@@ -850,7 +850,8 @@ def test_the_baseline_split_over_jobs_keeps_simulations_together_and_charges_the
 
     import ntsim.mutation as mutation
 
-    claims = [types.SimpleNamespace(id=cid, uses=types.SimpleNamespace(name=sim))
+    claims = [types.SimpleNamespace(id=cid, uses=types.SimpleNamespace(name=sim),
+                                    slow_at_quick=False)
               for cid, sim in [("a1", "A"), ("a2", "A"), ("b1", "B"), ("c1", "C")]]  # fmt: skip
     seconds = {"a1": 30.0, "a2": 0.0, "b1": 5.0, "c1": 2.0}
     chunks = []
@@ -873,7 +874,7 @@ def test_the_baseline_split_over_jobs_keeps_simulations_together_and_charges_the
         ["a1", "a2", "b1", "c1"], claims, 2, scale="quick", seed=0, timeout=600,
         trace_lines=True,
     )  # fmt: skip
-    assert sorted(chunks) == [["a1", "a2"], ["b1", "c1"]]
+    assert sorted(chunks) == [["a1", "a2"], ["b1"], ["c1"]]  # one call per simulation
     assert {c: s["seconds"] for c, s in summaries.items()} == {
         "a1": 30.0, "a2": 30.0, "b1": 5.0, "c1": 2.0}  # fmt: skip
     assert set(coverage) == {"a1", "a2", "b1", "c1"}
@@ -881,6 +882,53 @@ def test_the_baseline_split_over_jobs_keeps_simulations_together_and_charges_the
     assert mutation.mutant_time_limit(600.0, summaries, ["a2"]) == 300.0
     assert mutation.mutant_time_limit(600.0, summaries, ["a1", "a2"]) == 300.0
     assert mutation.mutant_time_limit(600.0, summaries, ["a1", "b1"]) == 330.0
+
+
+def test_the_baseline_queue_gives_the_free_server_the_next_simulation(monkeypatch):
+    """The slow simulation goes first, to one server; the other server runs every other
+    simulation meanwhile (fixed chunks balanced by claim count would have given the slow
+    server half of the rest too, and left the other core idle)."""
+    import threading
+    import time as clock
+    import types
+
+    import ntsim.mutation as mutation
+
+    claims = [types.SimpleNamespace(id=cid, uses=types.SimpleNamespace(name=cid.upper()),
+                                    slow_at_quick=cid == "s")
+              for cid in ("b", "c", "d", "e", "s")]  # fmt: skip
+    ran: dict[str, list[str]] = {}
+    started = threading.Event()
+
+    def fake_baseline(group, *, server, **_):
+        ran.setdefault(server.name, []).extend(group)
+        if group == ["s"]:
+            started.set()
+            clock.sleep(0.5)
+        else:
+            assert started.wait(5.0)  # the slow one started first
+        return {c: {"verdict": "holds", "seconds": 1.0} for c in group}
+
+    names = iter(["first", "second"])
+
+    class FakeServer:
+        def __init__(self):
+            self.name = next(names)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return None
+
+    monkeypatch.setattr(mutation, "run_baseline", fake_baseline)
+    monkeypatch.setattr(mutation, "ClaimServer", FakeServer)
+    summaries, coverage = mutation._split_baseline(
+        ["b", "c", "d", "e", "s"], claims, 2, scale="quick", seed=0, timeout=600,
+        trace_lines=False,
+    )  # fmt: skip
+    assert coverage is None and set(summaries) == {"b", "c", "d", "e", "s"}
+    assert sorted(ran.values()) == [["b", "c", "d", "e"], ["s"]]
 
 
 def test_a_functions_draw_does_not_depend_on_the_other_functions():
