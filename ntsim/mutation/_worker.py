@@ -11,7 +11,9 @@ each, swaps the mutant in, runs the claims it names at one scale and seed (sayin
 answers one line ``@@ntsim-mutant@@ {summary}`` on stdout, then restores the original code
 and clears JAX's and ``functools``' caches, so one process (one import of JAX, a warm trace
 cache for the unchanged code) serves many mutants. A mutant that hangs or crashes the process is the
-parent's to handle (it starts a new server). ``... --pytest SPEC.json -- ARGS`` applies the
+parent's to handle (it starts a new server). A server's traced checks poison with NaN instead
+of calling back to the host (:mod:`ntsim.mutation._poison`), so the programs stay in JAX's
+persistent cache from one mutant to the next. ``... --pytest SPEC.json -- ARGS`` applies the
 mutant and runs pytest with ``ARGS`` (its exit status is the process's).
 """
 
@@ -546,12 +548,14 @@ def main(argv: list[str]) -> int:
         rest = argv[argv.index("--") + 1 :] if "--" in argv else []
         return int(pytest.main(rest))
     if argv == ["--serve"]:
+        from ntsim.mutation._poison import poisoning_checks
 
         def answer(text: str) -> None:
             sys.stdout.write(text + "\n")
             sys.stdout.flush()
 
-        serve(sys.stdin, answer)
+        with poisoning_checks():  # the claims' programs stay cacheable (module doc there)
+            serve(sys.stdin, answer)
         return 0
     raise SystemExit("usage: python -m ntsim.mutation._worker --serve | --pytest SPEC -- ARGS")
 
