@@ -6,8 +6,13 @@ with a host callback to its persistent compilation cache (the callback is a Pyth
 one process), so every program that composes a checked public function under ``jit``
 compiles afresh in every process and, since the worker clears JAX's in-memory caches
 between mutants, for every mutant. Profiled 2026-12-02 on early stopping's four
-learning-curve claims (quick scale, a fresh process, the cache warm): 91 s, of which 43 s
-compiled two such programs again; with the checks' callbacks gone, 38 s.
+learning-curve claims (quick scale, a fresh process, the cache warm): 91–102 s, of which
+43–48 s compiled two such programs again; with the poisoning checks below, 43–45 s.
+
+The mechanism belongs in :mod:`ntsim._checks` itself (a process-wide failure mode, as
+equinox's ``EQX_ON_ERROR``); it lives here because any change to that module dates every
+claim's record (it is on every path), so it moves there with the next change that re-records
+them anyway.
 
 :func:`poisoning_checks` swaps in, for the life of a mutation worker, a check whose failing
 branch returns the value filled with NaN instead (``equinox``'s ``EQX_ON_ERROR=nan``): the
