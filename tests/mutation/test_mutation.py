@@ -840,6 +840,23 @@ def test_a_claim_that_hangs_is_stopped_at_its_own_limit(monkeypatch):
     assert answer["timeout"] and answer["claim"] == "slow" and 1.9 < took < 10.0
 
 
+class _FakeServer:
+    """A stand-in for ``ClaimServer`` in the baseline-split tests: a context manager with a
+    name of its own (each server's claims can be told apart)."""
+
+    _count = 0
+
+    def __init__(self):
+        _FakeServer._count += 1
+        self.name = f"server {_FakeServer._count}"
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
+
 def test_the_baseline_split_over_jobs_keeps_simulations_together_and_charges_their_time(
     monkeypatch,
 ):
@@ -861,15 +878,8 @@ def test_the_baseline_split_over_jobs_keeps_simulations_together_and_charges_the
         return ({c: {"verdict": "holds", "seconds": seconds[c]} for c in chunk},
                 {c: {"m": frozenset({1})} for c in chunk})  # fmt: skip
 
-    class FakeServer:
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            return None
-
     monkeypatch.setattr(mutation, "run_covered_baseline", fake_baseline)
-    monkeypatch.setattr(mutation, "ClaimServer", FakeServer)
+    monkeypatch.setattr(mutation, "ClaimServer", _FakeServer)
     summaries, coverage = mutation._split_baseline(
         ["a1", "a2", "b1", "c1"], claims, 2, scale="quick", seed=0, timeout=600,
         trace_lines=True,
@@ -909,20 +919,8 @@ def test_the_baseline_queue_gives_the_free_server_the_next_simulation(monkeypatc
             assert started.wait(5.0)  # the slow one started first
         return {c: {"verdict": "holds", "seconds": 1.0} for c in group}
 
-    names = iter(["first", "second"])
-
-    class FakeServer:
-        def __init__(self):
-            self.name = next(names)
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            return None
-
     monkeypatch.setattr(mutation, "run_baseline", fake_baseline)
-    monkeypatch.setattr(mutation, "ClaimServer", FakeServer)
+    monkeypatch.setattr(mutation, "ClaimServer", _FakeServer)
     summaries, coverage = mutation._split_baseline(
         ["b", "c", "d", "e", "s"], claims, 2, scale="quick", seed=0, timeout=600,
         trace_lines=False,
