@@ -12,7 +12,6 @@ process only.
 
 from __future__ import annotations
 
-import collections
 import hashlib
 import shutil
 import tempfile
@@ -22,6 +21,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
+from ntsim.mutation._baseline import _expected_cost, _split_baseline
 from ntsim.mutation._closure import MUTABLE_PACKAGES, FunctionRef, claim_path
 from ntsim.mutation._command import add_mutate_parser, run_mutate_command
 from ntsim.mutation._controls import (
@@ -34,7 +34,6 @@ from ntsim.mutation._matrix import (
     TESTS_WHEN,
     ClaimServer,
     MutantOutcome,
-    baseline_seconds,
     classify,
     executing_claims,
     guard_probe,
@@ -318,78 +317,6 @@ def plan_topic(
 
 def _key(module: str, function: str, index: int, operator: str, before: str) -> tuple:
     return (module, function, int(index), operator, before)
-
-
-#: Seconds the traced baseline of one topic's chunk may take (per process).
-BASELINE_TIME_LIMIT = 3600.0
-
-
-def _split_baseline(
-    claim_ids, claims, jobs, *, scale, seed, timeout, trace_lines, probes=(), run_dir=None
-):
-    """The baseline (and, with ``trace_lines``, its coverage) of ``claim_ids``, computed in
-    up to ``jobs`` servers at once: the claims of one simulation stay together (they share
-    its run), and each server takes the next simulation from one queue as soon as it is
-    free, the slow ones (``slow_at_quick``, then more claims) first. Every claim's
-    ``seconds`` becomes its simulation's (recorded under ``simulation``), which
-    :func:`mutant_time_limit` counts once. With ``trace_lines`` and ``run_dir`` the servers
-    save there the runs mutants may reuse (:func:`run_covered_baseline`).
-
-    A queue, not fixed chunks: chunks balanced by claim count left one core idle for most
-    of early stopping's traced baseline (2026-12-02), its slow MiniLM simulations all in one
-    chunk."""
-    uses = {c.id: c.uses.name for c in claims}
-    slow = {c.id for c in claims if c.slow_at_quick}
-    groups: dict[str, list[str]] = {}
-    for cid in claim_ids:
-        groups.setdefault(uses.get(cid, cid), []).append(cid)
-    queue = collections.deque(
-        sorted(groups.values(), key=lambda g: (any(c in slow for c in g), len(g)), reverse=True)
-    )
-    lock = threading.Lock()
-    # the baseline is the reference every mutant is judged against: it gets
-    # BASELINE_TIME_LIMIT (or --timeout if larger), not one mutant's limit (early stopping's
-    # traced baseline took 10 minutes in one process beside other work: the 600 s default
-    # stopped it on 2026-11-30)
-    options = dict(scale=scale, seed=seed, timeout=max(timeout, BASELINE_TIME_LIMIT))
-
-    def serve(_) -> list:  # a server of its own, closed before the mutants' servers start
-        done = []
-        with ClaimServer() as own:
-            while True:
-                with lock:
-                    if not queue:
-                        return done
-                    group = queue.popleft()
-                if trace_lines:
-                    done.append(run_covered_baseline(
-                        group, **options, server=own, probes=probes, run_dir=run_dir
-                    ))  # fmt: skip
-                else:
-                    done.append(run_baseline(group, **options, server=own))
-
-    servers = max(1, min(jobs, len(groups)))
-    with ThreadPoolExecutor(max_workers=servers) as pool:
-        found = [part for parts in pool.map(serve, range(servers)) for part in parts]
-    parts = found if not trace_lines else [part for part, _ in found]
-    summaries = {k: dict(v) for part in parts for k, v in part.items()}
-    # the first claim of a simulation is charged its run: give each claim its group's time
-    for simulation, group in groups.items():
-        times = [summaries[c].get("seconds") for c in group]
-        total = None if None in times else sum(times)
-        for cid in group:
-            summaries[cid].update(seconds=total, simulation=simulation)
-    coverage = None if not trace_lines else {
-        k: v for _, lines in found for k, v in lines.items()
-    }  # fmt: skip
-    return summaries, coverage
-
-
-def _expected_cost(mutant, users, baseline, coverage) -> float:
-    module, site = mutant
-    claims = executing_claims(module, site, users[(module, site.function)], coverage)
-    seconds = baseline_seconds(baseline, claims)
-    return float("inf") if seconds is None else seconds
 
 
 def mutate_topic(

@@ -17,6 +17,7 @@ import pytest
 from ntsim.mutation import (
     OPERATORS,
     SurvivorReason,
+    _baseline,
     apply_mutant,
     claim_path,
     classify,
@@ -878,9 +879,9 @@ def test_the_baseline_split_over_jobs_keeps_simulations_together_and_charges_the
         return ({c: {"verdict": "holds", "seconds": seconds[c]} for c in chunk},
                 {c: {"m": frozenset({1})} for c in chunk})  # fmt: skip
 
-    monkeypatch.setattr(mutation, "run_covered_baseline", fake_baseline)
-    monkeypatch.setattr(mutation, "ClaimServer", _FakeServer)
-    summaries, coverage = mutation._split_baseline(
+    monkeypatch.setattr(_baseline, "run_covered_baseline", fake_baseline)
+    monkeypatch.setattr(_baseline, "ClaimServer", _FakeServer)
+    summaries, coverage = _baseline._split_baseline(
         ["a1", "a2", "b1", "c1"], claims, 2, scale="quick", seed=0, timeout=600,
         trace_lines=True,
     )  # fmt: skip
@@ -902,8 +903,6 @@ def test_the_baseline_queue_gives_the_free_server_the_next_simulation(monkeypatc
     import time as clock
     import types
 
-    import ntsim.mutation as mutation
-
     claims = [types.SimpleNamespace(id=cid, uses=types.SimpleNamespace(name=cid.upper()),
                                     slow_at_quick=cid == "s")
               for cid in ("b", "c", "d", "e", "s")]  # fmt: skip
@@ -919,9 +918,9 @@ def test_the_baseline_queue_gives_the_free_server_the_next_simulation(monkeypatc
             assert started.wait(5.0)  # the slow one started first
         return {c: {"verdict": "holds", "seconds": 1.0} for c in group}
 
-    monkeypatch.setattr(mutation, "run_baseline", fake_baseline)
-    monkeypatch.setattr(mutation, "ClaimServer", _FakeServer)
-    summaries, coverage = mutation._split_baseline(
+    monkeypatch.setattr(_baseline, "run_baseline", fake_baseline)
+    monkeypatch.setattr(_baseline, "ClaimServer", _FakeServer)
+    summaries, coverage = _baseline._split_baseline(
         ["b", "c", "d", "e", "s"], claims, 2, scale="quick", seed=0, timeout=600,
         trace_lines=False,
     )  # fmt: skip
